@@ -1,0 +1,43 @@
+package dev.sluice.db;
+
+import java.util.Locale;
+
+/**
+ * The life of an event (see DESIGN.md, "Event life"). The numeric codes are what a TINYINT {@code
+ * state} column holds; an ENUM column holds the lower-case names.
+ */
+public enum EventState {
+  PENDING(0),
+  FIRED(1),
+  ACKED(2),
+  DEAD(3),
+  CANCELLED(4);
+
+  private final int code;
+
+  EventState(int code) {
+    this.code = code;
+  }
+
+  public int code() {
+    return code;
+  }
+
+  /** The name an ENUM state column uses. */
+  public String sqlName() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  public static EventState ofCode(int code) {
+    for (EventState s : values()) {
+      if (s.code == code) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("unknown event state code " + code);
+  }
+
+  public static EventState ofName(String name) {
+    return valueOf(name.trim().toUpperCase(Locale.ROOT));
+  }
+}

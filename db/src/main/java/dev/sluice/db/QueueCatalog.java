@@ -1,0 +1,152 @@
+package dev.sluice.db;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+
+/**
+ * Finds queue tables in a shard's schema by their comment, and reads what validation needs from
+ * information_schema.
+ */
+public final class QueueCatalog {
+  private final DSLContext ctx;
+
+  public QueueCatalog(DataSource dataSource) {
+    this.ctx = Jooq.context(dataSource);
+  }
+
+  /** A table whose comment marks it a queue. */
+  public record Candidate(String table, String comment) {}
+
+  /** What discovery found for one table: a served queue, or the reason it is not served. */
+  public record Discovered(String table, String comment, QueueTable queue, String problem) {
+    public boolean valid() {
+      return queue != null;
+    }
+  }
+
+  /** Tables of the current schema whose comment starts with {@code sluice_queue}. */
+  public List<Candidate> candidates() {
+    List<Candidate> out = new ArrayList<>();
+    for (Record r :
+        ctx.fetch(
+            "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES"
+                + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'"
+                + " AND TABLE_COMMENT LIKE 'sluice\\_queue%' ORDER BY TABLE_NAME")) {
+      String comment = r.get(1, String.class);
+      if (QueueOptions.isQueueComment(comment)) {
+        out.add(new Candidate(r.get(0, String.class), comment));
+      }
+    }
+    return out;
+  }
+
+  /** Discovers and validates every queue table. Never throws for one bad table. */
+  public List<Discovered> discover() {
+    List<Discovered> out = new ArrayList<>();
+    for (Candidate c : candidates()) {
+      out.add(inspect(c));
+    }
+    return out;
+  }
+
+  /** Validates one candidate: options from its comment, then its columns and indexes. */
+  public Discovered inspect(Candidate c) {
+    QueueOptions options;
+    try {
+      options = QueueOptions.parseComment(c.table(), c.comment());
+    } catch (QueueConfigException e) {
+      return new Discovered(c.table(), c.comment(), null, e.getMessage());
+    }
+    Map<String, ColumnInfo> columns = columns(c.table());
+    List<SchemaProblem> problems =
+        QueueSchemaValidator.validate(c.table(), columns, indexes(c.table()), engine(c.table()));
+    if (!problems.isEmpty()) {
+      List<String> texts = problems.stream().map(SchemaProblem::toString).toList();
+      return new Discovered(
+          c.table(),
+          c.comment(),
+          null,
+          "queue " + c.table() + ": table does not follow the convention: " + String.join("; ", texts));
+    }
+    List<String> user = new ArrayList<>();
+    for (String name : columns.keySet()) {
+      if (!QueueConvention.SYSTEM_COLUMNS.contains(name)) {
+        user.add(name);
+      }
+    }
+    boolean enumState = columns.get(QueueConvention.STATE).dataType().equals("enum");
+    QueueTable q =
+        new QueueTable(
+            c.table(),
+            options,
+            enumState,
+            List.copyOf(user),
+            columns.containsKey(QueueConvention.ACTOR),
+            Map.copyOf(columns));
+    return new Discovered(c.table(), c.comment(), q, null);
+  }
+
+  /** Problems of one table, for the CLI's {@code check}. */
+  public List<SchemaProblem> problems(String table) {
+    return QueueSchemaValidator.validate(table, columns(table), indexes(table), engine(table));
+  }
+
+  /** The table's columns in order, keyed by lower-case name. */
+  public Map<String, ColumnInfo> columns(String table) {
+    Map<String, ColumnInfo> out = new LinkedHashMap<>();
+    for (Record r :
+        ctx.fetch(
+            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA"
+                + " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+                + " ORDER BY ORDINAL_POSITION",
+            table)) {
+      String name = r.get(0, String.class).toLowerCase(Locale.ROOT);
+      String extra = r.get(5, String.class);
+      boolean autoInc = extra != null && extra.toLowerCase(Locale.ROOT).contains("auto_increment");
+      String dflt = r.get(4, String.class);
+      boolean nullable = "YES".equalsIgnoreCase(r.get(3, String.class));
+      // MariaDB shows the string NULL for "DEFAULT NULL"; a NOT NULL column cannot have it.
+      if (dflt != null && dflt.equalsIgnoreCase("NULL") && !nullable) {
+        dflt = null;
+      }
+      out.put(
+          name,
+          new ColumnInfo(
+              name,
+              r.get(1, String.class).toLowerCase(Locale.ROOT),
+              r.get(2, String.class),
+              nullable,
+              autoInc && dflt == null ? "auto_increment" : dflt,
+              autoInc));
+    }
+    return out;
+  }
+
+  /** Each index's columns in order, keyed by index name. */
+  public Map<String, List<String>> indexes(String table) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (Record r :
+        ctx.fetch(
+            "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS"
+                + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+            table)) {
+      out.computeIfAbsent(r.get(0, String.class), k -> new ArrayList<>())
+          .add(r.get(1, String.class).toLowerCase(Locale.ROOT));
+    }
+    return out;
+  }
+
+  private String engine(String table) {
+    return ctx.fetchValue(
+        "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+        table) instanceof String s
+        ? s
+        : null;
+  }
+}

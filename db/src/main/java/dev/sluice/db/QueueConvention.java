@@ -1,0 +1,92 @@
+package dev.sluice.db;
+
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The queue-table convention (DESIGN.md, "The queue table"): the system columns, their defaults,
+ * the poll index, and the DDL that creates a conforming table.
+ *
+ * <p>Times are BIGINT nanoseconds since the Unix epoch on the database server's clock; the
+ * defaults are computed by the server so that a plain {@code INSERT} of user columns schedules the
+ * event "now" by the shard's own clock.
+ */
+public final class QueueConvention {
+  public static final String ID = "id";
+  public static final String TIME_NEXT = "time_next";
+  public static final String STATE = "state";
+  public static final String EPOCH = "epoch";
+  public static final String PRIORITY = "priority";
+  public static final String TENANT = "tenant";
+  public static final String ACTOR = "actor";
+  public static final String TIME_CREATED = "time_created";
+  public static final String TIME_ACKED = "time_acked";
+
+  /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
+  public static final Set<String> SYSTEM_COLUMNS =
+      Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, TIME_CREATED, TIME_ACKED);
+
+  /** The server-side "now" in nanoseconds, as a column default or in a statement. */
+  public static final String NOW_NS_SQL = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+
+  /** Name of the index the poller's query needs: (state, time_next). */
+  public static final String POLL_INDEX = "sluice_poll";
+
+  /** The default priority: the middle of TINYINT's range, so both more and less urgent exist. */
+  public static final int DEFAULT_PRIORITY = 0;
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+
+  private QueueConvention() {}
+
+  /** The system column definitions, in table order. */
+  public static List<String> systemColumnDefinitions() {
+    return List.of(
+        "`id` BIGINT NOT NULL AUTO_INCREMENT",
+        "`time_next` BIGINT NOT NULL DEFAULT (" + NOW_NS_SQL + ")",
+        "`state` TINYINT NOT NULL DEFAULT 0",
+        "`epoch` INT NOT NULL DEFAULT 0",
+        "`priority` TINYINT NOT NULL DEFAULT " + DEFAULT_PRIORITY,
+        "`tenant` VARCHAR(64) NOT NULL DEFAULT ''",
+        "`time_created` BIGINT NOT NULL DEFAULT (" + NOW_NS_SQL + ")",
+        "`time_acked` BIGINT NULL");
+  }
+
+  /**
+   * A CREATE TABLE statement for a queue.
+   *
+   * @param userColumns column definitions such as {@code order_id BIGINT NOT NULL}
+   * @param comment the full table comment, starting with {@code sluice_queue}
+   */
+  public static String createTableSql(String table, List<String> userColumns, String comment) {
+    requireIdentifier("queue name", table);
+    if (!QueueOptions.isQueueComment(comment)) {
+      throw new IllegalArgumentException("a queue comment must start with sluice_queue: " + comment);
+    }
+    QueueOptions.parseComment(table, comment);
+    StringBuilder sb = new StringBuilder("CREATE TABLE `").append(table).append("` (\n");
+    for (String c : systemColumnDefinitions()) {
+      sb.append("  ").append(c).append(",\n");
+    }
+    for (String c : userColumns) {
+      sb.append("  ").append(c.strip()).append(",\n");
+    }
+    sb.append("  PRIMARY KEY (`id`),\n");
+    sb.append("  KEY `").append(POLL_INDEX).append("` (`state`, `time_next`)\n");
+    sb.append(") ENGINE=InnoDB COMMENT='").append(comment.replace("'", "''")).append("'");
+    return sb.toString();
+  }
+
+  /** Throws a clear error unless {@code name} is a plain SQL identifier. */
+  public static String requireIdentifier(String what, String name) {
+    if (name == null || !IDENTIFIER.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          what
+              + " must be 1-64 letters, digits or underscores, not starting with a digit: '"
+              + name
+              + "'");
+    }
+    return name;
+  }
+}

@@ -1,0 +1,33 @@
+package dev.sluice.db;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A queue table that passed validation: its name, options and the columns the store reads.
+ *
+ * @param stateIsEnum whether {@code state} is an ENUM (names) rather than an integer (codes)
+ * @param userColumns every column that is not a system column, in table order
+ * @param hasActor whether the optional {@code actor} column exists
+ */
+public record QueueTable(
+    String name,
+    QueueOptions options,
+    boolean stateIsEnum,
+    List<String> userColumns,
+    boolean hasActor,
+    Map<String, ColumnInfo> columns) {
+
+  /** The value the state column holds for {@code s}. */
+  public Object stateValue(EventState s) {
+    return stateIsEnum ? s.sqlName() : s.code();
+  }
+
+  /** Reads a state column value, whichever way the column stores it. */
+  public EventState decodeState(Object v) {
+    if (v instanceof Number n) {
+      return EventState.ofCode(n.intValue());
+    }
+    return EventState.ofName(String.valueOf(v));
+  }
+}

@@ -1,0 +1,48 @@
+package dev.sluice.db.store;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The narrow port through which a queue manager reads and changes one queue table. Every state
+ * change is a compare-and-set on (id, state, epoch): callers pass the epoch they believe current and
+ * learn per event whether the change applied.
+ *
+ * <p>Implementations are thread-safe; each call uses its own pooled connection.
+ */
+public interface EventStore {
+
+  /** The queue table's name. */
+  String queue();
+
+  /** Up to {@code limit} pending events with {@code time_next <= dueBeforeNs}, oldest first. */
+  List<EventRow> pollPending(long dueBeforeNs, int limit);
+
+  /**
+   * pending → fired for each ref whose epoch is current: epoch + 1 and {@code time_next =
+   * deadlineNs} (the ack deadline). Returns the outcome per ref.
+   */
+  Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs);
+
+  /** fired → acked for each ref (epoch as fired); {@code time_acked = time_next = nowNs}. */
+  Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs);
+
+  /** fired → pending at each release's time, or → dead. */
+  Map<EventRef, CasOutcome> release(Collection<Release> releases);
+
+  /** Fired events whose ack deadline is at or before {@code beforeNs}, oldest first. */
+  List<EventRef> expiredFired(long beforeNs, int limit);
+
+  /** pending → cancelled; outcome per id (STALE: exists but not pending). */
+  Map<Long, CasOutcome> cancel(Collection<Long> ids, long nowNs);
+
+  /** Deletes up to {@code limit} acked or cancelled events settled before {@code beforeNs}. */
+  int purge(long beforeNs, int limit);
+
+  /** Row counts by state; scans the poll index, so not for hot paths. */
+  StateCounts counts();
+
+  /** The database server's clock, ns since the epoch. */
+  long serverTimeNs();
+}

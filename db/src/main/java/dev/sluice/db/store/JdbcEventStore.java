@@ -1,0 +1,381 @@
+package dev.sluice.db.store;
+
+import static dev.sluice.db.QueueConvention.*;
+
+import dev.sluice.db.EventState;
+import dev.sluice.db.Jooq;
+import dev.sluice.db.QueueTable;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import javax.sql.DataSource;
+import org.jooq.CaseValueStep;
+import org.jooq.CaseWhenStep;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.Record3;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The {@link EventStore} of one queue table, on jOOQ over a pooled DataSource.
+ *
+ * <p>Compare-and-set: a batch is changed optimistically in one transaction, one UPDATE per distinct
+ * expected epoch ({@code WHERE id IN (...) AND state = ? AND epoch = ?}). When every row matched,
+ * it commits: the common case costs one statement and a commit. When some did not (a row acked,
+ * cancelled or changed by another manager meanwhile), the transaction is rolled back and the batch
+ * is redone under row locks ({@code SELECT ... FOR UPDATE}) so the outcome of every event is known
+ * exactly — never guessed from a row count.
+ */
+public final class JdbcEventStore implements EventStore {
+  private final DSLContext ctx;
+  private final QueueTable q;
+  private final Table<Record> t;
+  private final Field<Long> id = DSL.field(DSL.name(ID), SQLDataType.BIGINT);
+  private final Field<Long> timeNext = DSL.field(DSL.name(TIME_NEXT), SQLDataType.BIGINT);
+  private final Field<Long> epoch = DSL.field(DSL.name(EPOCH), SQLDataType.BIGINT);
+  private final Field<Long> timeCreated = DSL.field(DSL.name(TIME_CREATED), SQLDataType.BIGINT);
+  private final Field<Long> timeAcked = DSL.field(DSL.name(TIME_ACKED), SQLDataType.BIGINT);
+  private final Field<Integer> priority = DSL.field(DSL.name(PRIORITY), SQLDataType.INTEGER);
+  private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
+  private final Field<String> actor = DSL.field(DSL.name(ACTOR), SQLDataType.VARCHAR);
+  private final Field<Object> state = DSL.field(DSL.name(STATE));
+  private final List<Field<?>> pollFields = new ArrayList<>();
+  private final int userFrom;
+
+  public JdbcEventStore(DataSource dataSource, QueueTable queue) {
+    this.ctx = Jooq.context(dataSource);
+    this.q = queue;
+    this.t = DSL.table(DSL.name(queue.name()));
+    pollFields.addAll(List.of(id, epoch, timeNext, timeCreated, priority, tenant));
+    pollFields.add(queue.hasActor() ? actor : DSL.inline((String) null).as(ACTOR));
+    userFrom = pollFields.size();
+    for (String c : queue.userColumns()) {
+      pollFields.add(DSL.field(DSL.name(c)));
+    }
+  }
+
+  @Override
+  public String queue() {
+    return q.name();
+  }
+
+  private Object sv(EventState s) {
+    return q.stateValue(s);
+  }
+
+  @Override
+  public List<EventRow> pollPending(long dueBeforeNs, int limit) {
+    List<EventRow> out = new ArrayList<>();
+    for (Record r :
+        ctx.select(pollFields)
+            .from(t)
+            .where(state.eq(sv(EventState.PENDING)).and(timeNext.le(dueBeforeNs)))
+            .orderBy(timeNext, id)
+            .limit(limit)
+            .fetch()) {
+      Map<String, Object> user = new LinkedHashMap<>();
+      List<String> names = q.userColumns();
+      for (int i = 0; i < names.size(); i++) {
+        user.put(names.get(i), plain(r.get(userFrom + i)));
+      }
+      String ten = r.get(5, String.class);
+      out.add(
+          new EventRow(
+              r.get(0, Long.class),
+              r.get(1, Long.class),
+              r.get(2, Long.class),
+              r.get(3, Long.class),
+              r.get(4, Integer.class),
+              ten == null ? "" : ten,
+              r.get(6, String.class),
+              user));
+    }
+    return out;
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs) {
+    return cas(
+        refs,
+        EventState.PENDING,
+        ids -> {
+          Map<Field<?>, Object> set = new LinkedHashMap<>();
+          set.put(state, sv(EventState.FIRED));
+          set.put(epoch, epoch.plus(1));
+          set.put(timeNext, deadlineNs);
+          return set;
+        });
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs) {
+    return cas(
+        refs,
+        EventState.FIRED,
+        ids -> {
+          Map<Field<?>, Object> set = new LinkedHashMap<>();
+          set.put(state, sv(EventState.ACKED));
+          set.put(timeAcked, nowNs);
+          set.put(timeNext, nowNs);
+          return set;
+        });
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> release(Collection<Release> releases) {
+    Map<EventRef, CasOutcome> out = new HashMap<>();
+    List<EventRef> dead = new ArrayList<>();
+    Map<Long, Long> retryAt = new HashMap<>();
+    List<EventRef> retry = new ArrayList<>();
+    for (Release r : releases) {
+      if (r.dead()) {
+        dead.add(r.ref());
+      } else {
+        retry.add(r.ref());
+        retryAt.put(r.ref().id(), r.retryAtNs());
+      }
+    }
+    out.putAll(
+        cas(
+            dead,
+            EventState.FIRED,
+            ids -> {
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(state, sv(EventState.DEAD));
+              return set;
+            }));
+    out.putAll(
+        cas(
+            retry,
+            EventState.FIRED,
+            ids -> {
+              CaseValueStep<Long> choose = DSL.choose(id);
+              CaseWhenStep<Long, Long> when = null;
+              for (Long i : ids) {
+                when =
+                    when == null
+                        ? choose.when(DSL.val(i), DSL.val(retryAt.get(i)))
+                        : when.when(DSL.val(i), DSL.val(retryAt.get(i)));
+              }
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(state, sv(EventState.PENDING));
+              set.put(timeNext, when.otherwise(timeNext));
+              return set;
+            }));
+    return out;
+  }
+
+  @Override
+  public List<EventRef> expiredFired(long beforeNs, int limit) {
+    return ctx.select(id, epoch)
+        .from(t)
+        .where(state.eq(sv(EventState.FIRED)).and(timeNext.le(beforeNs)))
+        .orderBy(timeNext, id)
+        .limit(limit)
+        .fetch(r -> new EventRef(r.value1(), r.value2()));
+  }
+
+  @Override
+  public Map<Long, CasOutcome> cancel(Collection<Long> ids, long nowNs) {
+    Map<Long, CasOutcome> out = new LinkedHashMap<>();
+    if (ids.isEmpty()) {
+      return out;
+    }
+    Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
+    for (Record3<Long, Long, Object> r :
+        ctx.select(id, epoch, state).from(t).where(id.in(ids)).fetch()) {
+      rows.put(r.value1(), r);
+    }
+    List<EventRef> pending = new ArrayList<>();
+    for (Long i : ids) {
+      Record3<Long, Long, Object> r = rows.get(i);
+      if (r == null) {
+        out.put(i, CasOutcome.UNKNOWN);
+      } else if (q.decodeState(r.value3()) != EventState.PENDING) {
+        out.put(i, CasOutcome.STALE);
+      } else {
+        pending.add(new EventRef(i, r.value2()));
+      }
+    }
+    cas(
+            pending,
+            EventState.PENDING,
+            x -> {
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(state, sv(EventState.CANCELLED));
+              set.put(timeAcked, nowNs);
+              set.put(timeNext, nowNs);
+              return set;
+            })
+        .forEach((ref, o) -> out.put(ref.id(), o));
+    Map<Long, CasOutcome> inOrder = new LinkedHashMap<>();
+    for (Long i : ids) {
+      inOrder.put(i, out.get(i));
+    }
+    return inOrder;
+  }
+
+  @Override
+  public int purge(long beforeNs, int limit) {
+    return ctx.deleteFrom(t)
+        .where(
+            state
+                .in(sv(EventState.ACKED), sv(EventState.CANCELLED))
+                .and(timeNext.lt(beforeNs)))
+        .orderBy(timeNext)
+        .limit(limit)
+        .execute();
+  }
+
+  @Override
+  public StateCounts counts() {
+    long[] n = new long[EventState.values().length];
+    for (Record r : ctx.select(state, DSL.count()).from(t).groupBy(state).fetch()) {
+      n[q.decodeState(r.get(0)).ordinal()] = r.get(1, Long.class);
+    }
+    Long oldest =
+        ctx.select(DSL.min(timeNext))
+            .from(t)
+            .where(state.eq(sv(EventState.PENDING)))
+            .fetchOne(0, Long.class);
+    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldest == null ? 0 : oldest);
+  }
+
+  @Override
+  public long serverTimeNs() {
+    return ctx.fetchValue("SELECT " + NOW_NS_SQL) instanceof Number n ? n.longValue() : 0L;
+  }
+
+  // ---------------------------------------------------------------- compare-and-set
+
+  /** Thrown inside the optimistic transaction to roll it back when not every row matched. */
+  private static final class PartialMatch extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    PartialMatch() {
+      super(null, null, false, false);
+    }
+  }
+
+  private Map<EventRef, CasOutcome> cas(
+      Collection<EventRef> refs, EventState from, Function<List<Long>, Map<Field<?>, Object>> setFor) {
+    if (refs.isEmpty()) {
+      return Map.of();
+    }
+    Map<Long, List<Long>> byEpoch = byEpoch(refs);
+    try {
+      return ctx.transactionResult(
+          cfg -> {
+            DSLContext tx = DSL.using(cfg);
+            int n = update(tx, byEpoch, from, setFor);
+            if (n != refs.size()) {
+              throw new PartialMatch();
+            }
+            Map<EventRef, CasOutcome> all = new HashMap<>();
+            for (EventRef r : refs) {
+              all.put(r, CasOutcome.APPLIED);
+            }
+            return all;
+          });
+    } catch (PartialMatch e) {
+      return casLocked(refs, from, setFor);
+    }
+  }
+
+  /** The exact path: lock the rows, decide per event, change only those that match. */
+  private Map<EventRef, CasOutcome> casLocked(
+      Collection<EventRef> refs, EventState from, Function<List<Long>, Map<Field<?>, Object>> setFor) {
+    Set<Long> ids = new HashSet<>();
+    for (EventRef r : refs) {
+      ids.add(r.id());
+    }
+    return ctx.transactionResult(
+        cfg -> {
+          DSLContext tx = DSL.using(cfg);
+          Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
+          for (Record3<Long, Long, Object> r :
+              tx.select(id, epoch, state).from(t).where(id.in(ids)).forUpdate().fetch()) {
+            rows.put(r.value1(), r);
+          }
+          Map<EventRef, CasOutcome> out = new HashMap<>();
+          List<EventRef> eligible = new ArrayList<>();
+          Set<Long> taken = new HashSet<>();
+          for (EventRef r : refs) {
+            Record3<Long, Long, Object> row = rows.get(r.id());
+            if (row == null) {
+              out.put(r, CasOutcome.UNKNOWN);
+            } else if (q.decodeState(row.value3()) == from
+                && row.value2() == r.epoch()
+                && taken.add(r.id())) {
+              eligible.add(r);
+              out.put(r, CasOutcome.APPLIED);
+            } else {
+              out.put(r, CasOutcome.STALE);
+            }
+          }
+          if (!eligible.isEmpty()) {
+            update(tx, byEpoch(eligible), from, setFor);
+          }
+          return out;
+        });
+  }
+
+  private int update(
+      DSLContext tx,
+      Map<Long, List<Long>> byEpoch,
+      EventState from,
+      Function<List<Long>, Map<Field<?>, Object>> setFor) {
+    int n = 0;
+    for (Map.Entry<Long, List<Long>> e : byEpoch.entrySet()) {
+      List<Long> ids = e.getValue();
+      n +=
+          tx.update(t)
+              .set(setFor.apply(ids))
+              .where(id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey())))
+              .execute();
+    }
+    return n;
+  }
+
+  private static Map<Long, List<Long>> byEpoch(Collection<EventRef> refs) {
+    Map<Long, List<Long>> m = new LinkedHashMap<>();
+    for (EventRef r : refs) {
+      m.computeIfAbsent(r.epoch(), k -> new ArrayList<>()).add(r.id());
+    }
+    return m;
+  }
+
+  /** User column values as the wire carries them: null, Long, Double, String or byte[]. */
+  static Object plain(Object v) {
+    if (v == null || v instanceof Long || v instanceof String || v instanceof byte[]) {
+      return v;
+    }
+    if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof BigInteger b) {
+      return b.longValue();
+    }
+    if (v instanceof Double || v instanceof Float) {
+      return ((Number) v).doubleValue();
+    }
+    if (v instanceof BigDecimal d) {
+      return d.toPlainString();
+    }
+    if (v instanceof Boolean b) {
+      return b ? 1L : 0L;
+    }
+    return v.toString();
+  }
+}

@@ -1,0 +1,147 @@
+package dev.sluice.manager.config;
+
+import dev.sluice.db.Durations;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * Reads a manager's YAML configuration. {@code ${NAME}} and {@code ${NAME:-default}} in any value
+ * are replaced from the environment, so secrets stay out of the file.
+ *
+ * <pre>
+ * manager_id: m1
+ * grpc_port: 7470
+ * discovery_interval: 5s
+ * shutdown_timeout: 10s
+ * shards:
+ *   - name: main
+ *     url: jdbc:mysql://127.0.0.1:3306/app
+ *     user: sluice
+ *     password: ${SLUICE_DB_PASSWORD}
+ *     pool_size: 10
+ * </pre>
+ */
+public final class ConfigLoader {
+  private static final Pattern VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?}");
+  private static final Set<String> TOP =
+      Set.of("manager_id", "grpc_host", "grpc_port", "discovery_interval", "shutdown_timeout", "shards");
+  private static final Set<String> SHARD = Set.of("name", "url", "user", "password", "pool_size");
+
+  private final Function<String, String> env;
+
+  public ConfigLoader(Function<String, String> env) {
+    this.env = env;
+  }
+
+  public static ConfigLoader fromEnvironment() {
+    return new ConfigLoader(System::getenv);
+  }
+
+  public ManagerConfig load(Path file) {
+    try (Reader r = Files.newBufferedReader(file)) {
+      Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
+      return parse(doc, file.toString());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage(), e);
+    } catch (org.yaml.snakeyaml.error.YAMLException e) {
+      throw new IllegalArgumentException("config file " + file + " is not valid YAML: " + e.getMessage(), e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  ManagerConfig parse(Object doc, String source) {
+    if (!(doc instanceof Map<?, ?> top)) {
+      throw new IllegalArgumentException(source + ": expected a mapping at the top level");
+    }
+    unknownKeys(source, "", (Map<String, Object>) top, TOP);
+    ManagerConfig.Builder b = ManagerConfig.builder();
+    Map<String, Object> m = (Map<String, Object>) top;
+    if (m.containsKey("manager_id")) {
+      b.managerId(str(m, "manager_id"));
+    }
+    if (m.containsKey("grpc_host")) {
+      b.grpcHost(str(m, "grpc_host"));
+    }
+    if (m.containsKey("grpc_port")) {
+      b.grpcPort(integer(m, "grpc_port"));
+    }
+    if (m.containsKey("discovery_interval")) {
+      b.discoveryInterval(Durations.parse(str(m, "discovery_interval")));
+    }
+    if (m.containsKey("shutdown_timeout")) {
+      b.shutdownTimeout(Durations.parse(str(m, "shutdown_timeout")));
+    }
+    Object shards = m.get("shards");
+    if (!(shards instanceof List<?> list)) {
+      throw new IllegalArgumentException(source + ": 'shards' must be a list of shards");
+    }
+    for (Object o : list) {
+      if (!(o instanceof Map<?, ?> sm)) {
+        throw new IllegalArgumentException(source + ": each entry of 'shards' must be a mapping");
+      }
+      Map<String, Object> s = (Map<String, Object>) sm;
+      unknownKeys(source, "shards[].", s, SHARD);
+      b.shard(
+          new ShardConfig(
+              str(s, "name"),
+              str(s, "url"),
+              s.containsKey("user") ? str(s, "user") : null,
+              s.containsKey("password") ? str(s, "password") : null,
+              s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE));
+    }
+    return b.build();
+  }
+
+  private static void unknownKeys(String source, String prefix, Map<String, Object> m, Set<String> known) {
+    for (String k : m.keySet()) {
+      if (!known.contains(k)) {
+        throw new IllegalArgumentException(
+            source + ": unknown setting '" + prefix + k + "' (known: " + String.join(", ", known.stream().sorted().toList()) + ")");
+      }
+    }
+  }
+
+  private String str(Map<String, Object> m, String key) {
+    Object v = m.get(key);
+    return v == null ? null : interpolate(key, String.valueOf(v));
+  }
+
+  private int integer(Map<String, Object> m, String key) {
+    String v = str(m, key);
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be a whole number, was '" + v + "'");
+    }
+  }
+
+  /** Replaces ${NAME} and ${NAME:-default} from the environment. */
+  String interpolate(String key, String value) {
+    Matcher mt = VAR.matcher(value);
+    StringBuilder sb = new StringBuilder();
+    while (mt.find()) {
+      String v = env.apply(mt.group(1));
+      if (v == null) {
+        if (mt.group(2) == null) {
+          throw new IllegalArgumentException(
+              key + " refers to environment variable " + mt.group(1) + ", which is not set");
+        }
+        v = mt.group(3);
+      }
+      mt.appendReplacement(sb, Matcher.quoteReplacement(v));
+    }
+    mt.appendTail(sb);
+    return sb.toString();
+  }
+}

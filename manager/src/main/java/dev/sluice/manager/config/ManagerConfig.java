@@ -1,0 +1,104 @@
+package dev.sluice.manager.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The manager's configuration, validated once by {@link Builder#build()} and immutable after.
+ *
+ * @param managerId this process's name among managers (logs, leases)
+ * @param grpcHost address the gRPC server binds
+ * @param grpcPort gRPC port; 0 picks a free one
+ * @param discoveryInterval how often each shard is searched for new or changed queue tables
+ * @param shutdownTimeout the bound on a graceful stop
+ */
+public record ManagerConfig(
+    String managerId,
+    String grpcHost,
+    int grpcPort,
+    List<ShardConfig> shards,
+    Duration discoveryInterval,
+    Duration shutdownTimeout) {
+
+  public static final int DEFAULT_GRPC_PORT = 7470;
+  public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
+  public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds and validates a {@link ManagerConfig}; errors name the field. */
+  public static final class Builder {
+    private String managerId;
+    private String grpcHost = DEFAULT_GRPC_HOST;
+    private int grpcPort = DEFAULT_GRPC_PORT;
+    private final List<ShardConfig> shards = new ArrayList<>();
+    private Duration discoveryInterval = DEFAULT_DISCOVERY_INTERVAL;
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+
+    public Builder managerId(String id) {
+      this.managerId = id;
+      return this;
+    }
+
+    public Builder grpcHost(String host) {
+      this.grpcHost = host;
+      return this;
+    }
+
+    public Builder grpcPort(int port) {
+      this.grpcPort = port;
+      return this;
+    }
+
+    public Builder shard(ShardConfig s) {
+      this.shards.add(s);
+      return this;
+    }
+
+    public Builder shard(String name, String url, String user, String password) {
+      return shard(new ShardConfig(name, url, user, password, ShardConfig.DEFAULT_POOL_SIZE));
+    }
+
+    public Builder discoveryInterval(Duration d) {
+      this.discoveryInterval = d;
+      return this;
+    }
+
+    public Builder shutdownTimeout(Duration d) {
+      this.shutdownTimeout = d;
+      return this;
+    }
+
+    public ManagerConfig build() {
+      if (grpcPort < 0 || grpcPort > 65535) {
+        throw new IllegalArgumentException("grpc_port must be 0-65535, was " + grpcPort);
+      }
+      if (shards.isEmpty()) {
+        throw new IllegalArgumentException("shards: at least one shard is required");
+      }
+      Set<String> names = new HashSet<>();
+      for (ShardConfig s : shards) {
+        if (!names.add(s.name())) {
+          throw new IllegalArgumentException("shards: the name '" + s.name() + "' is used twice");
+        }
+      }
+      if (discoveryInterval == null || discoveryInterval.toMillis() < 100) {
+        throw new IllegalArgumentException("discovery_interval must be at least 100ms, was " + discoveryInterval);
+      }
+      if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
+        throw new IllegalArgumentException("shutdown_timeout must not be negative, was " + shutdownTimeout);
+      }
+      String id = managerId;
+      if (id == null || id.isBlank()) {
+        id = "manager-" + ProcessHandle.current().pid();
+      }
+      return new ManagerConfig(id, grpcHost, grpcPort, List.copyOf(shards), discoveryInterval, shutdownTimeout);
+    }
+  }
+}

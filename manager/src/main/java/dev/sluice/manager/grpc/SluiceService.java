@@ -1,0 +1,184 @@
+package dev.sluice.manager.grpc;
+
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.QueueEngine;
+import dev.sluice.manager.ShardManager;
+import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.proto.v1.CancelRequest;
+import dev.sluice.proto.v1.CancelResponse;
+import dev.sluice.proto.v1.CancelResult;
+import dev.sluice.proto.v1.CancelStatus;
+import dev.sluice.proto.v1.ListQueuesRequest;
+import dev.sluice.proto.v1.ListQueuesResponse;
+import dev.sluice.proto.v1.ManagerMessage;
+import dev.sluice.proto.v1.NotifyShutdownRequest;
+import dev.sluice.proto.v1.NotifyShutdownResponse;
+import dev.sluice.proto.v1.QueueInfo;
+import dev.sluice.proto.v1.QueueStatsEntry;
+import dev.sluice.proto.v1.QueueStatsRequest;
+import dev.sluice.proto.v1.QueueStatsResponse;
+import dev.sluice.proto.v1.ReceiverMessage;
+import dev.sluice.proto.v1.SluiceGrpc;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** The sluice.v1 service: a thin layer that validates requests and hands them to the engine. */
+public final class SluiceService extends SluiceGrpc.SluiceImplBase {
+  static final int MAX_CANCEL_IDS = 10_000;
+
+  private final QueueEngine engine;
+
+  public SluiceService(QueueEngine engine) {
+    this.engine = engine;
+  }
+
+  @Override
+  public StreamObserver<ReceiverMessage> subscribe(StreamObserver<ManagerMessage> out) {
+    return new SubscribeCall(engine, (ServerCallStreamObserver<ManagerMessage>) out);
+  }
+
+  @Override
+  public void cancel(CancelRequest req, StreamObserver<CancelResponse> out) {
+    unary(
+        out,
+        "cancel on queue " + req.getQueue(),
+        () -> {
+          if (req.getIdsCount() == 0 || req.getIdsCount() > MAX_CANCEL_IDS) {
+            throw Statuses.invalid("cancel: give 1.." + MAX_CANCEL_IDS + " ids, got " + req.getIdsCount());
+          }
+          QueueManager q = queueOrThrow(req.getQueue());
+          Map<Long, CasOutcome> r = q.cancel(new LinkedHashSet<>(req.getIdsList()));
+          CancelResponse.Builder b = CancelResponse.newBuilder();
+          r.forEach(
+              (id, o) ->
+                  b.addResults(
+                      CancelResult.newBuilder()
+                          .setId(id)
+                          .setStatus(
+                              switch (o) {
+                                case APPLIED -> CancelStatus.CANCEL_STATUS_CANCELLED;
+                                case STALE -> CancelStatus.CANCEL_STATUS_NOT_PENDING;
+                                case UNKNOWN -> CancelStatus.CANCEL_STATUS_UNKNOWN;
+                              })));
+          return b.build();
+        });
+  }
+
+  @Override
+  public void notifyShutdown(NotifyShutdownRequest req, StreamObserver<NotifyShutdownResponse> out) {
+    unary(
+        out,
+        "notify shutdown of receiver " + req.getReceiverId(),
+        () -> {
+          if (req.getReceiverId().isBlank()) {
+            throw Statuses.invalid("notify shutdown: receiver_id is required");
+          }
+          int n = 0;
+          for (QueueManager q : engine.served()) {
+            n += q.drainReceiver(req.getReceiverId());
+          }
+          return NotifyShutdownResponse.newBuilder().setStreams(n).build();
+        });
+  }
+
+  @Override
+  public void listQueues(ListQueuesRequest req, StreamObserver<ListQueuesResponse> out) {
+    unary(
+        out,
+        "list queues",
+        () -> {
+          ListQueuesResponse.Builder b = ListQueuesResponse.newBuilder();
+          for (QueueManager q : engine.served()) {
+            b.addQueues(
+                QueueInfo.newBuilder()
+                    .setName(q.queue())
+                    .setShard(q.shard())
+                    .setStatus("SERVING")
+                    .putAllOptions(q.table().options().asMap()));
+          }
+          for (ShardManager s : engine.shards()) {
+            s.disabled()
+                .forEach(
+                    (name, problem) ->
+                        b.addQueues(
+                            QueueInfo.newBuilder()
+                                .setName(name)
+                                .setShard(s.name())
+                                .setStatus("DISABLED")
+                                .setProblem(problem)));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void queueStats(QueueStatsRequest req, StreamObserver<QueueStatsResponse> out) {
+    unary(
+        out,
+        "queue stats",
+        () -> {
+          if (!req.getQueue().isEmpty()) {
+            queueOrThrow(req.getQueue());
+          }
+          QueueStatsResponse.Builder b = QueueStatsResponse.newBuilder();
+          for (QueueManager q : engine.served()) {
+            if (!req.getQueue().isEmpty() && !req.getQueue().equals(q.queue())) {
+              continue;
+            }
+            StateCounts c = q.counts();
+            QueueManager.LiveStats live = q.live();
+            long now = q.nowNs();
+            b.addQueues(
+                QueueStatsEntry.newBuilder()
+                    .setQueue(q.queue())
+                    .setShard(q.shard())
+                    .setPending(c.pending())
+                    .setFired(c.fired())
+                    .setAcked(c.acked())
+                    .setDead(c.dead())
+                    .setCancelled(c.cancelled())
+                    .setCached(live.cached())
+                    .setInFlight(live.inFlight())
+                    .setReceivers(live.receivers())
+                    .setOldestDueAgeMs(
+                        c.pending() == 0 || c.oldestDueNs() > now ? 0 : (now - c.oldestDueNs()) / 1_000_000));
+          }
+          return b.build();
+        });
+  }
+
+  private QueueManager queueOrThrow(String name) {
+    if (name.isBlank()) {
+      throw Statuses.invalid("queue is required");
+    }
+    return engine
+        .find(name)
+        .orElseThrow(
+            () ->
+                engine
+                    .problem(name)
+                    .map(p -> Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
+                    .orElseGet(
+                        () ->
+                            Status.NOT_FOUND
+                                .withDescription("queue '" + name + "' is not served here")
+                                .asRuntimeException()));
+  }
+
+  private static <T> void unary(StreamObserver<T> out, String context, Supplier<T> body) {
+    T result;
+    try {
+      result = body.get();
+    } catch (RuntimeException e) {
+      out.onError(Statuses.of(e, context));
+      return;
+    }
+    out.onNext(result);
+    out.onCompleted();
+  }
+}

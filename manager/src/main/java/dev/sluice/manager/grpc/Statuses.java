@@ -1,0 +1,37 @@
+package dev.sluice.manager.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Maps exceptions to gRPC statuses in one place. Database errors never reach clients as SQL: they
+ * become UNAVAILABLE with a plain message, and the detail goes to the log.
+ */
+final class Statuses {
+  private static final Logger log = LoggerFactory.getLogger(Statuses.class);
+
+  private Statuses() {}
+
+  static StatusRuntimeException invalid(String message) {
+    return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+  }
+
+  static StatusRuntimeException of(Throwable t, String context) {
+    if (t instanceof StatusRuntimeException s) {
+      return s;
+    }
+    if (t instanceof IllegalArgumentException) {
+      return invalid(t.getMessage());
+    }
+    if (t instanceof org.jooq.exception.DataAccessException || t instanceof java.sql.SQLException) {
+      log.warn("{}: database error: {}", context, t.toString());
+      return Status.UNAVAILABLE
+          .withDescription(context + ": the database is not reachable right now; retry")
+          .asRuntimeException();
+    }
+    log.error("{}: unexpected error", context, t);
+    return Status.INTERNAL.withDescription(context + ": internal error").asRuntimeException();
+  }
+}

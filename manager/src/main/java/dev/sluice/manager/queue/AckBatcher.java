@@ -1,0 +1,170 @@
+package dev.sluice.manager.queue;
+
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.Release;
+import dev.sluice.proto.v1.AckResult;
+import dev.sluice.proto.v1.AckResults;
+import dev.sluice.proto.v1.AckStatus;
+import dev.sluice.proto.v1.ManagerMessage;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes acks and releases to the database in batches, on its own thread ({@code
+ * sluice-<shard>-<queue>-acks}), so that the dispatcher never waits for them.
+ *
+ * <p>Batching is natural: the thread takes whatever has queued up since its last write (up to
+ * {@link #MAX_BATCH}), so an idle queue pays no added delay and a busy one pays one UPDATE per
+ * epoch for many events. Each result goes back to the dispatcher (to free the in-flight entry) and
+ * to the receiver that asked (an {@code AckResults} message).
+ *
+ * <p>A failed write is retried with backoff while the manager runs: nothing here is lost, because
+ * until a change applies the row stays fired and comes back through its deadline.
+ */
+final class AckBatcher implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
+  static final int MAX_BATCH = 1000;
+
+  private final QueueContext ctx;
+  private final Dispatcher dispatcher;
+  private final LinkedBlockingQueue<Completion> queue = new LinkedBlockingQueue<>();
+  private volatile boolean running = true;
+
+  AckBatcher(QueueContext ctx, Dispatcher dispatcher) {
+    this.ctx = ctx;
+    this.dispatcher = dispatcher;
+  }
+
+  void submit(Completion c) {
+    queue.add(c);
+  }
+
+  int pending() {
+    return queue.size();
+  }
+
+  /** Stops after what is queued now has been written (or could not be). */
+  void stop() {
+    running = false;
+  }
+
+  @Override
+  public void run() {
+    List<Completion> batch = new ArrayList<>();
+    while (running || !queue.isEmpty()) {
+      try {
+        Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
+        }
+        batch.clear();
+        batch.add(first);
+        queue.drainTo(batch, MAX_BATCH - 1);
+        write(List.copyOf(batch));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (RuntimeException e) {
+        log.error("{}: ack batcher error, continuing: {}", ctx.where(), e.toString(), e);
+      }
+    }
+  }
+
+  private void write(List<Completion> batch) throws InterruptedException {
+    List<EventRef> acks = new ArrayList<>();
+    List<Release> releases = new ArrayList<>();
+    for (Completion c : batch) {
+      if (c.kind() == Completion.Kind.ACK) {
+        acks.add(c.ref());
+      } else {
+        releases.add(new Release(c.ref(), c.retryAtNs(), c.dead()));
+      }
+    }
+    Map<EventRef, CasOutcome> ackOut = null;
+    Map<EventRef, CasOutcome> relOut = null;
+    long pauseMs = 50;
+    while (true) {
+      try {
+        if (ackOut == null) {
+          ackOut = acks.isEmpty() ? Map.of() : ctx.store().ack(acks, ctx.clock().nowNs());
+        }
+        if (relOut == null) {
+          relOut = releases.isEmpty() ? Map.of() : ctx.store().release(releases);
+        }
+        break;
+      } catch (RuntimeException e) {
+        ctx.metrics().dbErrors.increment();
+        if (!running) {
+          log.warn(
+              "{}: {} acks/releases not written at shutdown ({}); their events come back after their ack deadline",
+              ctx.where(),
+              batch.size(),
+              e.toString());
+          return;
+        }
+        log.warn("{}: writing {} acks/releases failed, retrying in {} ms: {}", ctx.where(), batch.size(), pauseMs, e.toString());
+        Thread.sleep(pauseMs);
+        pauseMs = Math.min(2_000, pauseMs * 2);
+      }
+    }
+    List<CasOutcome> outcomes = new ArrayList<>(batch.size());
+    Map<ReceiverStream, AckResults.Builder> answers = new LinkedHashMap<>();
+    for (Completion c : batch) {
+      boolean ack = c.kind() == Completion.Kind.ACK;
+      CasOutcome o = (ack ? ackOut : relOut).get(c.ref());
+      outcomes.add(o);
+      count(c, o);
+      if (c.from() != null) {
+        answers
+            .computeIfAbsent(c.from(), k -> AckResults.newBuilder())
+            .addResults(
+                AckResult.newBuilder()
+                    .setEvent(
+                        dev.sluice.proto.v1.EventRef.newBuilder()
+                            .setId(c.ref().id())
+                            .setEpoch(c.ref().epoch()))
+                    .setStatus(status(o))
+                    .setOutcome(o != CasOutcome.APPLIED ? "" : ack ? "ACKED" : c.dead() ? "DEAD" : "RETRY"));
+      }
+    }
+    dispatcher.post(() -> dispatcher.onSettled(batch, outcomes));
+    answers.forEach((r, b) -> r.send(ManagerMessage.newBuilder().setAckResults(b).build()));
+  }
+
+  private void count(Completion c, CasOutcome o) {
+    QueueMetrics m = ctx.metrics();
+    if (o != CasOutcome.APPLIED) {
+      if (c.kind() == Completion.Kind.ACK) {
+        m.staleAcks.increment();
+        log.debug("{}: ack of event {} epoch {} refused: {}", ctx.where(), c.ref().id(), c.ref().epoch(), o);
+      }
+      return;
+    }
+    if (c.kind() == Completion.Kind.ACK) {
+      m.acked.increment();
+    } else if (c.dead()) {
+      m.dead.increment();
+      log.warn("{}: event {} is dead after {} attempts ({})", ctx.where(), c.ref().id(), c.ref().epoch(), c.reason());
+    } else {
+      m.retried.increment();
+      if (c.from() == null) {
+        m.released.increment();
+      }
+    }
+  }
+
+  private static AckStatus status(CasOutcome o) {
+    return switch (o) {
+      case APPLIED -> AckStatus.ACK_STATUS_OK;
+      case STALE -> AckStatus.ACK_STATUS_STALE;
+      case UNKNOWN -> AckStatus.ACK_STATUS_UNKNOWN;
+    };
+  }
+}

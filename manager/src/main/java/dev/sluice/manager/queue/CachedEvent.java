@@ -1,0 +1,60 @@
+package dev.sluice.manager.queue;
+
+import dev.sluice.proto.v1.Value;
+import java.util.Map;
+
+/**
+ * A pending event held in the window: what the dispatcher needs to order it, fire it (id and the
+ * epoch it believes current) and send it (the user columns, converted once).
+ */
+public final class CachedEvent {
+  final long id;
+  final long epoch;
+  final long dueNs;
+  final long createdNs;
+  final int priority;
+  final String tenant;
+  final Map<String, Value> columns;
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      Map<String, Value> columns) {
+    this.id = id;
+    this.epoch = epoch;
+    this.dueNs = dueNs;
+    this.createdNs = createdNs;
+    this.priority = priority;
+    this.tenant = tenant;
+    this.columns = columns;
+  }
+
+  /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
+  CachedEvent retry(long newEpoch, long newDueNs) {
+    return new CachedEvent(id, newEpoch, newDueNs, createdNs, priority, tenant, columns);
+  }
+
+  public long id() {
+    return id;
+  }
+
+  public long epoch() {
+    return epoch;
+  }
+
+  public long dueNs() {
+    return dueNs;
+  }
+
+  public String tenant() {
+    return tenant;
+  }
+
+  public int priority() {
+    return priority;
+  }
+}

@@ -1,0 +1,24 @@
+package dev.sluice.manager.queue;
+
+/**
+ * A fired event a receiver holds. Dispatcher thread only.
+ *
+ * @see Dispatcher
+ */
+final class InFlight {
+  final CachedEvent event;
+  /** The epoch the fire set: the one acks and nacks must carry. */
+  final long epoch;
+
+  final ReceiverStream owner;
+  final long deadlineNs;
+  /** An ack, nack, timeout or release is on its way to the database. */
+  boolean settling;
+
+  InFlight(CachedEvent event, long epoch, ReceiverStream owner, long deadlineNs) {
+    this.event = event;
+    this.epoch = epoch;
+    this.owner = owner;
+    this.deadlineNs = deadlineNs;
+  }
+}

@@ -1,0 +1,242 @@
+package dev.sluice.manager.queue;
+
+import dev.sluice.db.QueueTable;
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.StateCounts;
+import dev.sluice.proto.v1.Nack;
+import io.grpc.Status;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves one queue table on one shard: wires the {@link Poller}, {@link Dispatcher}, {@link
+ * AckBatcher}, {@link RetryCollector} and {@link Purger}, and is what the gRPC layer talks to.
+ *
+ * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller} and {@code -acks}, plus
+ * the purger on the shard's maintenance executor. Public methods are safe from any thread: they
+ * hand work to the dispatcher or go to the store directly (cancel, stats).
+ */
+public final class QueueManager {
+  private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
+
+  private final QueueContext ctx;
+  private final Dispatcher dispatcher;
+  private final AckBatcher acks;
+  private final Poller poller;
+  private final Purger purger;
+  private final ScheduledExecutorService maintenance;
+  /** Attached streams by stream id, for lookups by receiver id from gRPC threads. */
+  private final Map<Long, ReceiverStream> streams = new ConcurrentHashMap<>();
+
+  private final List<Thread> threads = new ArrayList<>();
+  private ScheduledFuture<?> purgeTask;
+  private boolean started;
+  private boolean stopped;
+
+  public QueueManager(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      MeterRegistry registry,
+      ScheduledExecutorService maintenance) {
+    this.ctx =
+        new QueueContext(
+            shard,
+            table,
+            store,
+            clock,
+            new Backoff(table.options().minBackoff(), table.options().maxBackoff()),
+            new QueueMetrics(registry, shard, table.name()));
+    this.maintenance = maintenance;
+    this.dispatcher = new Dispatcher(ctx);
+    this.acks = new AckBatcher(ctx, dispatcher);
+    this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));
+    this.purger = new Purger(ctx);
+    dispatcher.wire(acks, poller);
+  }
+
+  public String queue() {
+    return ctx.queue();
+  }
+
+  public String shard() {
+    return ctx.shard();
+  }
+
+  public QueueTable table() {
+    return ctx.table();
+  }
+
+  public synchronized void start() {
+    if (started) {
+      return;
+    }
+    started = true;
+    String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
+    threads.add(new Thread(dispatcher, prefix + "dispatcher"));
+    threads.add(new Thread(acks, prefix + "acks"));
+    threads.add(new Thread(poller, prefix + "poller"));
+    for (Thread t : threads) {
+      t.setDaemon(true);
+      t.start();
+    }
+    long purgeEvery =
+        Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
+    purgeTask =
+        maintenance.scheduleWithFixedDelay(purger, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
+    log.info("{}: serving (options: {})", ctx.where(), ctx.options().asMap());
+  }
+
+  // ---------------------------------------------------------------- receivers
+
+  public void attach(ReceiverStream r) {
+    streams.put(r.streamId(), r);
+    dispatcher.post(() -> dispatcher.onAttach(r));
+    log.info("{}: {} subscribed, max_in_flight={}", ctx.where(), r, r.maxInFlight());
+  }
+
+  public void detach(ReceiverStream r, String why) {
+    if (streams.remove(r.streamId()) != null) {
+      dispatcher.post(() -> dispatcher.onDetach(r, why));
+    }
+  }
+
+  public void onAcks(ReceiverStream from, List<EventRef> refs) {
+    dispatcher.post(() -> dispatcher.onAcks(from, refs));
+  }
+
+  public void onNacks(ReceiverStream from, List<Nack> nacks) {
+    dispatcher.post(() -> dispatcher.onNacks(from, nacks));
+  }
+
+  /** A stream became writable again: let the dispatcher look. */
+  public void wake() {
+    dispatcher.wake();
+  }
+
+  public void onFlow(ReceiverStream from, int maxInFlight) {
+    from.setMaxInFlight(maxInFlight);
+    dispatcher.wake();
+  }
+
+  /**
+   * Stops new sends to every stream of a receiver. Returns how many streams it has here.
+   */
+  public int drainReceiver(String receiverId) {
+    int n = 0;
+    for (ReceiverStream r : streams.values()) {
+      if (r.receiverId().equals(receiverId)) {
+        r.drain();
+        n++;
+      }
+    }
+    if (n > 0) {
+      log.info("{}: receiver {} is shutting down; no new sends", ctx.where(), receiverId);
+    }
+    return n;
+  }
+
+  // ---------------------------------------------------------------- admin
+
+  /** pending → cancelled, through the CAS; cancelled events leave the window at once. */
+  public Map<Long, CasOutcome> cancel(Collection<Long> ids) {
+    Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs());
+    List<Long> cancelled = new ArrayList<>();
+    out.forEach(
+        (id, o) -> {
+          if (o == CasOutcome.APPLIED) {
+            cancelled.add(id);
+          }
+        });
+    if (!cancelled.isEmpty()) {
+      dispatcher.post(() -> dispatcher.onCancelled(cancelled));
+    }
+    return out;
+  }
+
+  /** Live figures of this manager: window, in flight, receivers. */
+  public record LiveStats(int cached, int inFlight, int receivers) {}
+
+  public LiveStats live() {
+    return new LiveStats(
+        dispatcher.cachedCount(), dispatcher.inFlightCount(), dispatcher.receiverCount());
+  }
+
+  /** Row counts by state, from the table. */
+  public StateCounts counts() {
+    return ctx.store().counts();
+  }
+
+  public long nowNs() {
+    return ctx.clock().nowNs();
+  }
+
+  // ---------------------------------------------------------------- stop
+
+  /**
+   * Stops in order, each step bounded: no new sends; let receivers finish and ack what they hold
+   * (up to half of {@code timeout}); release the rest to pending; write the last acks; close the
+   * streams (receivers reconnect elsewhere); stop the threads.
+   */
+  public synchronized void stop(Duration timeout) {
+    if (!started || stopped) {
+      return;
+    }
+    stopped = true;
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long drainUntil = System.nanoTime() + timeout.toNanos() / 2;
+    poller.stop();
+    purger.stop();
+    purgeTask.cancel(false);
+    dispatcher.post(dispatcher::onStopDispatching);
+    while (dispatcher.inFlightCount() > 0 && System.nanoTime() < drainUntil) {
+      pause(20);
+    }
+    if (dispatcher.inFlightCount() > 0) {
+      log.info("{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
+      dispatcher.post(() -> dispatcher.onReleaseAll("manager stopping"));
+      while (dispatcher.inFlightCount() > 0 && System.nanoTime() < deadline) {
+        pause(20);
+      }
+    }
+    acks.stop();
+    for (ReceiverStream r : streams.values()) {
+      r.close(Status.UNAVAILABLE.withDescription(ctx.where() + ": manager is stopping"));
+    }
+    streams.clear();
+    dispatcher.stop();
+    for (Thread t : threads) {
+      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
+      try {
+        t.join(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (t.isAlive()) {
+        log.warn("{}: thread {} did not stop in time", ctx.where(), t.getName());
+      }
+    }
+    log.info("{}: stopped", ctx.where());
+  }
+
+  private static void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

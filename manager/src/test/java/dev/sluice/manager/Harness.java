@@ -1,0 +1,146 @@
+package dev.sluice.manager;
+
+import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.config.ManagerConfig;
+import dev.sluice.manager.config.ShardConfig;
+import dev.sluice.proto.v1.SluiceGrpc;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A real database (one per test class) and a real manager on a loopback gRPC port. The session
+ * time zone of test connections is not UTC on purpose: Sluice's times must not depend on it.
+ */
+public final class Harness implements AutoCloseable {
+  public final TestDatabase db;
+  public final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final List<AutoCloseable> closers = new ArrayList<>();
+  private SluiceServer server;
+  private ManagedChannel channel;
+
+  public Harness(Class<?> testClass) {
+    this.db = TestDatabases.fresh(testClass);
+  }
+
+  /** The shard's JDBC URL, with a non-UTC session time zone. */
+  public String url() {
+    String sep = db.url().contains("?") ? "&" : "?";
+    return db.url() + sep + "connectionTimeZone=SERVER&sessionVariables=time_zone='-07:00'";
+  }
+
+  public Connection connect() throws SQLException {
+    return db.connect();
+  }
+
+  /** Creates a queue table by the convention, with an order_id and payload column. */
+  public void createQueue(String name, String options) throws SQLException {
+    exec(
+        QueueConvention.createTableSql(
+            name,
+            List.of("`order_id` BIGINT NULL", "`payload` VARCHAR(255) NULL"),
+            ("sluice_queue " + options).strip()));
+  }
+
+  public void exec(String sql) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  public long queryLong(String sql, Object... args) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
+  }
+
+  public ManagerConfig config() {
+    return ManagerConfig.builder()
+        .managerId("test")
+        .grpcHost("127.0.0.1")
+        .grpcPort(0)
+        .shard(new ShardConfig("s1", url(), db.user(), db.password(), 8))
+        .discoveryInterval(Duration.ofMillis(300))
+        .shutdownTimeout(Duration.ofSeconds(3))
+        .build();
+  }
+
+  public SluiceServer startManager() {
+    return startManager(Clock.systemUTC());
+  }
+
+  public SluiceServer startManager(Clock clock) {
+    server = new SluiceServer(config(), clock, registry).start();
+    return server;
+  }
+
+  public SluiceServer server() {
+    return server;
+  }
+
+  public void stopManager() {
+    if (server != null) {
+      server.stop();
+    }
+    if (channel != null) {
+      channel.shutdownNow();
+      channel = null;
+    }
+  }
+
+  public String target() {
+    return "127.0.0.1:" + server.port();
+  }
+
+  public ManagedChannel channel() {
+    if (channel == null) {
+      channel = NettyChannelBuilder.forTarget(target()).usePlaintext().build();
+    }
+    return channel;
+  }
+
+  public SluiceGrpc.SluiceBlockingStub blocking() {
+    return SluiceGrpc.newBlockingStub(channel());
+  }
+
+  public RawReceiver rawReceiver(String queue, String receiverId, int maxInFlight) {
+    RawReceiver r = new RawReceiver(SluiceGrpc.newStub(channel()), queue, receiverId, maxInFlight);
+    closers.add(r);
+    return r;
+  }
+
+  public <T extends AutoCloseable> T closeLater(T c) {
+    closers.add(c);
+    return c;
+  }
+
+  @Override
+  public void close() {
+    for (AutoCloseable c : closers) {
+      try {
+        c.close();
+      } catch (Exception ignored) {
+        // best effort
+      }
+    }
+    stopManager();
+  }
+}

@@ -1,0 +1,109 @@
+package dev.sluice.manager;
+
+import dev.sluice.proto.v1.AckResult;
+import dev.sluice.proto.v1.Acks;
+import dev.sluice.proto.v1.Event;
+import dev.sluice.proto.v1.EventRef;
+import dev.sluice.proto.v1.ManagerMessage;
+import dev.sluice.proto.v1.Nack;
+import dev.sluice.proto.v1.Nacks;
+import dev.sluice.proto.v1.ReceiverMessage;
+import dev.sluice.proto.v1.SluiceGrpc;
+import dev.sluice.proto.v1.Subscribe;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * A receiver speaking the wire protocol directly, so tests control exactly what is acked, nacked
+ * or abandoned.
+ */
+public final class RawReceiver implements AutoCloseable {
+  public final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+  public final List<Event> all = new CopyOnWriteArrayList<>();
+  public final List<AckResult> results = new CopyOnWriteArrayList<>();
+  public volatile boolean subscribed;
+  public volatile Status error;
+  public volatile boolean completed;
+  private final StreamObserver<ReceiverMessage> out;
+
+  RawReceiver(SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
+    this.out =
+        stub.subscribe(
+            new StreamObserver<>() {
+              @Override
+              public void onNext(ManagerMessage m) {
+                switch (m.getKindCase()) {
+                  case SUBSCRIBED -> subscribed = true;
+                  case EVENTS -> {
+                    events.addAll(m.getEvents().getEventsList());
+                    all.addAll(m.getEvents().getEventsList());
+                  }
+                  case ACK_RESULTS -> results.addAll(m.getAckResults().getResultsList());
+                  default -> {}
+                }
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                error = Status.fromThrowable(t);
+              }
+
+              @Override
+              public void onCompleted() {
+                completed = true;
+              }
+            });
+    send(
+        ReceiverMessage.newBuilder()
+            .setSubscribe(
+                Subscribe.newBuilder()
+                    .setQueue(queue)
+                    .setReceiverId(receiverId)
+                    .setMaxInFlight(maxInFlight))
+            .build());
+  }
+
+  public synchronized void send(ReceiverMessage m) {
+    out.onNext(m);
+  }
+
+  public void ack(long id, long epoch) {
+    send(
+        ReceiverMessage.newBuilder()
+            .setAcks(Acks.newBuilder().addEvents(EventRef.newBuilder().setId(id).setEpoch(epoch)))
+            .build());
+  }
+
+  public void ack(Event e) {
+    ack(e.getId(), e.getEpoch());
+  }
+
+  public void nack(Event e, long retryAfterMs) {
+    send(
+        ReceiverMessage.newBuilder()
+            .setNacks(
+                Nacks.newBuilder()
+                    .addNacks(
+                        Nack.newBuilder()
+                            .setEvent(EventRef.newBuilder().setId(e.getId()).setEpoch(e.getEpoch()))
+                            .setRetryAfterMs(retryAfterMs)))
+            .build());
+  }
+
+  /** Breaks the stream as a crashed receiver would. */
+  public synchronized void breakStream() {
+    out.onError(Status.CANCELLED.withDescription("receiver crashed").asRuntimeException());
+  }
+
+  @Override
+  public synchronized void close() {
+    try {
+      out.onCompleted();
+    } catch (RuntimeException ignored) {
+      // already closed
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package dev.sluice.receiver;
+
+/**
+ * The outcome of one handling, waiting to be sent to the manager: an ack, or a nack with its retry
+ * delay (0 = the queue's backoff) and reason.
+ */
+record Completion(long id, long epoch, boolean ack, long retryAfterMs, String reason) {
+  /** Reasons travel in every nack; keep a runaway exception message from bloating the stream. */
+  static final int MAX_REASON_CHARS = 1024;
+
+  static Completion ack(long id, long epoch) {
+    return new Completion(id, epoch, true, 0, "");
+  }
+
+  static Completion nack(long id, long epoch, long retryAfterMs, String reason) {
+    String r = reason == null ? "" : reason;
+    if (r.length() > MAX_REASON_CHARS) {
+      r = r.substring(0, MAX_REASON_CHARS);
+    }
+    return new Completion(id, epoch, false, Math.max(0, retryAfterMs), r);
+  }
+
+  Ref ref() {
+    return new Ref(id, epoch);
+  }
+
+  /** (id, epoch) of one delivery attempt: how AckResults are matched to what was sent. */
+  record Ref(long id, long epoch) {}
+}

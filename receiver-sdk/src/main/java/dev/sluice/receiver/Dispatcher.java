@@ -1,0 +1,148 @@
+package dev.sluice.receiver;
+
+import dev.sluice.proto.v1.Event;
+import dev.sluice.proto.v1.EventBatch;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the user's handler on a fixed pool of {@code concurrency} threads and turns each outcome
+ * into a {@link Completion} for the outbox. The pool's queue is unbounded on purpose: the manager
+ * already bounds what it pushes by max_in_flight, and the handler threads bound what runs at once.
+ */
+final class Dispatcher {
+  private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+  static final String REFUSED = "receiver is shutting down; event was not handled";
+
+  private final EventHandler handler;
+  private final Outbox outbox;
+  private final StatsCounters stats;
+  private final AtomicBoolean silenced;
+  private final ThreadPoolExecutor pool;
+  private int inFlight; // guarded by this
+
+  Dispatcher(
+      String receiverId,
+      int concurrency,
+      EventHandler handler,
+      Outbox outbox,
+      StatsCounters stats,
+      AtomicBoolean silenced) {
+    this.handler = handler;
+    this.outbox = outbox;
+    this.stats = stats;
+    this.silenced = silenced;
+    this.pool =
+        new ThreadPoolExecutor(
+            concurrency,
+            concurrency,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            new NamedThreadFactory(receiverId, "handler", true));
+  }
+
+  /** Called on the gRPC callback thread for every EventBatch. */
+  void dispatch(EventBatch batch) {
+    for (Event event : batch.getEventsList()) {
+      stats.received.incrementAndGet();
+      synchronized (this) {
+        inFlight++;
+      }
+      try {
+        pool.execute(new HandleTask(event));
+      } catch (RejectedExecutionException e) {
+        // Arrived after the handler threads were shut down (end of close()): let the manager
+        // redeliver it elsewhere instead of leaving it to time out.
+        finish(Completion.nack(event.getId(), event.getEpoch(), 0, REFUSED));
+      }
+    }
+  }
+
+  synchronized int inFlight() {
+    return inFlight;
+  }
+
+  /** Waits until no handling is queued or running; false on timeout. */
+  synchronized boolean awaitIdle(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (inFlight > 0) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      TimeUnit.NANOSECONDS.timedWait(this, left);
+    }
+    return true;
+  }
+
+  /**
+   * Interrupts running handlers and refuses everything not started yet (nacked, so the manager can
+   * redeliver it). New events are refused from now on.
+   */
+  void interruptAll() {
+    List<Runnable> notStarted = pool.shutdownNow();
+    for (Runnable r : notStarted) {
+      Event e = ((HandleTask) r).event;
+      finish(Completion.nack(e.getId(), e.getEpoch(), 0, REFUSED));
+    }
+  }
+
+  boolean awaitTermination(Duration timeout) throws InterruptedException {
+    return pool.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private void finish(Completion completion) {
+    stats.completed(completion);
+    // Into the outbox before in-flight drops, so close() never sees "idle" with an ack not queued.
+    if (!silenced.get()) {
+      outbox.add(completion);
+    }
+    synchronized (this) {
+      inFlight--;
+      notifyAll();
+    }
+  }
+
+  /** Rounds a sub-millisecond delay up, since 0 on the wire means "the queue's backoff". */
+  static long retryAfterMs(Duration delay) {
+    long ms = delay.toMillis();
+    return ms == 0 && !delay.isZero() ? 1 : ms;
+  }
+
+  private final class HandleTask implements Runnable {
+    final Event event;
+
+    HandleTask(Event event) {
+      this.event = event;
+    }
+
+    @Override
+    public void run() {
+      long id = event.getId();
+      long epoch = event.getEpoch();
+      Completion completion;
+      try {
+        handler.handle(new ReceivedEvent(event));
+        completion = Completion.ack(id, epoch);
+      } catch (RetryLater r) {
+        completion = Completion.nack(id, epoch, retryAfterMs(r.delay()), r.reason());
+      } catch (Throwable t) {
+        String reason =
+            t.getMessage() == null
+                ? t.getClass().getName()
+                : t.getClass().getName() + ": " + t.getMessage();
+        log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
+        completion = Completion.nack(id, epoch, 0, reason);
+      }
+      finish(completion);
+    }
+  }
+}

