@@ -74,16 +74,23 @@ public final class JdbcEventStore implements EventStore {
     return q.stateValue(s);
   }
 
+  private org.jooq.ResultQuery<Record> pollQuery(long dueBeforeNs, int limit) {
+    return ctx.select(pollFields)
+        .from(t)
+        .where(state.eq(sv(EventState.PENDING)).and(timeNext.le(dueBeforeNs)))
+        .orderBy(timeNext, id)
+        .limit(limit);
+  }
+
+  /** The poll query with its values inlined, for {@code EXPLAIN} in tests and the CLI. */
+  public String pollSql(long dueBeforeNs, int limit) {
+    return ctx.renderInlined(pollQuery(dueBeforeNs, limit));
+  }
+
   @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
     List<EventRow> out = new ArrayList<>();
-    for (Record r :
-        ctx.select(pollFields)
-            .from(t)
-            .where(state.eq(sv(EventState.PENDING)).and(timeNext.le(dueBeforeNs)))
-            .orderBy(timeNext, id)
-            .limit(limit)
-            .fetch()) {
+    for (Record r : pollQuery(dueBeforeNs, limit).fetch()) {
       Map<String, Object> user = new LinkedHashMap<>();
       List<String> names = q.userColumns();
       for (int i = 0; i < names.size(); i++) {

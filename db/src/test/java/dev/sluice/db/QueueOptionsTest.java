@@ -1,0 +1,70 @@
+package dev.sluice.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class QueueOptionsTest {
+  @Test
+  void bareMarkerGivesDefaults() {
+    assertThat(QueueOptions.parseComment("q", "sluice_queue")).isEqualTo(QueueOptions.defaults());
+  }
+
+  @Test
+  void parsesEveryUnit() {
+    QueueOptions o =
+        QueueOptions.parseComment(
+            "q",
+            "sluice_queue ack_wait=1500ms min_backoff=2s max_backoff=5m purge_after=7d"
+                + " poll_interval=20ms max_attempts=3 cache_size=100");
+    assertThat(o.ackWait()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(o.minBackoff()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(o.maxBackoff()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(o.purgeAfter()).isEqualTo(Duration.ofDays(7));
+    assertThat(o.pollInterval()).isEqualTo(Duration.ofMillis(20));
+    assertThat(o.maxAttempts()).isEqualTo(3);
+    assertThat(o.cacheSize()).isEqualTo(100);
+    assertThat(QueueOptions.parseComment("q", "sluice_queue max_backoff=1h").maxBackoff())
+        .isEqualTo(Duration.ofHours(1));
+  }
+
+  @Test
+  void roundTripsThroughComment() {
+    QueueOptions o = QueueOptions.parseComment("q", "sluice_queue ack_wait=5s max_attempts=4");
+    assertThat(o.toComment()).isEqualTo("sluice_queue ack_wait=5s max_attempts=4");
+    assertThat(QueueOptions.parseComment("q", o.toComment())).isEqualTo(o);
+  }
+
+  @Test
+  void recognisesTheMarkerOnlyAsAWord() {
+    assertThat(QueueOptions.isQueueComment("sluice_queue")).isTrue();
+    assertThat(QueueOptions.isQueueComment("  sluice_queue ack_wait=1s")).isTrue();
+    assertThat(QueueOptions.isQueueComment("sluice_queues")).isFalse();
+    assertThat(QueueOptions.isQueueComment("orders table")).isFalse();
+    assertThat(QueueOptions.isQueueComment(null)).isFalse();
+  }
+
+  @Test
+  void rejectsMalformedCommentsNamingTableAndOption() {
+    assertThatThrownBy(() -> QueueOptions.parseComment("orders_q", "sluice_queue ack_wiat=30s"))
+        .isInstanceOf(QueueConfigException.class)
+        .hasMessageContaining("orders_q")
+        .hasMessageContaining("unknown option 'ack_wiat'")
+        .hasMessageContaining("ack_wait");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait=30"))
+        .hasMessageContaining("ack_wait")
+        .hasMessageContaining("unit");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue max_attempts=0"))
+        .hasMessageContaining("max_attempts=0 must be at least 1");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue max_attempts=ten"))
+        .hasMessageContaining("not a whole number");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue min_backoff=10s max_backoff=1s"))
+        .hasMessageContaining("max_backoff (1s) is less than min_backoff (10s)");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait"))
+        .hasMessageContaining("not key=value");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait=1s ack_wait=2s"))
+        .hasMessageContaining("given twice");
+  }
+}

@@ -1,0 +1,150 @@
+package dev.sluice.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The convention's validator and the poll query's index, on a real server. */
+class SchemaTest {
+  static TestDatabase db;
+  static com.zaxxer.hikari.HikariDataSource ds;
+  static QueueCatalog catalog;
+
+  @BeforeAll
+  static void setUp() {
+    db = TestDatabases.fresh(SchemaTest.class);
+    ds = DataSources.pool("test", db.url(), db.user(), db.password(), 4);
+    catalog = new QueueCatalog(ds);
+  }
+
+  @AfterAll
+  static void tearDown() {
+    ds.close();
+  }
+
+  static void exec(String sql) throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  @Test
+  void conventionTableIsValidAndPlainInsertWorks() throws Exception {
+    exec(QueueConvention.createTableSql("good_q", List.of("order_id BIGINT NOT NULL"), "sluice_queue ack_wait=5s"));
+    QueueCatalog.Discovered d = catalog.inspect(new QueueCatalog.Candidate("good_q", "sluice_queue ack_wait=5s"));
+    assertThat(d.problem()).isNull();
+    assertThat(d.queue().userColumns()).containsExactly("order_id");
+    exec("INSERT INTO good_q (order_id) VALUES (1)");
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT state, epoch, tenant, priority, time_next, time_created, "
+                    + QueueConvention.NOW_NS_SQL
+                    + " FROM good_q")) {
+      rs.next();
+      assertThat(rs.getInt(1)).isZero();
+      assertThat(rs.getInt(2)).isZero();
+      assertThat(rs.getString(3)).isEmpty();
+      assertThat(rs.getInt(4)).isEqualTo(QueueConvention.DEFAULT_PRIORITY);
+      long now = rs.getLong(7);
+      assertThat(rs.getLong(5)).isBetween(now - 60_000_000_000L, now);
+      assertThat(rs.getLong(6)).isEqualTo(rs.getLong(5));
+    }
+  }
+
+  @Test
+  void discoveryFindsOnlyMarkedTables() throws Exception {
+    exec("CREATE TABLE not_a_queue (id BIGINT PRIMARY KEY) COMMENT='orders'");
+    exec(QueueConvention.createTableSql("found_q", List.of(), "sluice_queue"));
+    assertThat(catalog.candidates()).extracting(QueueCatalog.Candidate::table).contains("found_q").doesNotContain("not_a_queue");
+  }
+
+  @Test
+  void validatorNamesEachProblemWithItsFix() throws Exception {
+    exec(
+        "CREATE TABLE bad_q (id BIGINT NOT NULL PRIMARY KEY, time_next BIGINT NULL,"
+            + " state VARCHAR(10) NOT NULL DEFAULT 'x', tenant VARCHAR(64) NOT NULL,"
+            + " time_created BIGINT NOT NULL DEFAULT 0) COMMENT='sluice_queue'");
+    List<SchemaProblem> p = catalog.problems("bad_q");
+    assertThat(p).extracting(SchemaProblem::column)
+        .contains("time_next", "state", "epoch", "priority", "tenant", "time_acked", QueueConvention.POLL_INDEX);
+    assertThat(p).filteredOn(x -> x.column().equals("epoch")).first()
+        .satisfies(x -> {
+          assertThat(x.problem()).isEqualTo("missing column");
+          assertThat(x.fix()).isEqualTo("ALTER TABLE `bad_q` ADD COLUMN `epoch` INT NOT NULL DEFAULT 0");
+        });
+    assertThat(p).filteredOn(x -> x.column().equals("time_next")).first()
+        .satisfies(x -> assertThat(x.problem()).contains("NOT NULL"));
+    assertThat(p).filteredOn(x -> x.column().equals("tenant")).first()
+        .satisfies(x -> assertThat(x.problem()).contains("missing default"));
+    assertThat(p).filteredOn(x -> x.column().equals(QueueConvention.POLL_INDEX)).first()
+        .satisfies(x -> assertThat(x.fix()).contains("ADD INDEX `sluice_poll` (`state`, `time_next`)"));
+    // Applying every fix makes the table valid.
+    for (SchemaProblem x : p) {
+      if (!x.column().equals("state")) {
+        exec(x.fix());
+      }
+    }
+    exec("ALTER TABLE bad_q MODIFY `state` TINYINT NOT NULL DEFAULT 0");
+    assertThat(catalog.problems("bad_q")).isEmpty();
+  }
+
+  @Test
+  void enumStateColumnIsAccepted() throws Exception {
+    exec(QueueConvention.createTableSql("enum_q", List.of(), "sluice_queue"));
+    exec("ALTER TABLE enum_q MODIFY `state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
+    QueueCatalog.Discovered d = catalog.inspect(new QueueCatalog.Candidate("enum_q", "sluice_queue"));
+    assertThat(d.problem()).isNull();
+    assertThat(d.queue().stateIsEnum()).isTrue();
+  }
+
+  @Test
+  void pollQueryIsServedByTheIndexAtAnyBacklog() throws Exception {
+    exec(QueueConvention.createTableSql("explain_q", List.of("n INT NULL"), "sluice_queue"));
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      StringBuilder sb = new StringBuilder("INSERT INTO explain_q (n, state) VALUES ");
+      for (int i = 0; i < 5000; i++) {
+        sb.append(i == 0 ? "" : ",").append("(").append(i).append(",").append(i % 3 == 0 ? 0 : 2).append(")");
+      }
+      s.execute(sb.toString());
+      s.execute("ANALYZE TABLE explain_q");
+    }
+    QueueTable q = catalog.inspect(new QueueCatalog.Candidate("explain_q", "sluice_queue")).queue();
+    JdbcEventStore store = new JdbcEventStore(ds, q);
+    List<Map<String, String>> plan = explain(ds, store.pollSql(Long.MAX_VALUE, 1000));
+    assertThat(plan).hasSize(1);
+    assertThat(plan.get(0).get("key")).isEqualTo(QueueConvention.POLL_INDEX);
+    assertThat(plan.get(0).get("type")).isNotEqualTo("ALL");
+    assertThat(plan.get(0).get("Extra")).doesNotContain("filesort");
+  }
+
+  static List<Map<String, String>> explain(DataSource ds, String sql) throws Exception {
+    List<Map<String, String>> rows = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("EXPLAIN " + sql)) {
+      while (rs.next()) {
+        Map<String, String> row = new java.util.HashMap<>();
+        for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+          row.put(rs.getMetaData().getColumnLabel(i), String.valueOf(rs.getString(i)));
+        }
+        rows.add(row);
+      }
+    }
+    return rows;
+  }
+}
