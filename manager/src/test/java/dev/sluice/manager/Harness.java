@@ -53,6 +53,13 @@ public final class Harness implements AutoCloseable {
             ("sluice_queue " + options).strip()));
   }
 
+  /** Creates a conforming table with any comment, even a malformed one. */
+  public void createQueueWithComment(String name, String comment) throws SQLException {
+    exec(
+        QueueConvention.createTableSql(name, List.of("`order_id` BIGINT NULL"), "sluice_queue")
+            .replace("COMMENT='sluice_queue'", "COMMENT='" + comment.replace("'", "''") + "'"));
+  }
+
   public void exec(String sql) throws SQLException {
     try (Connection c = connect();
         Statement s = c.createStatement()) {

@@ -142,8 +142,8 @@ final class Connector implements StreamSession.Listener {
   }
 
   /**
-   * The current stream once the manager answered Subscribed on it; null if none within the
-   * timeout or once stopped.
+   * The current stream once the manager answered Subscribed on it; null if none within the timeout
+   * or once stopped.
    */
   StreamSession awaitSubscribed(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();

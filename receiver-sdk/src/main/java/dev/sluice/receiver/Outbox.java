@@ -9,10 +9,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Completed handlings waiting to be sent, plus the count of those the manager has not answered yet.
  *
- * <p>Handler threads {@link #add} and the single sender thread {@link #takeBatch}es. Batching
- * comes for free: the sender blocks until one completion is there (no added delay when idle) and
- * then drains everything that piled up while it was busy sending, so under load many acks share
- * one message.
+ * <p>Handler threads {@link #add} and the single sender thread {@link #takeBatch}es. Batching comes
+ * for free: the sender blocks until one completion is there (no added delay when idle) and then
+ * drains everything that piled up while it was busy sending, so under load many acks share one
+ * message.
  */
 final class Outbox {
   private final LinkedBlockingDeque<Completion> queue = new LinkedBlockingDeque<>();
@@ -27,8 +27,8 @@ final class Outbox {
   }
 
   /**
-   * Puts back completions that were sent on a stream that ended before they were answered, ahead
-   * of newer ones, so that the next stream sends them again.
+   * Puts back completions that were sent on a stream that ended before they were answered, ahead of
+   * newer ones, so that the next stream sends them again.
    */
   void requeue(List<Completion> completions) {
     for (int i = completions.size() - 1; i >= 0; i--) {

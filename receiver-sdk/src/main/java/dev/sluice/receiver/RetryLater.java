@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Thrown by an {@link EventHandler} to nack an event and ask the manager to retry it no sooner
- * than {@link #delay()} from now. A zero delay means "use the queue's backoff".
+ * Thrown by an {@link EventHandler} to nack an event and ask the manager to retry it no sooner than
+ * {@link #delay()} from now. A zero delay means "use the queue's backoff".
  */
 public class RetryLater extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code connect}: opens the Subscribe stream and reopens it after the backoff.
  *   <li>{@code grpc}: runs the stream's inbound callbacks (Subscribed, EventBatch, AckResults,
  *       stream end); it only queues work and updates counters, so it never blocks on a handler.
- *   <li>the caller's thread runs {@link #close()} (NotifyShutdown and the bounded waits) and
- *       {@link #abort()}.
+ *   <li>the caller's thread runs {@link #close()} (NotifyShutdown and the bounded waits) and {@link
+ *       #abort()}.
  * </ul>
  *
  * <p>Every write on the stream (Subscribe, acks, half-close, cancel) is serialized by {@link
@@ -126,8 +126,9 @@ public final class SluiceReceiver implements AutoCloseable {
               dispatcher::dispatch,
               this::isClosing,
               () -> outbox.unanswered() > 0 || dispatcher.inFlight() > 0);
-      sender = new NamedThreadFactory(id, "sender", false).newThread(
-          new AckSender(outbox, connector, silenced, stopped));
+      sender =
+          new NamedThreadFactory(id, "sender", false)
+              .newThread(new AckSender(outbox, connector, silenced, stopped));
       state = State.RUNNING;
     }
     connector.start();
@@ -234,7 +235,8 @@ public final class SluiceReceiver implements AutoCloseable {
           .notifyShutdown(NotifyShutdownRequest.newBuilder().setReceiverId(receiverId()).build());
       log.info("receiver {}: manager notified of shutdown", receiverId());
     } catch (StatusRuntimeException e) {
-      log.warn("receiver {}: NotifyShutdown failed: {}; closing anyway", receiverId(), e.getStatus());
+      log.warn(
+          "receiver {}: NotifyShutdown failed: {}; closing anyway", receiverId(), e.getStatus());
     }
   }
 
@@ -279,7 +281,8 @@ public final class SluiceReceiver implements AutoCloseable {
       channel.shutdown();
       try {
         if (!channel.awaitTermination(PROTOCOL_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)) {
-          log.warn("receiver {}: channel did not terminate within {}", receiverId(), PROTOCOL_TIMEOUT);
+          log.warn(
+              "receiver {}: channel did not terminate within {}", receiverId(), PROTOCOL_TIMEOUT);
           channel.shutdownNow();
         }
       } catch (InterruptedException e) {

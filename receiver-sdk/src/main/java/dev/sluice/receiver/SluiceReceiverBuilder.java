@@ -105,8 +105,7 @@ public final class SluiceReceiverBuilder {
       throw new IllegalArgumentException("reconnectBackoff min and max are required");
     }
     if (reconnectMin.isNegative() || reconnectMin.isZero()) {
-      throw new IllegalArgumentException(
-          "reconnectBackoff min must be > 0, was " + reconnectMin);
+      throw new IllegalArgumentException("reconnectBackoff min must be > 0, was " + reconnectMin);
     }
     if (reconnectMax.compareTo(reconnectMin) < 0) {
       throw new IllegalArgumentException(

@@ -21,11 +21,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One Subscribe stream. gRPC's request observer is not thread-safe, and several threads write to
- * it (Subscribe from the connector, acks from the sender, half-close from close(), cancel from
- * abort()), so every write goes through a method synchronized on this session. The same lock
- * guards the sent-but-unanswered completions, so that an AckResult can never be matched before its
- * send was recorded, and a stream's end hands back exactly what it left unanswered.
+ * One Subscribe stream. gRPC's request observer is not thread-safe, and several threads write to it
+ * (Subscribe from the connector, acks from the sender, half-close from close(), cancel from
+ * abort()), so every write goes through a method synchronized on this session. The same lock guards
+ * the sent-but-unanswered completions, so that an AckResult can never be matched before its send
+ * was recorded, and a stream's end hands back exactly what it left unanswered.
  */
 final class StreamSession implements ClientResponseObserver<ReceiverMessage, ManagerMessage> {
   /** Stream-level callbacks, run on the gRPC callback thread. */

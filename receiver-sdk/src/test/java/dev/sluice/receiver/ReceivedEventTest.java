@@ -23,7 +23,8 @@ class ReceivedEventTest {
           .putColumns("name", Value.newBuilder().setStringValue("x").build())
           .putColumns("count", Value.newBuilder().setIntValue(7).build())
           .putColumns("ratio", Value.newBuilder().setDoubleValue(0.5).build())
-          .putColumns("blob", Value.newBuilder().setBytesValue(ByteString.copyFromUtf8("ab")).build())
+          .putColumns(
+              "blob", Value.newBuilder().setBytesValue(ByteString.copyFromUtf8("ab")).build())
           .putColumns("gone", Value.newBuilder().setNullValue(true).build())
           .build();
   private final ReceivedEvent event = new ReceivedEvent(raw);

@@ -27,7 +27,8 @@ class ReceiverAckTest extends ReceiverTestSupport {
     SluiceReceiver receiver =
         startReceiver(e -> payloads.put(e.id(), e.getString("payload")), b -> b.concurrency(4));
 
-    server.push(LongStream.rangeClosed(1, 20).mapToObj(id -> event(id, id + 100)).toArray(Event[]::new));
+    server.push(
+        LongStream.rangeClosed(1, 20).mapToObj(id -> event(id, id + 100)).toArray(Event[]::new));
 
     await().atMost(WAIT).until(() -> server.acked().size() == 20);
     Map<Long, Long> epochById =

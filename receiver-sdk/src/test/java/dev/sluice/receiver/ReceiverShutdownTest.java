@@ -75,8 +75,10 @@ class ReceiverShutdownTest extends ReceiverTestSupport {
     receiver.close();
 
     assertThat(server.nacks()).hasSize(2);
-    Nack interrupted = server.nacks().stream().filter(n -> n.getEvent().getId() == 1).findFirst().orElseThrow();
-    Nack refused = server.nacks().stream().filter(n -> n.getEvent().getId() == 2).findFirst().orElseThrow();
+    Nack interrupted =
+        server.nacks().stream().filter(n -> n.getEvent().getId() == 1).findFirst().orElseThrow();
+    Nack refused =
+        server.nacks().stream().filter(n -> n.getEvent().getId() == 2).findFirst().orElseThrow();
     assertThat(interrupted.getReason()).startsWith("java.lang.InterruptedException");
     assertThat(refused.getReason()).isEqualTo(Dispatcher.REFUSED);
     assertThat(server.timeline.indexOf("completed"))
@@ -108,7 +110,10 @@ class ReceiverShutdownTest extends ReceiverTestSupport {
     receiver.abort();
 
     assertThat(finished.await(10, TimeUnit.SECONDS)).isTrue();
-    await().atMost(WAIT).until(() -> server.streamEnds.stream().anyMatch(s -> s.getCode() == Status.Code.CANCELLED));
+    await()
+        .atMost(WAIT)
+        .until(
+            () -> server.streamEnds.stream().anyMatch(s -> s.getCode() == Status.Code.CANCELLED));
     await()
         .during(Duration.ofMillis(300))
         .atMost(WAIT)
@@ -124,7 +129,8 @@ class ReceiverShutdownTest extends ReceiverTestSupport {
 
   @Test
   void closeLeavesACallerOwnedChannelOpen() {
-    ManagedChannel channel = ManagedChannelBuilder.forTarget(server.target()).usePlaintext().build();
+    ManagedChannel channel =
+        ManagedChannelBuilder.forTarget(server.target()).usePlaintext().build();
     try {
       SluiceReceiver receiver =
           startReceiver(e -> {}, b -> b.target(null).channel(channel).receiverId("r-own"));

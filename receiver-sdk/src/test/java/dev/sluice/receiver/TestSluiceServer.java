@@ -29,8 +29,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A fake manager on a real loopback port: records every message a receiver sends (in one
- * timeline, to check ordering) and lets the test push events and break streams.
+ * A fake manager on a real loopback port: records every message a receiver sends (in one timeline,
+ * to check ordering) and lets the test push events and break streams.
  */
 final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCloseable {
   final List<String> timeline = new CopyOnWriteArrayList<>();
@@ -196,8 +196,7 @@ final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCl
         return;
       }
       AckResults.Builder results = AckResults.newBuilder();
-      refs.forEach(
-          r -> results.addResults(AckResult.newBuilder().setEvent(r).setStatus(answer)));
+      refs.forEach(r -> results.addResults(AckResult.newBuilder().setEvent(r).setStatus(answer)));
       send(ManagerMessage.newBuilder().setAckResults(results).build());
     }
 
