@@ -19,7 +19,9 @@ public final class Durations {
     Matcher m = FORM.matcher(text == null ? "" : text.trim());
     if (!m.matches()) {
       throw new IllegalArgumentException(
-          "'" + text + "' is not a duration: write a whole number and a unit ms, s, m, h or d (e.g. 30s)");
+          "'"
+              + text
+              + "' is not a duration: write a whole number and a unit ms, s, m, h or d (e.g. 30s)");
     }
     long n;
     try {

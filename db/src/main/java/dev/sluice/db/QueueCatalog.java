@@ -72,7 +72,10 @@ public final class QueueCatalog {
           c.table(),
           c.comment(),
           null,
-          "queue " + c.table() + ": table does not follow the convention: " + String.join("; ", texts));
+          "queue "
+              + c.table()
+              + ": table does not follow the convention: "
+              + String.join("; ", texts));
     }
     List<String> user = new ArrayList<>();
     for (String name : columns.keySet()) {
@@ -144,8 +147,9 @@ public final class QueueCatalog {
 
   private String engine(String table) {
     return ctx.fetchValue(
-        "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-        table) instanceof String s
+                "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                table)
+            instanceof String s
         ? s
         : null;
   }

@@ -8,9 +8,9 @@ import java.util.regex.Pattern;
  * The queue-table convention (DESIGN.md, "The queue table"): the system columns, their defaults,
  * the poll index, and the DDL that creates a conforming table.
  *
- * <p>Times are BIGINT nanoseconds since the Unix epoch on the database server's clock; the
- * defaults are computed by the server so that a plain {@code INSERT} of user columns schedules the
- * event "now" by the shard's own clock.
+ * <p>Times are BIGINT nanoseconds since the Unix epoch on the database server's clock; the defaults
+ * are computed by the server so that a plain {@code INSERT} of user columns schedules the event
+ * "now" by the shard's own clock.
  */
 public final class QueueConvention {
   public static final String ID = "id";
@@ -62,7 +62,8 @@ public final class QueueConvention {
   public static String createTableSql(String table, List<String> userColumns, String comment) {
     requireIdentifier("queue name", table);
     if (!QueueOptions.isQueueComment(comment)) {
-      throw new IllegalArgumentException("a queue comment must start with sluice_queue: " + comment);
+      throw new IllegalArgumentException(
+          "a queue comment must start with sluice_queue: " + comment);
     }
     QueueOptions.parseComment(table, comment);
     StringBuilder sb = new StringBuilder("CREATE TABLE `").append(table).append("` (\n");

@@ -130,7 +130,12 @@ public record QueueOptions(
     }
     if (!problems.isEmpty()) {
       throw new QueueConfigException(
-          "queue " + table + ": malformed comment '" + comment + "': " + String.join("; ", problems));
+          "queue "
+              + table
+              + ": malformed comment '"
+              + comment
+              + "': "
+              + String.join("; ", problems));
     }
     return o;
   }

@@ -8,8 +8,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Checks a table against the queue convention and names each problem with the statement that
- * fixes it. Pure: it works on what {@link QueueCatalog} read from information_schema.
+ * Checks a table against the queue convention and names each problem with the statement that fixes
+ * it. Pure: it works on what {@link QueueCatalog} read from information_schema.
  */
 public final class QueueSchemaValidator {
   private static final List<String> STATE_NAMES =
@@ -33,20 +33,37 @@ public final class QueueSchemaValidator {
 
     ColumnInfo id = columns.get(ID);
     if (id == null) {
-      p.add(new SchemaProblem(ID, "missing column", alterAdd(t, "`id` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY")));
+      p.add(
+          new SchemaProblem(
+              ID,
+              "missing column",
+              alterAdd(t, "`id` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY")));
     } else if (!id.isInteger()) {
-      p.add(new SchemaProblem(ID, "must be an integer type, is " + id.columnType(), modify(t, "`id` BIGINT NOT NULL AUTO_INCREMENT")));
+      p.add(
+          new SchemaProblem(
+              ID,
+              "must be an integer type, is " + id.columnType(),
+              modify(t, "`id` BIGINT NOT NULL AUTO_INCREMENT")));
     } else if (!List.of(ID).equals(indexes.get("PRIMARY"))) {
-      p.add(new SchemaProblem(ID, "must be the primary key on its own", "ALTER TABLE " + t + " DROP PRIMARY KEY, ADD PRIMARY KEY (`id`)"));
+      p.add(
+          new SchemaProblem(
+              ID,
+              "must be the primary key on its own",
+              "ALTER TABLE " + t + " DROP PRIMARY KEY, ADD PRIMARY KEY (`id`)"));
     }
 
     nsColumn(p, t, columns.get(TIME_NEXT), TIME_NEXT, nowDefault, true);
     nsColumn(p, t, columns.get(TIME_CREATED), TIME_CREATED, nowDefault, true);
     ColumnInfo acked = columns.get(TIME_ACKED);
     if (acked == null) {
-      p.add(new SchemaProblem(TIME_ACKED, "missing column", alterAdd(t, "`time_acked` BIGINT NULL")));
+      p.add(
+          new SchemaProblem(TIME_ACKED, "missing column", alterAdd(t, "`time_acked` BIGINT NULL")));
     } else if (!acked.dataType().equals("bigint")) {
-      p.add(new SchemaProblem(TIME_ACKED, "must be BIGINT (ns since epoch), is " + acked.columnType(), modify(t, "`time_acked` BIGINT NULL")));
+      p.add(
+          new SchemaProblem(
+              TIME_ACKED,
+              "must be BIGINT (ns since epoch), is " + acked.columnType(),
+              modify(t, "`time_acked` BIGINT NULL")));
     }
 
     ColumnInfo state = columns.get(STATE);
@@ -57,78 +74,134 @@ public final class QueueSchemaValidator {
       String ct = state.columnType().toLowerCase(Locale.ROOT);
       for (String n : STATE_NAMES) {
         if (!ct.contains("'" + n + "'")) {
-          p.add(new SchemaProblem(STATE, "ENUM lacks the value '" + n + "'", modify(t, "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'")));
+          p.add(
+              new SchemaProblem(
+                  STATE,
+                  "ENUM lacks the value '" + n + "'",
+                  modify(
+                      t,
+                      "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'")));
           break;
         }
       }
-      notNullWithDefault(p, t, state, "'pending'", "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
+      notNullWithDefault(
+          p,
+          t,
+          state,
+          "'pending'",
+          "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
       if (state.hasDefault() && !"pending".equals(state.defaultUnquoted())) {
-        p.add(new SchemaProblem(STATE, "default must be 'pending', is " + state.defaultValue(), modify(t, "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'")));
+        p.add(
+            new SchemaProblem(
+                STATE,
+                "default must be 'pending', is " + state.defaultValue(),
+                modify(
+                    t,
+                    "`state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'")));
       }
     } else if (!state.isInteger()) {
-      p.add(new SchemaProblem(STATE, "must be TINYINT or ENUM, is " + state.columnType(), modify(t, stateDef)));
+      p.add(
+          new SchemaProblem(
+              STATE, "must be TINYINT or ENUM, is " + state.columnType(), modify(t, stateDef)));
     } else {
       notNullWithDefault(p, t, state, "0", stateDef);
       if (state.hasDefault() && !"0".equals(state.defaultUnquoted())) {
-        p.add(new SchemaProblem(STATE, "default must be 0 (pending), is " + state.defaultValue(), modify(t, stateDef)));
+        p.add(
+            new SchemaProblem(
+                STATE,
+                "default must be 0 (pending), is " + state.defaultValue(),
+                modify(t, stateDef)));
       }
     }
 
     intColumn(p, t, columns.get(EPOCH), EPOCH, "`epoch` INT NOT NULL DEFAULT 0");
-    intColumn(p, t, columns.get(PRIORITY), PRIORITY, "`priority` TINYINT NOT NULL DEFAULT " + DEFAULT_PRIORITY);
+    intColumn(
+        p,
+        t,
+        columns.get(PRIORITY),
+        PRIORITY,
+        "`priority` TINYINT NOT NULL DEFAULT " + DEFAULT_PRIORITY);
 
     ColumnInfo tenant = columns.get(TENANT);
     String tenantDef = "`tenant` VARCHAR(64) NOT NULL DEFAULT ''";
     if (tenant == null) {
       p.add(new SchemaProblem(TENANT, "missing column", alterAdd(t, tenantDef)));
     } else if (!tenant.isText()) {
-      p.add(new SchemaProblem(TENANT, "must be VARCHAR, is " + tenant.columnType(), modify(t, tenantDef)));
+      p.add(
+          new SchemaProblem(
+              TENANT, "must be VARCHAR, is " + tenant.columnType(), modify(t, tenantDef)));
     } else {
       notNullWithDefault(p, t, tenant, "''", tenantDef);
     }
     ColumnInfo actor = columns.get(ACTOR);
     if (actor != null && !actor.isText()) {
-      p.add(new SchemaProblem(ACTOR, "must be VARCHAR, is " + actor.columnType(), modify(t, "`actor` VARCHAR(255) NOT NULL DEFAULT ''")));
+      p.add(
+          new SchemaProblem(
+              ACTOR,
+              "must be VARCHAR, is " + actor.columnType(),
+              modify(t, "`actor` VARCHAR(255) NOT NULL DEFAULT ''")));
     }
 
     boolean pollIndex =
         indexes.values().stream()
-            .anyMatch(cols -> cols.size() >= 2 && cols.get(0).equals(STATE) && cols.get(1).equals(TIME_NEXT));
+            .anyMatch(
+                cols ->
+                    cols.size() >= 2 && cols.get(0).equals(STATE) && cols.get(1).equals(TIME_NEXT));
     if (!pollIndex) {
-      p.add(new SchemaProblem(POLL_INDEX, "no index on (state, time_next): the poll query would scan the table", "ALTER TABLE " + t + " ADD INDEX `" + POLL_INDEX + "` (`state`, `time_next`)"));
+      p.add(
+          new SchemaProblem(
+              POLL_INDEX,
+              "no index on (state, time_next): the poll query would scan the table",
+              "ALTER TABLE " + t + " ADD INDEX `" + POLL_INDEX + "` (`state`, `time_next`)"));
     }
     if (engine != null && !engine.equalsIgnoreCase("InnoDB")) {
-      p.add(new SchemaProblem("ENGINE", "must be InnoDB (transactions and row locks), is " + engine, "ALTER TABLE " + t + " ENGINE=InnoDB"));
+      p.add(
+          new SchemaProblem(
+              "ENGINE",
+              "must be InnoDB (transactions and row locks), is " + engine,
+              "ALTER TABLE " + t + " ENGINE=InnoDB"));
     }
     return p;
   }
 
-  private static void nsColumn(List<SchemaProblem> p, String t, ColumnInfo c, String name, String dflt, boolean notNull) {
+  private static void nsColumn(
+      List<SchemaProblem> p, String t, ColumnInfo c, String name, String dflt, boolean notNull) {
     String def = "`" + name + "` BIGINT NOT NULL " + dflt;
     if (c == null) {
       p.add(new SchemaProblem(name, "missing column", alterAdd(t, def)));
     } else if (!c.dataType().equals("bigint")) {
-      p.add(new SchemaProblem(name, "must be BIGINT (ns since epoch), is " + c.columnType(), modify(t, def)));
+      p.add(
+          new SchemaProblem(
+              name, "must be BIGINT (ns since epoch), is " + c.columnType(), modify(t, def)));
     } else if (notNull) {
       notNullWithDefault(p, t, c, "(now in ns)", def);
     }
   }
 
-  private static void intColumn(List<SchemaProblem> p, String t, ColumnInfo c, String name, String def) {
+  private static void intColumn(
+      List<SchemaProblem> p, String t, ColumnInfo c, String name, String def) {
     if (c == null) {
       p.add(new SchemaProblem(name, "missing column", alterAdd(t, def)));
     } else if (!c.isInteger()) {
-      p.add(new SchemaProblem(name, "must be an integer type, is " + c.columnType(), modify(t, def)));
+      p.add(
+          new SchemaProblem(name, "must be an integer type, is " + c.columnType(), modify(t, def)));
     } else {
       notNullWithDefault(p, t, c, "a default", def);
     }
   }
 
-  private static void notNullWithDefault(List<SchemaProblem> p, String t, ColumnInfo c, String what, String def) {
+  private static void notNullWithDefault(
+      List<SchemaProblem> p, String t, ColumnInfo c, String what, String def) {
     if (c.nullable()) {
-      p.add(new SchemaProblem(c.name(), "must be NOT NULL (a NULL row would never fire)", modify(t, def)));
+      p.add(
+          new SchemaProblem(
+              c.name(), "must be NOT NULL (a NULL row would never fire)", modify(t, def)));
     } else if (!c.hasDefault()) {
-      p.add(new SchemaProblem(c.name(), "missing default " + what + ": a plain INSERT of user columns would fail", modify(t, def)));
+      p.add(
+          new SchemaProblem(
+              c.name(),
+              "missing default " + what + ": a plain INSERT of user columns would fail",
+              modify(t, def)));
     }
   }
 

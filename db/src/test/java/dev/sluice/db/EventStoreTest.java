@@ -45,12 +45,14 @@ class EventStoreTest {
   void newQueue() throws Exception {
     table = "store_q" + (++n);
     exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
-    QueueTable q = new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
+    QueueTable q =
+        new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
     store = new JdbcEventStore(ds, q);
   }
 
   static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       s.execute(sql);
     }
   }
@@ -69,17 +71,23 @@ class EventStoreTest {
   void pollReadsDuePendingRowsWithUserColumns() throws Exception {
     long a = insert("a");
     try (Connection c = ds.getConnection()) {
-      EventProducer.insert(c, table, Map.of("body", "later"),
+      EventProducer.insert(
+          c,
+          table,
+          Map.of("body", "later"),
           EventOptions.builder().delay(Duration.ofHours(1)).tenant("t1").priority(-5).build());
     }
     List<EventRow> rows = store.pollPending(now(), 10);
     assertThat(rows).extracting(EventRow::id).containsExactly(a);
     assertThat(rows.get(0).userColumns()).containsEntry("body", "a");
-    assertThat(store.pollPending(now() + Duration.ofHours(2).toNanos(), 10)).hasSize(2)
-        .last().satisfies(r -> {
-          assertThat(r.tenant()).isEqualTo("t1");
-          assertThat(r.priority()).isEqualTo(-5);
-        });
+    assertThat(store.pollPending(now() + Duration.ofHours(2).toNanos(), 10))
+        .hasSize(2)
+        .last()
+        .satisfies(
+            r -> {
+              assertThat(r.tenant()).isEqualTo("t1");
+              assertThat(r.priority()).isEqualTo(-5);
+            });
   }
 
   @Test
@@ -89,7 +97,13 @@ class EventStoreTest {
     long c = insert("c");
     exec("UPDATE " + table + " SET state = 4 WHERE id = " + b); // cancelled by SQL
     Map<EventRef, CasOutcome> out =
-        store.fire(List.of(new EventRef(a, 0), new EventRef(b, 0), new EventRef(c, 7), new EventRef(99_999, 0)), now() + 1);
+        store.fire(
+            List.of(
+                new EventRef(a, 0),
+                new EventRef(b, 0),
+                new EventRef(c, 7),
+                new EventRef(99_999, 0)),
+            now() + 1);
     assertThat(out)
         .containsEntry(new EventRef(a, 0), CasOutcome.APPLIED)
         .containsEntry(new EventRef(b, 0), CasOutcome.STALE)
@@ -98,7 +112,8 @@ class EventStoreTest {
     assertThat(store.counts().fired()).isEqualTo(1);
     assertThat(store.counts().pending()).isEqualTo(1);
     // A second fire of the same attempt loses: two managers cannot both fire it.
-    assertThat(store.fire(List.of(new EventRef(a, 0)), now())).containsEntry(new EventRef(a, 0), CasOutcome.STALE);
+    assertThat(store.fire(List.of(new EventRef(a, 0)), now()))
+        .containsEntry(new EventRef(a, 0), CasOutcome.STALE);
   }
 
   @Test
@@ -106,9 +121,12 @@ class EventStoreTest {
     long a = insert("a");
     long b = insert("b");
     store.fire(List.of(new EventRef(a, 0), new EventRef(b, 0)), now() + 1_000_000_000L);
-    assertThat(store.ack(List.of(new EventRef(a, 0)), now())).containsEntry(new EventRef(a, 0), CasOutcome.STALE);
-    assertThat(store.ack(List.of(new EventRef(a, 1)), now())).containsEntry(new EventRef(a, 1), CasOutcome.APPLIED);
-    assertThat(store.ack(List.of(new EventRef(a, 1)), now())).containsEntry(new EventRef(a, 1), CasOutcome.STALE);
+    assertThat(store.ack(List.of(new EventRef(a, 0)), now()))
+        .containsEntry(new EventRef(a, 0), CasOutcome.STALE);
+    assertThat(store.ack(List.of(new EventRef(a, 1)), now()))
+        .containsEntry(new EventRef(a, 1), CasOutcome.APPLIED);
+    assertThat(store.ack(List.of(new EventRef(a, 1)), now()))
+        .containsEntry(new EventRef(a, 1), CasOutcome.STALE);
     long retryAt = now() + 5_000_000_000L;
     assertThat(store.release(List.of(new Release(new EventRef(b, 1), retryAt, false))))
         .containsEntry(new EventRef(b, 1), CasOutcome.APPLIED);
@@ -136,7 +154,10 @@ class EventStoreTest {
     store.fire(List.of(new EventRef(b, 0)), now() + 1);
     Map<Long, CasOutcome> out = store.cancel(List.of(b, a, 5_555L), now());
     assertThat(out.keySet()).containsExactly(b, a, 5_555L);
-    assertThat(out).containsEntry(a, CasOutcome.APPLIED).containsEntry(b, CasOutcome.STALE).containsEntry(5_555L, CasOutcome.UNKNOWN);
+    assertThat(out)
+        .containsEntry(a, CasOutcome.APPLIED)
+        .containsEntry(b, CasOutcome.STALE)
+        .containsEntry(5_555L, CasOutcome.UNKNOWN);
     assertThat(store.counts().cancelled()).isEqualTo(1);
     assertThat(store.counts().fired()).isEqualTo(1);
   }
@@ -148,7 +169,13 @@ class EventStoreTest {
       ids[i] = insert("e" + i);
     }
     long t = now();
-    store.fire(List.of(new EventRef(ids[0], 0), new EventRef(ids[1], 0), new EventRef(ids[2], 0), new EventRef(ids[3], 0)), t + 1);
+    store.fire(
+        List.of(
+            new EventRef(ids[0], 0),
+            new EventRef(ids[1], 0),
+            new EventRef(ids[2], 0),
+            new EventRef(ids[3], 0)),
+        t + 1);
     store.ack(List.of(new EventRef(ids[0], 1), new EventRef(ids[1], 1)), t - 10_000);
     store.release(List.of(new Release(new EventRef(ids[2], 1), 0, true))); // dead stays
     store.cancel(List.of(ids[4]), t - 10_000);
@@ -171,11 +198,14 @@ class EventStoreTest {
   void producerRefusesBadInputAndWritesNothing() throws Exception {
     try (Connection c = ds.getConnection()) {
       assertThatThrownBy(() -> EventProducer.insert(c, "bad name", Map.of("body", "x")))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("queue name");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("queue name");
       assertThatThrownBy(() -> EventProducer.insert(c, table, Map.of("state", 2)))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("system column");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("system column");
       assertThatThrownBy(() -> EventProducer.insert(c, table, Map.of("body; DROP", 2)))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("column name");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("column name");
     }
     assertThat(store.counts().pending()).isZero();
   }

@@ -60,7 +60,8 @@ class QueueOptionsTest {
         .hasMessageContaining("max_attempts=0 must be at least 1");
     assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue max_attempts=ten"))
         .hasMessageContaining("not a whole number");
-    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue min_backoff=10s max_backoff=1s"))
+    assertThatThrownBy(
+            () -> QueueOptions.parseComment("q", "sluice_queue min_backoff=10s max_backoff=1s"))
         .hasMessageContaining("max_backoff (1s) is less than min_backoff (10s)");
     assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait"))
         .hasMessageContaining("not key=value");

@@ -43,8 +43,11 @@ class SchemaTest {
 
   @Test
   void conventionTableIsValidAndPlainInsertWorks() throws Exception {
-    exec(QueueConvention.createTableSql("good_q", List.of("order_id BIGINT NOT NULL"), "sluice_queue ack_wait=5s"));
-    QueueCatalog.Discovered d = catalog.inspect(new QueueCatalog.Candidate("good_q", "sluice_queue ack_wait=5s"));
+    exec(
+        QueueConvention.createTableSql(
+            "good_q", List.of("order_id BIGINT NOT NULL"), "sluice_queue ack_wait=5s"));
+    QueueCatalog.Discovered d =
+        catalog.inspect(new QueueCatalog.Candidate("good_q", "sluice_queue ack_wait=5s"));
     assertThat(d.problem()).isNull();
     assertThat(d.queue().userColumns()).containsExactly("order_id");
     exec("INSERT INTO good_q (order_id) VALUES (1)");
@@ -70,7 +73,10 @@ class SchemaTest {
   void discoveryFindsOnlyMarkedTables() throws Exception {
     exec("CREATE TABLE not_a_queue (id BIGINT PRIMARY KEY) COMMENT='orders'");
     exec(QueueConvention.createTableSql("found_q", List.of(), "sluice_queue"));
-    assertThat(catalog.candidates()).extracting(QueueCatalog.Candidate::table).contains("found_q").doesNotContain("not_a_queue");
+    assertThat(catalog.candidates())
+        .extracting(QueueCatalog.Candidate::table)
+        .contains("found_q")
+        .doesNotContain("not_a_queue");
   }
 
   @Test
@@ -80,19 +86,38 @@ class SchemaTest {
             + " state VARCHAR(10) NOT NULL DEFAULT 'x', tenant VARCHAR(64) NOT NULL,"
             + " time_created BIGINT NOT NULL DEFAULT 0) COMMENT='sluice_queue'");
     List<SchemaProblem> p = catalog.problems("bad_q");
-    assertThat(p).extracting(SchemaProblem::column)
-        .contains("time_next", "state", "epoch", "priority", "tenant", "time_acked", QueueConvention.POLL_INDEX);
-    assertThat(p).filteredOn(x -> x.column().equals("epoch")).first()
-        .satisfies(x -> {
-          assertThat(x.problem()).isEqualTo("missing column");
-          assertThat(x.fix()).isEqualTo("ALTER TABLE `bad_q` ADD COLUMN `epoch` INT NOT NULL DEFAULT 0");
-        });
-    assertThat(p).filteredOn(x -> x.column().equals("time_next")).first()
+    assertThat(p)
+        .extracting(SchemaProblem::column)
+        .contains(
+            "time_next",
+            "state",
+            "epoch",
+            "priority",
+            "tenant",
+            "time_acked",
+            QueueConvention.POLL_INDEX);
+    assertThat(p)
+        .filteredOn(x -> x.column().equals("epoch"))
+        .first()
+        .satisfies(
+            x -> {
+              assertThat(x.problem()).isEqualTo("missing column");
+              assertThat(x.fix())
+                  .isEqualTo("ALTER TABLE `bad_q` ADD COLUMN `epoch` INT NOT NULL DEFAULT 0");
+            });
+    assertThat(p)
+        .filteredOn(x -> x.column().equals("time_next"))
+        .first()
         .satisfies(x -> assertThat(x.problem()).contains("NOT NULL"));
-    assertThat(p).filteredOn(x -> x.column().equals("tenant")).first()
+    assertThat(p)
+        .filteredOn(x -> x.column().equals("tenant"))
+        .first()
         .satisfies(x -> assertThat(x.problem()).contains("missing default"));
-    assertThat(p).filteredOn(x -> x.column().equals(QueueConvention.POLL_INDEX)).first()
-        .satisfies(x -> assertThat(x.fix()).contains("ADD INDEX `sluice_poll` (`state`, `time_next`)"));
+    assertThat(p)
+        .filteredOn(x -> x.column().equals(QueueConvention.POLL_INDEX))
+        .first()
+        .satisfies(
+            x -> assertThat(x.fix()).contains("ADD INDEX `sluice_poll` (`state`, `time_next`)"));
     // Applying every fix makes the table valid.
     for (SchemaProblem x : p) {
       if (!x.column().equals("state")) {
@@ -106,8 +131,10 @@ class SchemaTest {
   @Test
   void enumStateColumnIsAccepted() throws Exception {
     exec(QueueConvention.createTableSql("enum_q", List.of(), "sluice_queue"));
-    exec("ALTER TABLE enum_q MODIFY `state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
-    QueueCatalog.Discovered d = catalog.inspect(new QueueCatalog.Candidate("enum_q", "sluice_queue"));
+    exec(
+        "ALTER TABLE enum_q MODIFY `state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
+    QueueCatalog.Discovered d =
+        catalog.inspect(new QueueCatalog.Candidate("enum_q", "sluice_queue"));
     assertThat(d.problem()).isNull();
     assertThat(d.queue().stateIsEnum()).isTrue();
   }
@@ -115,10 +142,16 @@ class SchemaTest {
   @Test
   void pollQueryIsServedByTheIndexAtAnyBacklog() throws Exception {
     exec(QueueConvention.createTableSql("explain_q", List.of("n INT NULL"), "sluice_queue"));
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       StringBuilder sb = new StringBuilder("INSERT INTO explain_q (n, state) VALUES ");
       for (int i = 0; i < 5000; i++) {
-        sb.append(i == 0 ? "" : ",").append("(").append(i).append(",").append(i % 3 == 0 ? 0 : 2).append(")");
+        sb.append(i == 0 ? "" : ",")
+            .append("(")
+            .append(i)
+            .append(",")
+            .append(i % 3 == 0 ? 0 : 2)
+            .append(")");
       }
       s.execute(sb.toString());
       s.execute("ANALYZE TABLE explain_q");

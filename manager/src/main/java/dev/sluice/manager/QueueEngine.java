@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The registry of shard managers in this process: starts and stops them and finds the manager of
- * a queue for the gRPC layer.
+ * The registry of shard managers in this process: starts and stops them and finds the manager of a
+ * queue for the gRPC layer.
  */
 public final class QueueEngine {
   private final List<ShardManager> shards = new ArrayList<>();
@@ -19,7 +19,8 @@ public final class QueueEngine {
   public QueueEngine(ManagerConfig config, Clock clock, MeterRegistry registry) {
     for (ShardConfig s : config.shards()) {
       shards.add(
-          new ShardManager(s, clock, registry, config.discoveryInterval(), config.shutdownTimeout()));
+          new ShardManager(
+              s, clock, registry, config.discoveryInterval(), config.shutdownTimeout()));
     }
   }
 
@@ -66,7 +67,8 @@ public final class QueueEngine {
     for (ShardManager s : shards) {
       out.addAll(s.queues().values());
     }
-    out.sort(java.util.Comparator.comparing(QueueManager::queue).thenComparing(QueueManager::shard));
+    out.sort(
+        java.util.Comparator.comparing(QueueManager::queue).thenComparing(QueueManager::shard));
     return out;
   }
 

@@ -40,6 +40,7 @@ public final class ShardManager {
   private final Duration discoveryInterval;
   private final Duration shutdownTimeout;
   private final Map<String, QueueManager> queues = new ConcurrentHashMap<>();
+
   /** Queue tables found but not served, with the reason. */
   private final Map<String, String> disabled = new ConcurrentHashMap<>();
 
@@ -63,7 +64,11 @@ public final class ShardManager {
     this.discoveryInterval = discoveryInterval;
     this.shutdownTimeout = shutdownTimeout;
     this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
-    registry.gauge("sluice_queues_disabled", io.micrometer.core.instrument.Tags.of("shard", config.name()), disabled, Map::size);
+    registry.gauge(
+        "sluice_queues_disabled",
+        io.micrometer.core.instrument.Tags.of("shard", config.name()),
+        disabled,
+        Map::size);
   }
 
   public String name() {
@@ -73,7 +78,11 @@ public final class ShardManager {
   public synchronized void start() {
     dataSource =
         DataSources.pool(
-            "sluice-" + config.name(), config.jdbcUrl(), config.user(), config.password(), config.poolSize());
+            "sluice-" + config.name(),
+            config.jdbcUrl(),
+            config.user(),
+            config.password(),
+            config.poolSize());
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
     maintenance =
@@ -114,7 +123,11 @@ public final class ShardManager {
             continue;
           }
           if (running != null) {
-            log.info("shard {}: queue {} changed; restarting it with {}", config.name(), d.table(), d.queue().options().asMap());
+            log.info(
+                "shard {}: queue {} changed; restarting it with {}",
+                config.name(),
+                d.table(),
+                d.queue().options().asMap());
             running.stop(shutdownTimeout);
           }
           startQueue(d.queue());
@@ -122,7 +135,10 @@ public final class ShardManager {
           String before = disabled.put(d.table(), d.problem());
           if (!d.problem().equals(before)) {
             configErrors.increment();
-            log.error("shard {}: {} — this queue is not served; the others are", config.name(), d.problem());
+            log.error(
+                "shard {}: {} — this queue is not served; the others are",
+                config.name(),
+                d.problem());
           }
           QueueManager running = queues.remove(d.table());
           if (running != null) {
@@ -132,7 +148,10 @@ public final class ShardManager {
       }
       for (String name : Set.copyOf(queues.keySet())) {
         if (!seen.contains(name)) {
-          log.info("shard {}: queue table {} is gone (or no longer marked); stopping it", config.name(), name);
+          log.info(
+              "shard {}: queue table {} is gone (or no longer marked); stopping it",
+              config.name(),
+              name);
           queues.remove(name).stop(shutdownTimeout);
         }
       }

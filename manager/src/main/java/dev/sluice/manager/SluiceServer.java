@@ -57,11 +57,16 @@ public final class SluiceServer implements AutoCloseable {
     } catch (IOException e) {
       engine.stop();
       throw new UncheckedIOException(
-          "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(), e);
+          "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
+          e);
     }
     health.setStatus("", ServingStatus.SERVING);
     health.setStatus(SluiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-    log.info("manager {} listening for receivers on {}:{}", config.managerId(), config.grpcHost(), port());
+    log.info(
+        "manager {} listening for receivers on {}:{}",
+        config.managerId(),
+        config.grpcHost(),
+        port());
     return this;
   }
 

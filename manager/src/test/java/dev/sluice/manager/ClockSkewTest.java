@@ -51,7 +51,9 @@ class ClockSkewTest {
         Event e = r.events.poll(20, TimeUnit.SECONDS);
         assertThat(e).as("event %d delivered", i).isNotNull();
         long dbNow = h.queryLong("SELECT " + QueueConvention.NOW_NS_SQL);
-        assertThat(dbNow).as("delivered at or after its due time").isGreaterThanOrEqualTo(e.getTimeDueNs());
+        assertThat(dbNow)
+            .as("delivered at or after its due time")
+            .isGreaterThanOrEqualTo(e.getTimeDueNs());
         assertThat(e.getTimeFiredNs()).isGreaterThanOrEqualTo(e.getTimeDueNs());
         r.ack(e);
       }

@@ -44,8 +44,12 @@ class DiscoveryTest {
     assertThat(info("good_q").getStatus()).isEqualTo("SERVING");
     QueueInfo bad = info("bad_q");
     assertThat(bad.getStatus()).isEqualTo("DISABLED");
-    assertThat(bad.getProblem()).contains("bad_q").contains("ack_wait").contains("'banana' is not a duration");
-    assertThat(h.registry.get("sluice_queue_config_errors").counter().count()).isGreaterThanOrEqualTo(1);
+    assertThat(bad.getProblem())
+        .contains("bad_q")
+        .contains("ack_wait")
+        .contains("'banana' is not a duration");
+    assertThat(h.registry.get("sluice_queue_config_errors").counter().count())
+        .isGreaterThanOrEqualTo(1);
 
     RawReceiver toBad = h.rawReceiver("bad_q", "r", 1);
     await().atMost(5, SECONDS).until(() -> toBad.error != null);
@@ -67,7 +71,9 @@ class DiscoveryTest {
   @Test
   void newQueueByMigrationIsServedWithoutRestart() throws Exception {
     h.createQueue("late_q", "");
-    await().atMost(10, SECONDS).until(() -> info("late_q") != null && info("late_q").getStatus().equals("SERVING"));
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> info("late_q") != null && info("late_q").getStatus().equals("SERVING"));
     h.exec("DROP TABLE late_q");
     await().atMost(10, SECONDS).until(() -> info("late_q") == null);
   }
@@ -77,7 +83,9 @@ class DiscoveryTest {
     h.exec("CREATE TABLE broken_q (id BIGINT PRIMARY KEY, payload TEXT) COMMENT='sluice_queue'");
     await().atMost(10, SECONDS).until(() -> info("broken_q") != null);
     assertThat(info("broken_q").getStatus()).isEqualTo("DISABLED");
-    assertThat(info("broken_q").getProblem()).contains("time_next: missing column").contains("ALTER TABLE");
+    assertThat(info("broken_q").getProblem())
+        .contains("time_next: missing column")
+        .contains("ALTER TABLE");
   }
 
   @Test
@@ -98,7 +106,14 @@ class DiscoveryTest {
 
     RawReceiver twice = h.rawReceiver("good_q", "r", 1);
     await().atMost(5, SECONDS).until(() -> twice.subscribed);
-    twice.send(ReceiverMessage.newBuilder().setSubscribe(dev.sluice.proto.v1.Subscribe.newBuilder().setQueue("good_q").setReceiverId("r").setMaxInFlight(1)).build());
+    twice.send(
+        ReceiverMessage.newBuilder()
+            .setSubscribe(
+                dev.sluice.proto.v1.Subscribe.newBuilder()
+                    .setQueue("good_q")
+                    .setReceiverId("r")
+                    .setMaxInFlight(1))
+            .build());
     await().atMost(5, SECONDS).until(() -> twice.error != null);
     assertThat(twice.error.getDescription()).contains("already subscribed");
     assertThat(List.of(unknown, zero, noId, twice)).allMatch(r -> r.all.isEmpty());

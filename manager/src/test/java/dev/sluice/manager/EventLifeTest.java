@@ -266,6 +266,8 @@ class EventLifeTest {
         .isLessThan(Duration.ofSeconds(30));
     assertThat(b.all).extracting(Event::getEpoch).containsOnly(2L);
     b.all.forEach(b::ack);
-    await().atMost(5, SECONDS).until(() -> h.queryLong("SELECT COUNT(*) FROM life_broken WHERE state = 2") == 5);
+    await()
+        .atMost(5, SECONDS)
+        .until(() -> h.queryLong("SELECT COUNT(*) FROM life_broken WHERE state = 2") == 5);
   }
 }

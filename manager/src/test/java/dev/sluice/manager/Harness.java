@@ -20,8 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A real database (one per test class) and a real manager on a loopback gRPC port. The session
- * time zone of test connections is not UTC on purpose: Sluice's times must not depend on it.
+ * A real database (one per test class) and a real manager on a loopback gRPC port. The session time
+ * zone of test connections is not UTC on purpose: Sluice's times must not depend on it.
  */
 public final class Harness implements AutoCloseable {
   public final TestDatabase db;

@@ -64,9 +64,15 @@ class ManagerCrashTest {
       ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
       try {
         var health = io.grpc.health.v1.HealthGrpc.newBlockingStub(ch);
-        await().atMost(60, SECONDS).ignoreExceptions().until(
-            () -> health.check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance()).getStatus()
-                == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        await()
+            .atMost(60, SECONDS)
+            .ignoreExceptions()
+            .until(
+                () ->
+                    health
+                            .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+                            .getStatus()
+                        == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         RawReceiver probe = new RawReceiver(SluiceGrpc.newStub(ch), "crash_q", "victim", 50);
         // Take 50 events and ack 20 of them.
         for (int i = 0; i < 50; i++) {
@@ -78,7 +84,8 @@ class ManagerCrashTest {
           }
         }
         await().atMost(10, SECONDS).until(() -> probe.results.size() == 20);
-        assertThat(probe.results).allMatch(x -> x.getStatus() == dev.sluice.proto.v1.AckStatus.ACK_STATUS_OK);
+        assertThat(probe.results)
+            .allMatch(x -> x.getStatus() == dev.sluice.proto.v1.AckStatus.ACK_STATUS_OK);
         // The 20 freed credits are refilled: 50 events are in flight when the manager dies.
         await().atMost(10, SECONDS).until(() -> probe.all.size() == 70);
         manager.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -91,17 +98,22 @@ class ManagerCrashTest {
       h.startManager();
       RawReceiver r = h.rawReceiver("crash_q", "survivor", 100);
       Map<Long, Long> delivered = new HashMap<>();
-      await().atMost(60, SECONDS).until(() -> {
-        Event e;
-        while ((e = r.events.poll()) != null) {
-          delivered.put(e.getId(), e.getEpoch());
-          r.ack(e);
-        }
-        return h.queryLong("SELECT COUNT(*) FROM crash_q WHERE state = 2") == EVENTS;
-      });
+      await()
+          .atMost(60, SECONDS)
+          .until(
+              () -> {
+                Event e;
+                while ((e = r.events.poll()) != null) {
+                  delivered.put(e.getId(), e.getEpoch());
+                  r.ack(e);
+                }
+                return h.queryLong("SELECT COUNT(*) FROM crash_q WHERE state = 2") == EVENTS;
+              });
       assertThat(delivered).hasSize(EVENTS - 20);
       long redelivered = delivered.entrySet().stream().filter(en -> en.getValue() == 2).count();
-      assertThat(redelivered).as("the 50 held by the dead manager came back as attempt 2").isEqualTo(50);
+      assertThat(redelivered)
+          .as("the 50 held by the dead manager came back as attempt 2")
+          .isEqualTo(50);
     }
   }
 }

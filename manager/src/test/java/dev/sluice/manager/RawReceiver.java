@@ -17,8 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * A receiver speaking the wire protocol directly, so tests control exactly what is acked, nacked
- * or abandoned.
+ * A receiver speaking the wire protocol directly, so tests control exactly what is acked, nacked or
+ * abandoned.
  */
 public final class RawReceiver implements AutoCloseable {
   public final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();

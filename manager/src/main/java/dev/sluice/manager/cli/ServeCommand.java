@@ -29,7 +29,8 @@ public final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     ManagerConfig cfg = ConfigLoader.fromEnvironment().load(config);
     SluiceServer server =
-        new SluiceServer(cfg, Clock.systemUTC(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        new SluiceServer(
+            cfg, Clock.systemUTC(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

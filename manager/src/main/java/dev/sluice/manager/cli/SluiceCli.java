@@ -3,7 +3,9 @@ package dev.sluice.manager.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code sluice} command line. Subcommands are added by {@link #commandLine()}'s callers too. */
+/**
+ * The {@code sluice} command line. Subcommands are added by {@link #commandLine()}'s callers too.
+ */
 @Command(
     name = "sluice",
     mixinStandardHelpOptions = true,

@@ -35,7 +35,13 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 public final class ConfigLoader {
   private static final Pattern VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?}");
   private static final Set<String> TOP =
-      Set.of("manager_id", "grpc_host", "grpc_port", "discovery_interval", "shutdown_timeout", "shards");
+      Set.of(
+          "manager_id",
+          "grpc_host",
+          "grpc_port",
+          "discovery_interval",
+          "shutdown_timeout",
+          "shards");
   private static final Set<String> SHARD = Set.of("name", "url", "user", "password", "pool_size");
 
   private final Function<String, String> env;
@@ -53,9 +59,11 @@ public final class ConfigLoader {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
       return parse(doc, file.toString());
     } catch (IOException e) {
-      throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "cannot read config file " + file + ": " + e.getMessage(), e);
     } catch (org.yaml.snakeyaml.error.YAMLException e) {
-      throw new IllegalArgumentException("config file " + file + " is not valid YAML: " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "config file " + file + " is not valid YAML: " + e.getMessage(), e);
     }
   }
 
@@ -98,16 +106,25 @@ public final class ConfigLoader {
               str(s, "url"),
               s.containsKey("user") ? str(s, "user") : null,
               s.containsKey("password") ? str(s, "password") : null,
-              s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE));
+              s.containsKey("pool_size")
+                  ? integer(s, "pool_size")
+                  : ShardConfig.DEFAULT_POOL_SIZE));
     }
     return b.build();
   }
 
-  private static void unknownKeys(String source, String prefix, Map<String, Object> m, Set<String> known) {
+  private static void unknownKeys(
+      String source, String prefix, Map<String, Object> m, Set<String> known) {
     for (String k : m.keySet()) {
       if (!known.contains(k)) {
         throw new IllegalArgumentException(
-            source + ": unknown setting '" + prefix + k + "' (known: " + String.join(", ", known.stream().sorted().toList()) + ")");
+            source
+                + ": unknown setting '"
+                + prefix
+                + k
+                + "' (known: "
+                + String.join(", ", known.stream().sorted().toList())
+                + ")");
       }
     }
   }

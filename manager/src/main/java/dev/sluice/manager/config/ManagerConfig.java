@@ -89,16 +89,19 @@ public record ManagerConfig(
         }
       }
       if (discoveryInterval == null || discoveryInterval.toMillis() < 100) {
-        throw new IllegalArgumentException("discovery_interval must be at least 100ms, was " + discoveryInterval);
+        throw new IllegalArgumentException(
+            "discovery_interval must be at least 100ms, was " + discoveryInterval);
       }
       if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
-        throw new IllegalArgumentException("shutdown_timeout must not be negative, was " + shutdownTimeout);
+        throw new IllegalArgumentException(
+            "shutdown_timeout must not be negative, was " + shutdownTimeout);
       }
       String id = managerId;
       if (id == null || id.isBlank()) {
         id = "manager-" + ProcessHandle.current().pid();
       }
-      return new ManagerConfig(id, grpcHost, grpcPort, List.copyOf(shards), discoveryInterval, shutdownTimeout);
+      return new ManagerConfig(
+          id, grpcHost, grpcPort, List.copyOf(shards), discoveryInterval, shutdownTimeout);
     }
   }
 }

@@ -17,10 +17,15 @@ public record ShardConfig(String name, String jdbcUrl, String user, String passw
     }
     if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:")) {
       throw new IllegalArgumentException(
-          "shards[" + name + "].url must be a JDBC URL (jdbc:mysql://host:3306/db), was '" + jdbcUrl + "'");
+          "shards["
+              + name
+              + "].url must be a JDBC URL (jdbc:mysql://host:3306/db), was '"
+              + jdbcUrl
+              + "'");
     }
     if (poolSize < 2) {
-      throw new IllegalArgumentException("shards[" + name + "].pool_size must be >= 2, was " + poolSize);
+      throw new IllegalArgumentException(
+          "shards[" + name + "].pool_size must be >= 2, was " + poolSize);
     }
   }
 

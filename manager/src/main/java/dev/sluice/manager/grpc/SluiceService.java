@@ -49,7 +49,8 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
         "cancel on queue " + req.getQueue(),
         () -> {
           if (req.getIdsCount() == 0 || req.getIdsCount() > MAX_CANCEL_IDS) {
-            throw Statuses.invalid("cancel: give 1.." + MAX_CANCEL_IDS + " ids, got " + req.getIdsCount());
+            throw Statuses.invalid(
+                "cancel: give 1.." + MAX_CANCEL_IDS + " ids, got " + req.getIdsCount());
           }
           QueueManager q = queueOrThrow(req.getQueue());
           Map<Long, CasOutcome> r = q.cancel(new LinkedHashSet<>(req.getIdsList()));
@@ -70,7 +71,8 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   }
 
   @Override
-  public void notifyShutdown(NotifyShutdownRequest req, StreamObserver<NotifyShutdownResponse> out) {
+  public void notifyShutdown(
+      NotifyShutdownRequest req, StreamObserver<NotifyShutdownResponse> out) {
     unary(
         out,
         "notify shutdown of receiver " + req.getReceiverId(),
@@ -146,7 +148,9 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
                     .setInFlight(live.inFlight())
                     .setReceivers(live.receivers())
                     .setOldestDueAgeMs(
-                        c.pending() == 0 || c.oldestDueNs() > now ? 0 : (now - c.oldestDueNs()) / 1_000_000));
+                        c.pending() == 0 || c.oldestDueNs() > now
+                            ? 0
+                            : (now - c.oldestDueNs()) / 1_000_000));
           }
           return b.build();
         });

@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One receiver's Subscribe stream, from the server's side: validates the Subscribe, attaches the
- * stream to its queue's manager and forwards acks, nacks and flow changes. gRPC calls these
- * methods serially for one stream.
+ * stream to its queue's manager and forwards acks, nacks and flow changes. gRPC calls these methods
+ * serially for one stream.
  */
 final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   static final int MAX_IN_FLIGHT_LIMIT = 10_000;
@@ -81,7 +81,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
     }
     String rid = s.getReceiverId();
     if (rid.isBlank() || rid.length() > MAX_RECEIVER_ID) {
-      throw Statuses.invalid("subscribe: receiver_id is required, at most " + MAX_RECEIVER_ID + " characters");
+      throw Statuses.invalid(
+          "subscribe: receiver_id is required, at most " + MAX_RECEIVER_ID + " characters");
     }
     int max = checkMaxInFlight(s.getMaxInFlight());
     QueueManager q =
@@ -91,13 +92,17 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                 () ->
                     engine
                         .problem(s.getQueue())
-                        .map(p -> Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
+                        .map(
+                            p -> Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
                         .orElseGet(
                             () ->
                                 Status.NOT_FOUND
                                     .withDescription(
-                                        "queue '" + s.getQueue() + "' is not served here (served: "
-                                            + String.join(", ", engine.servedNames()) + ")")
+                                        "queue '"
+                                            + s.getQueue()
+                                            + "' is not served here (served: "
+                                            + String.join(", ", engine.servedNames())
+                                            + ")")
                                     .asRuntimeException()));
     stream = new ReceiverStream(rid, q.queue(), STREAM_IDS.incrementAndGet(), max, out);
     stream.send(

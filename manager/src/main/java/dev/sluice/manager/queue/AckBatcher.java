@@ -109,7 +109,12 @@ final class AckBatcher implements Runnable {
               e.toString());
           return;
         }
-        log.warn("{}: writing {} acks/releases failed, retrying in {} ms: {}", ctx.where(), batch.size(), pauseMs, e.toString());
+        log.warn(
+            "{}: writing {} acks/releases failed, retrying in {} ms: {}",
+            ctx.where(),
+            batch.size(),
+            pauseMs,
+            e.toString());
         Thread.sleep(pauseMs);
         pauseMs = Math.min(2_000, pauseMs * 2);
       }
@@ -131,7 +136,10 @@ final class AckBatcher implements Runnable {
                             .setId(c.ref().id())
                             .setEpoch(c.ref().epoch()))
                     .setStatus(status(o))
-                    .setOutcome(o != CasOutcome.APPLIED ? "" : ack ? "ACKED" : c.dead() ? "DEAD" : "RETRY"));
+                    .setOutcome(
+                        o != CasOutcome.APPLIED
+                            ? ""
+                            : ack ? "ACKED" : c.dead() ? "DEAD" : "RETRY"));
       }
     }
     dispatcher.post(() -> dispatcher.onSettled(batch, outcomes));
@@ -143,7 +151,12 @@ final class AckBatcher implements Runnable {
     if (o != CasOutcome.APPLIED) {
       if (c.kind() == Completion.Kind.ACK) {
         m.staleAcks.increment();
-        log.debug("{}: ack of event {} epoch {} refused: {}", ctx.where(), c.ref().id(), c.ref().epoch(), o);
+        log.debug(
+            "{}: ack of event {} epoch {} refused: {}",
+            ctx.where(),
+            c.ref().id(),
+            c.ref().epoch(),
+            o);
       }
       return;
     }
@@ -151,7 +164,12 @@ final class AckBatcher implements Runnable {
       m.acked.increment();
     } else if (c.dead()) {
       m.dead.increment();
-      log.warn("{}: event {} is dead after {} attempts ({})", ctx.where(), c.ref().id(), c.ref().epoch(), c.reason());
+      log.warn(
+          "{}: event {} is dead after {} attempts ({})",
+          ctx.where(),
+          c.ref().id(),
+          c.ref().epoch(),
+          c.reason());
     } else {
       m.retried.increment();
       if (c.from() == null) {

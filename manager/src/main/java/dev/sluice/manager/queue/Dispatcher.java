@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * <h2>A dispatch round</h2>
  *
  * Take up to {@link #MAX_BATCH} due events (tenants in turn), give each to the receiver with the
- * most free credits, fire them all with one compare-and-set UPDATE per epoch (pending → fired, epoch
- * + 1, time_next = ack deadline), and only then send them. An event whose CAS fails (acked,
+ * most free credits, fire them all with one compare-and-set UPDATE per epoch (pending → fired,
+ * epoch + 1, time_next = ack deadline), and only then send them. An event whose CAS fails (acked,
  * cancelled or fired elsewhere meanwhile) is dropped silently.
  */
 final class Dispatcher implements Runnable {
@@ -56,6 +56,7 @@ final class Dispatcher implements Runnable {
   private final LinkedHashMap<Long, InFlight> inFlight = new LinkedHashMap<>();
 
   private final List<ReceiverStream> receivers = new ArrayList<>();
+
   /** Ids settled recently, with the settle sequence number; see {@link #onPolled}. */
   private final LinkedHashMap<Long, Long> recentlySettled = new LinkedHashMap<>();
 
@@ -247,7 +248,11 @@ final class Dispatcher implements Runnable {
         cache.add(events.get(i));
       }
       ctx.metrics().dbErrors.increment();
-      log.warn("{}: firing {} events failed, retrying shortly: {}", ctx.where(), events.size(), ex.toString());
+      log.warn(
+          "{}: firing {} events failed, retrying shortly: {}",
+          ctx.where(),
+          events.size(),
+          ex.toString());
       pausedUntilNs = now + ERROR_PAUSE_NS;
       return;
     }
@@ -302,7 +307,8 @@ final class Dispatcher implements Runnable {
     }
   }
 
-  private Completion releaseOf(EventRef ref, long now, long retryAfterNs, ReceiverStream from, String reason) {
+  private Completion releaseOf(
+      EventRef ref, long now, long retryAfterNs, ReceiverStream from, String reason) {
     boolean dead = ref.epoch() >= maxAttempts;
     long delay = retryAfterNs > 0 ? retryAfterNs : ctx.backoff().delayNs(ref.epoch());
     return Completion.release(ref, now + delay, dead, from, reason);
@@ -333,7 +339,8 @@ final class Dispatcher implements Runnable {
     }
     receiverCount = receivers.size();
     if (released > 0) {
-      log.info("{}: {} gone ({}), releasing its {} in-flight events", ctx.where(), r, why, released);
+      log.info(
+          "{}: {} gone ({}), releasing its {} in-flight events", ctx.where(), r, why, released);
     }
   }
 

@@ -7,11 +7,13 @@ package dev.sluice.manager.queue;
  */
 final class InFlight {
   final CachedEvent event;
+
   /** The epoch the fire set: the one acks and nacks must carry. */
   final long epoch;
 
   final ReceiverStream owner;
   final long deadlineNs;
+
   /** An ack, nack, timeout or release is on its way to the database. */
   boolean settling;
 

@@ -66,7 +66,12 @@ final class Poller implements Runnable {
         failures++;
         ctx.metrics().dbErrors.increment();
         long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
-        log.warn("{}: poll failed ({} in a row), retrying in {} ms: {}", ctx.where(), failures, pauseMs, e.toString());
+        log.warn(
+            "{}: poll failed ({} in a row), retrying in {} ms: {}",
+            ctx.where(),
+            failures,
+            pauseMs,
+            e.toString());
         try {
           waiter.await(TimeUnit.MILLISECONDS.toNanos(pauseMs));
         } catch (InterruptedException ie) {

@@ -4,8 +4,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes acked and cancelled events older than {@code purge_after}, in bounded batches (so that
- * no single DELETE holds many row locks or bloats the undo log). Runs on the shard's maintenance
+ * Deletes acked and cancelled events older than {@code purge_after}, in bounded batches (so that no
+ * single DELETE holds many row locks or bloats the undo log). Runs on the shard's maintenance
  * thread; dead events stay until an operator replays or purges them.
  */
 final class Purger implements Runnable {

@@ -6,7 +6,12 @@ import dev.sluice.db.store.EventStore;
 
 /** What every part of one queue's manager shares: who it is, its store, clock and policy. */
 record QueueContext(
-    String shard, QueueTable table, EventStore store, DbClock clock, Backoff backoff, QueueMetrics metrics) {
+    String shard,
+    QueueTable table,
+    EventStore store,
+    DbClock clock,
+    Backoff backoff,
+    QueueMetrics metrics) {
 
   String queue() {
     return table.name();

@@ -37,6 +37,7 @@ public final class QueueManager {
   private final Poller poller;
   private final Purger purger;
   private final ScheduledExecutorService maintenance;
+
   /** Attached streams by stream id, for lookups by receiver id from gRPC threads. */
   private final Map<Long, ReceiverStream> streams = new ConcurrentHashMap<>();
 
@@ -93,8 +94,7 @@ public final class QueueManager {
       t.setDaemon(true);
       t.start();
     }
-    long purgeEvery =
-        Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
+    long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
     purgeTask =
         maintenance.scheduleWithFixedDelay(purger, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
     log.info("{}: serving (options: {})", ctx.where(), ctx.options().asMap());
@@ -132,9 +132,7 @@ public final class QueueManager {
     dispatcher.wake();
   }
 
-  /**
-   * Stops new sends to every stream of a receiver. Returns how many streams it has here.
-   */
+  /** Stops new sends to every stream of a receiver. Returns how many streams it has here. */
   public int drainReceiver(String receiverId) {
     int n = 0;
     for (ReceiverStream r : streams.values()) {
@@ -206,7 +204,8 @@ public final class QueueManager {
       pause(20);
     }
     if (dispatcher.inFlightCount() > 0) {
-      log.info("{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
+      log.info(
+          "{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
       dispatcher.post(() -> dispatcher.onReleaseAll("manager stopping"));
       while (dispatcher.inFlightCount() > 0 && System.nanoTime() < deadline) {
         pause(20);

@@ -91,7 +91,12 @@ public final class ReceiverStream {
       out.onNext(m);
       return true;
     } catch (RuntimeException e) {
-      log.debug("queue {}: receiver {} stream {} send failed: {}", queue, receiverId, streamId, e.toString());
+      log.debug(
+          "queue {}: receiver {} stream {} send failed: {}",
+          queue,
+          receiverId,
+          streamId,
+          e.toString());
       closed = true;
       return false;
     }

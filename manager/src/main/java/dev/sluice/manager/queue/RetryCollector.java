@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Finds fired rows whose ack deadline passed with no live owner — left by a manager that crashed
- * or lost its shard — and has them returned to pending (or dead) through the usual CAS. Events this
+ * Finds fired rows whose ack deadline passed with no live owner — left by a manager that crashed or
+ * lost its shard — and has them returned to pending (or dead) through the usual CAS. Events this
  * manager holds are skipped: their own deadline handles them. Runs on the poller's thread.
  */
 final class RetryCollector {
@@ -20,7 +20,8 @@ final class RetryCollector {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     long half = ctx.options().ackWait().toNanos() / 2;
-    this.intervalNs = Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(TimeUnit.SECONDS.toNanos(1), half));
+    this.intervalNs =
+        Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(TimeUnit.SECONDS.toNanos(1), half));
   }
 
   long intervalNs() {

@@ -1,8 +1,8 @@
 package dev.sluice.manager.queue;
 
 /**
- * Lets a background loop sleep until a timeout or an early {@link #wake()} — whichever comes
- * first. A wake that arrives while the loop is busy is remembered, so it is never lost.
+ * Lets a background loop sleep until a timeout or an early {@link #wake()} — whichever comes first.
+ * A wake that arrives while the loop is busy is remembered, so it is never lost.
  */
 final class Waiter {
   private boolean woken;

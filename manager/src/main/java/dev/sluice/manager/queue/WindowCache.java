@@ -23,11 +23,13 @@ public final class WindowCache {
           .thenComparingLong(e -> e.id);
 
   private final int capacity;
+
   /** Every live event by id: the one copy that counts. */
   private final Map<Long, CachedEvent> byId = new HashMap<>();
 
   private final PriorityQueue<CachedEvent> scheduled = new PriorityQueue<>(BY_DUE);
   private final Map<String, PriorityQueue<CachedEvent>> readyByTenant = new HashMap<>();
+
   /** Tenants with due events, in round-robin order. */
   private final ArrayDeque<String> tenantTurns = new ArrayDeque<>();
 
@@ -107,8 +109,8 @@ public final class WindowCache {
   }
 
   /**
-   * Takes the next due event: the next tenant in turn, and its most urgent event. Returns null
-   * when none is due.
+   * Takes the next due event: the next tenant in turn, and its most urgent event. Returns null when
+   * none is due.
    */
   public CachedEvent takeReady() {
     while (!tenantTurns.isEmpty()) {

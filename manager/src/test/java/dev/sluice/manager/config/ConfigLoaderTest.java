@@ -1,0 +1,67 @@
+package dev.sluice.manager.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+  @TempDir Path dir;
+
+  ManagerConfig load(String yaml, Map<String, String> env) throws Exception {
+    Path f = dir.resolve("sluice.yaml");
+    Files.writeString(f, yaml);
+    return new ConfigLoader(env::get).load(f);
+  }
+
+  @Test
+  void readsSettingsAndSecretsFromTheEnvironment() throws Exception {
+    ManagerConfig c =
+        load(
+            "manager_id: m1\ngrpc_port: 9000\ndiscovery_interval: 2s\nshards:\n"
+                + "  - name: main\n    url: jdbc:mysql://db:3306/app\n    user: sluice\n"
+                + "    password: ${DB_PASSWORD}\n    pool_size: ${POOL:-6}\n",
+            Map.of("DB_PASSWORD", "s3cret"));
+    assertThat(c.managerId()).isEqualTo("m1");
+    assertThat(c.grpcPort()).isEqualTo(9000);
+    assertThat(c.discoveryInterval()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.shards()).hasSize(1);
+    assertThat(c.shards().get(0).password()).isEqualTo("s3cret");
+    assertThat(c.shards().get(0).poolSize()).isEqualTo(6);
+    assertThat(c.shards().get(0).toString()).doesNotContain("s3cret").contains("****");
+  }
+
+  @Test
+  void errorsNameTheSetting() {
+    assertThatThrownBy(
+            () ->
+                load(
+                    "shards:\n  - name: a\n    url: jdbc:mysql://x/y\n    password: ${NOPE}\n",
+                    Map.of()))
+        .hasMessageContaining("password refers to environment variable NOPE, which is not set");
+    assertThatThrownBy(() -> load("grpc_prot: 1\nshards: []\n", Map.of()))
+        .hasMessageContaining("unknown setting 'grpc_prot'");
+    assertThatThrownBy(() -> load("shards: []\n", Map.of()))
+        .hasMessageContaining("at least one shard");
+    assertThatThrownBy(() -> load("shards:\n  - name: a\n    url: mysql://x\n", Map.of()))
+        .hasMessageContaining("shards[a].url must be a JDBC URL");
+    assertThatThrownBy(
+            () ->
+                load(
+                    "shards:\n  - {name: a, url: 'jdbc:mysql://x/y'}\n  - {name: a, url: 'jdbc:mysql://x/z'}\n",
+                    Map.of()))
+        .hasMessageContaining("'a' is used twice");
+    assertThatThrownBy(
+            () ->
+                load(
+                    "discovery_interval: soon\nshards:\n  - {name: a, url: 'jdbc:mysql://x/y'}\n",
+                    Map.of()))
+        .hasMessageContaining("'soon' is not a duration");
+    assertThatThrownBy(() -> load(": : :\n", Map.of())).hasMessageContaining("not valid YAML");
+  }
+}

@@ -1,0 +1,84 @@
+package dev.sluice.manager.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The window as a pure data structure: no threads, no database. */
+class WindowCacheTest {
+  static CachedEvent ev(long id, long due, int priority, String tenant) {
+    return new CachedEvent(id, 0, due, 0, priority, tenant, Map.of());
+  }
+
+  static List<Long> drain(WindowCache c) {
+    List<Long> out = new ArrayList<>();
+    CachedEvent e;
+    while ((e = c.takeReady()) != null) {
+      out.add(e.id());
+    }
+    return out;
+  }
+
+  @Test
+  void onlyDueEventsAreReady() {
+    WindowCache c = new WindowCache(10);
+    c.add(ev(1, 100, 0, ""));
+    c.add(ev(2, 200, 0, ""));
+    c.promoteDue(150);
+    assertThat(c.nextDueNs()).isEqualTo(200);
+    assertThat(drain(c)).containsExactly(1L);
+    c.promoteDue(200);
+    assertThat(drain(c)).containsExactly(2L);
+    assertThat(c.size()).isZero();
+  }
+
+  @Test
+  void priorityThenDueTimeWithinATenant() {
+    WindowCache c = new WindowCache(10);
+    c.add(ev(1, 10, 5, "t"));
+    c.add(ev(2, 20, -3, "t"));
+    c.add(ev(3, 5, 5, "t"));
+    c.add(ev(4, 30, -3, "t"));
+    c.promoteDue(100);
+    assertThat(drain(c)).containsExactly(2L, 4L, 3L, 1L);
+  }
+
+  @Test
+  void tenantsTakeTurnsSoABacklogCannotStarveOthers() {
+    WindowCache c = new WindowCache(100);
+    for (int i = 0; i < 50; i++) {
+      c.add(ev(i, i, 0, "noisy"));
+    }
+    c.add(ev(100, 60, 0, "quiet"));
+    c.promoteDue(1000);
+    List<Long> order = drain(c);
+    assertThat(order.indexOf(100L)).isLessThanOrEqualTo(1);
+  }
+
+  @Test
+  void boundedAndDeduplicated() {
+    WindowCache c = new WindowCache(2);
+    assertThat(c.add(ev(1, 0, 0, ""))).isTrue();
+    assertThat(c.add(ev(1, 0, 0, ""))).isFalse();
+    assertThat(c.add(ev(2, 0, 0, ""))).isTrue();
+    assertThat(c.add(ev(3, 0, 0, ""))).as("full").isFalse();
+    assertThat(c.room()).isZero();
+  }
+
+  @Test
+  void removedEventsAreSkippedAndReAddWorks() {
+    WindowCache c = new WindowCache(10);
+    c.add(ev(1, 0, 0, "a"));
+    c.add(ev(2, 0, 0, "a"));
+    c.promoteDue(10);
+    assertThat(c.remove(1)).isTrue();
+    assertThat(c.contains(1)).isFalse();
+    c.add(ev(1, 5, 0, "a")); // the same id back with a new due time
+    c.promoteDue(10);
+    assertThat(drain(c)).containsExactlyInAnyOrder(1L, 2L);
+    assertThat(c.size()).isZero();
+  }
+}
