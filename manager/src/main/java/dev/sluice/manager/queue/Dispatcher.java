@@ -268,6 +268,7 @@ final class Dispatcher implements Runnable {
       }
       long epoch = e.epoch + 1;
       inFlight.put(e.id, new InFlight(e, epoch, r, deadline));
+      ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
       fired++;
     }
@@ -345,11 +346,15 @@ final class Dispatcher implements Runnable {
   }
 
   void onAcks(ReceiverStream from, List<EventRef> refs) {
+    long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
       InFlight f = inFlight.get(ref.id());
       if (f != null && f.epoch == ref.epoch() && !f.settling) {
         f.settling = true;
         f.owner.inFlight--;
+        ctx.metrics()
+            .dispatchToAck
+            .record(Math.max(0, now - (f.deadlineNs - ackWaitNs)), TimeUnit.NANOSECONDS);
       }
       // Unknown to this manager (fired before a restart, say): the database decides.
       acks.submit(Completion.ack(ref, from));

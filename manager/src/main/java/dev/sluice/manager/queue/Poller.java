@@ -91,7 +91,9 @@ final class Poller implements Runnable {
     }
     if (dispatcher.cacheRoom() > 0) {
       long seq = dispatcher.settledSeq();
+      long t0 = System.nanoTime();
       List<EventRow> rows = ctx.store().pollPending(ctx.clock().nowNs() + lookaheadNs, limit);
+      ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
       boolean full = rows.size() >= limit;
       if (!rows.isEmpty()) {
         dispatcher.post(() -> dispatcher.onPolled(rows, seq, full));

@@ -67,6 +67,16 @@ public final class QueueManager {
     this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));
     this.purger = new Purger(ctx);
     dispatcher.wire(acks, poller);
+    QueueMetrics m = ctx.metrics();
+    m.gauge("sluice_window_events", "pending events held in memory", dispatcher::cachedCount);
+    m.gauge(
+        "sluice_events_in_flight", "events fired and not yet settled", dispatcher::inFlightCount);
+    m.gauge("sluice_receivers_connected", "receiver streams attached", dispatcher::receiverCount);
+  }
+
+  /** This queue's meters (counters and latency timers). */
+  public QueueMetrics metrics() {
+    return ctx.metrics();
   }
 
   public String queue() {
@@ -228,6 +238,7 @@ public final class QueueManager {
         log.warn("{}: thread {} did not stop in time", ctx.where(), t.getName());
       }
     }
+    ctx.metrics().removeGauges();
     log.info("{}: stopped", ctx.where());
   }
 

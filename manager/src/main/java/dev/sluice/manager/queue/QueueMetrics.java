@@ -1,10 +1,23 @@
 package dev.sluice.manager.queue;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
 
-/** The counters of one queue on one shard, named as Prometheus users expect ({@code sluice_*}). */
+/**
+ * The meters of one queue on one shard, named as Prometheus users expect: {@code sluice_*}, tagged
+ * {@code shard} and {@code queue}; counters get {@code _total}, timers {@code _seconds}.
+ *
+ * <p>Gauges read live figures through suppliers and are removed when the queue stops, so that a
+ * restarted queue does not report through a stopped one.
+ */
 public final class QueueMetrics {
   final Counter dispatched;
   final Counter acked;
@@ -19,8 +32,22 @@ public final class QueueMetrics {
   final Counter polledRows;
   final Counter casMisses;
 
+  /** From the time an event became due to the time it was fired. */
+  final Timer dueToDispatch;
+
+  /** From fire to the ack's arrival at the manager. */
+  final Timer dispatchToAck;
+
+  final Timer pollDuration;
+
+  private final MeterRegistry registry;
+  private final Tags tags;
+  private final List<Meter> gauges = new ArrayList<>();
+
   public QueueMetrics(MeterRegistry r, String shard, String queue) {
-    Tags t = Tags.of("shard", shard, "queue", queue);
+    this.registry = r;
+    this.tags = Tags.of("shard", shard, "queue", queue);
+    Tags t = tags;
     dispatched = r.counter("sluice_events_dispatched", t);
     acked = r.counter("sluice_events_acked", t);
     nacked = r.counter("sluice_events_nacked", t);
@@ -33,5 +60,47 @@ public final class QueueMetrics {
     staleAcks = r.counter("sluice_acks_stale", t);
     polledRows = r.counter("sluice_poll_rows", t);
     casMisses = r.counter("sluice_fire_cas_misses", t);
+    dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
+    dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
+    pollDuration = latency("sluice_poll_duration", "one poll query", r);
+  }
+
+  private Timer latency(String name, String what, MeterRegistry r) {
+    return Timer.builder(name)
+        .description(what)
+        .tags(tags)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(60))
+        .register(r);
+  }
+
+  /** Registers a gauge for this queue that lives as long as the queue runs. */
+  void gauge(String name, String description, Supplier<Number> value) {
+    gauges.add(
+        Gauge.builder(name, value)
+            .description(description)
+            .tags(tags)
+            .strongReference(true)
+            .register(registry));
+  }
+
+  void removeGauges() {
+    for (Meter m : gauges) {
+      registry.remove(m);
+    }
+    gauges.clear();
+  }
+
+  public Counter dispatched() {
+    return dispatched;
+  }
+
+  public Timer dueToDispatch() {
+    return dueToDispatch;
+  }
+
+  public Timer dispatchToAck() {
+    return dispatchToAck;
   }
 }
