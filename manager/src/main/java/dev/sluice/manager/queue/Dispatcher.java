@@ -71,7 +71,15 @@ final class Dispatcher implements Runnable {
   private volatile int inFlightCount;
   private volatile int receiverCount;
   private volatile boolean running = true;
+  private volatile boolean paused;
   private volatile Thread thread;
+
+  /** Per-tenant figures, republished by the dispatcher at most every {@link #TENANT_EVERY_NS}. */
+  private volatile List<TenantStats> tenantSnapshot = List.of();
+
+  private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
+  private long tenantPublishedNs;
+  private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
 
   private AckBatcher acks;
   private Poller poller;
@@ -109,6 +117,20 @@ final class Dispatcher implements Runnable {
     wake();
   }
 
+  /** Paused: nothing new is fired; acks, nacks and timeouts still apply. */
+  void setPaused(boolean p) {
+    paused = p;
+    wake();
+  }
+
+  boolean paused() {
+    return paused;
+  }
+
+  List<TenantStats> tenants() {
+    return tenantSnapshot;
+  }
+
   long settledSeq() {
     return settledSeq;
   }
@@ -141,7 +163,7 @@ final class Dispatcher implements Runnable {
         expire(now);
         cache.promoteDue(now);
         publish();
-        if (dispatching && now >= pausedUntilNs && cache.hasReady() && freeSlots() > 0) {
+        if (dispatching && !paused && now >= pausedUntilNs && cache.hasReady() && freeSlots() > 0) {
           fireRound(now);
           continue;
         }
@@ -180,6 +202,19 @@ final class Dispatcher implements Runnable {
     cachedCount = cache.size();
     inFlightCount = inFlight.size();
     receiverCount = receivers.size();
+    long mono = System.nanoTime();
+    if (mono - tenantPublishedNs >= TENANT_EVERY_NS) {
+      tenantPublishedNs = mono;
+      Map<String, Integer> queued = cache.countByTenant();
+      List<TenantStats> out = new ArrayList<>();
+      java.util.Set<String> names = new java.util.TreeSet<>(tenantCounts.keySet());
+      names.addAll(queued.keySet());
+      for (String t : names) {
+        long[] c = tenantCounts.getOrDefault(t, new long[2]);
+        out.add(new TenantStats(t, queued.getOrDefault(t, 0), c[0], c[1]));
+      }
+      tenantSnapshot = List.copyOf(out);
+    }
   }
 
   private int freeSlots() {
@@ -269,6 +304,9 @@ final class Dispatcher implements Runnable {
       long epoch = e.epoch + 1;
       inFlight.put(e.id, new InFlight(e, epoch, r, deadline));
       ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
+      long[] tc = tenantCounts.computeIfAbsent(e.tenant, k -> new long[2]);
+      tc[0]++; // in flight
+      tc[1]++; // dispatched
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
       fired++;
     }
@@ -310,9 +348,19 @@ final class Dispatcher implements Runnable {
 
   private Completion releaseOf(
       EventRef ref, long now, long retryAfterNs, ReceiverStream from, String reason) {
-    boolean dead = ref.epoch() >= maxAttempts;
+    boolean dead = isLastAttempt(ref.epoch(), maxAttempts);
     long delay = retryAfterNs > 0 ? retryAfterNs : ctx.backoff().delayNs(ref.epoch());
     return Completion.release(ref, now + delay, dead, from, reason);
+  }
+
+  /**
+   * Whether attempt {@code epoch} used up the event's attempts. Epochs only grow (so a stale ack
+   * can never match a later attempt); an operator's replay of a dead event therefore keeps its
+   * epoch, and each life of an event is {@code max_attempts} attempts long: it dies at every
+   * multiple.
+   */
+  static boolean isLastAttempt(long epoch, int maxAttempts) {
+    return epoch >= maxAttempts && epoch % maxAttempts == 0;
   }
 
   // ------------------------------------------------------------------ commands (dispatcher thread)
@@ -402,6 +450,10 @@ final class Dispatcher implements Runnable {
       inFlight.remove(id);
       if (!f.settling) {
         f.owner.inFlight--;
+      }
+      long[] tc = tenantCounts.get(f.event.tenant);
+      if (tc != null) {
+        tc[0]--;
       }
       settledSeq++;
       recentlySettled.remove(id);

@@ -175,6 +175,23 @@ public final class QueueManager {
     return out;
   }
 
+  /** Pauses or resumes dispatch; acks, nacks and timeouts go on while paused. */
+  public void setPaused(boolean paused) {
+    if (dispatcher.paused() != paused) {
+      dispatcher.setPaused(paused);
+      log.info("{}: {}", ctx.where(), paused ? "paused" : "resumed");
+    }
+  }
+
+  public boolean paused() {
+    return dispatcher.paused();
+  }
+
+  /** Per-tenant figures (window, in flight, dispatched), refreshed about twice a second. */
+  public List<TenantStats> tenants() {
+    return dispatcher.tenants();
+  }
+
   /** Live figures of this manager: window, in flight, receivers. */
   public record LiveStats(int cached, int inFlight, int receivers) {}
 

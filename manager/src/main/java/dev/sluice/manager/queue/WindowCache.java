@@ -55,6 +55,15 @@ public final class WindowCache {
     return capacity - byId.size();
   }
 
+  /** Events held per tenant (O(size): for periodic stats, not the hot path). */
+  public Map<String, Integer> countByTenant() {
+    Map<String, Integer> out = new HashMap<>();
+    for (CachedEvent e : byId.values()) {
+      out.merge(e.tenant, 1, Integer::sum);
+    }
+    return out;
+  }
+
   public boolean contains(long id) {
     return byId.containsKey(id);
   }
