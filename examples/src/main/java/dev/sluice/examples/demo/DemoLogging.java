@@ -1,0 +1,32 @@
+package dev.sluice.examples.demo;
+
+import ch.qos.logback.classic.Level;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the demo's stdout readable: the manager's INFO logs (stderr) would drown the progress
+ * lines. Done in code rather than with a logback.xml because the manager's jar ships one too and
+ * whichever comes first on the classpath would win.
+ */
+final class DemoLogging {
+  private DemoLogging() {}
+
+  /** Root level WARN, unless the user chose a level with SLUICE_LOG_LEVEL. */
+  static void quiet() {
+    if (System.getenv("SLUICE_LOG_LEVEL") != null) {
+      return;
+    }
+    setLevel(Logger.ROOT_LOGGER_NAME, Level.WARN);
+    // The receiver SDK warns, with a stack trace, about every handler that throws. The demo's
+    // failures are on purpose and counted in the progress lines, so they would only be noise.
+    setLevel("dev.sluice.receiver.Dispatcher", Level.ERROR);
+  }
+
+  private static void setLevel(String logger, Level level) {
+    // Another SLF4J backend may be bound when the demo is embedded elsewhere; leave it alone.
+    if (LoggerFactory.getLogger(logger) instanceof ch.qos.logback.classic.Logger logback) {
+      logback.setLevel(level);
+    }
+  }
+}

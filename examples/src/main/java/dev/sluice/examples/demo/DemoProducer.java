@@ -1,0 +1,129 @@
+package dev.sluice.examples.demo;
+
+import dev.sluice.db.EventProducer;
+import dev.sluice.db.EventProducer.EventOptions;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+
+/**
+ * The application side: writes an order and its event in one transaction, at a steady rate, the way
+ * a real service would use Sluice. On purpose, about 10% of transactions roll back (their events
+ * must never fire), about 10% schedule the event 1–5 s ahead, and about a third of those are
+ * cancelled over gRPC right after commit, while still in the future (they must never fire either).
+ */
+final class DemoProducer implements Runnable {
+  static final double ROLLBACK_RATE = 0.10;
+  static final double SCHEDULE_RATE = 0.10;
+  static final double CANCEL_RATE_OF_SCHEDULED = 0.30;
+
+  private final DataSource dataSource;
+  private final Canceller canceller;
+  private final Ledger ledger;
+  private final int orders;
+  private final long periodNs;
+  private final Random random;
+
+  /**
+   * @param orders transactions to run, each writing one order and one event
+   * @param ratePerSecond transactions per second; a steady pace keeps the demo live for a while
+   */
+  DemoProducer(
+      DataSource dataSource,
+      Canceller canceller,
+      Ledger ledger,
+      int orders,
+      int ratePerSecond,
+      long seed) {
+    this.dataSource = dataSource;
+    this.canceller = canceller;
+    this.ledger = ledger;
+    this.orders = orders;
+    this.periodNs = 1_000_000_000L / ratePerSecond;
+    this.random = new Random(seed);
+  }
+
+  @Override
+  public void run() {
+    long start = System.nanoTime();
+    for (long orderId = 1; orderId <= orders; orderId++) {
+      // Pacing against the start time (not the previous transaction) keeps the average rate
+      // steady even when one transaction is slow.
+      long due = start + (orderId - 1) * periodNs;
+      long wait;
+      while ((wait = due - System.nanoTime()) > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        return;
+      }
+      produce(orderId);
+    }
+  }
+
+  private void produce(long orderId) {
+    // Draw every choice up front so that a given seed always makes the same plan.
+    boolean rollback = random.nextDouble() < ROLLBACK_RATE;
+    Duration delay =
+        random.nextDouble() < SCHEDULE_RATE ? Duration.ofMillis(1000 + random.nextInt(4001)) : null;
+    boolean cancel = delay != null && random.nextDouble() < CANCEL_RATE_OF_SCHEDULED;
+    String customer = "customer-" + (1 + random.nextInt(50));
+    BigDecimal amount = BigDecimal.valueOf(100 + random.nextInt(99_900), 2);
+
+    long eventId;
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        insertOrder(c, orderId, customer, amount);
+        EventOptions options =
+            delay == null ? EventOptions.DEFAULTS : EventOptions.builder().delay(delay).build();
+        eventId =
+            EventProducer.insert(
+                c, DemoDatabase.QUEUE, Map.of("order_id", orderId, "customer", customer), options);
+        if (rollback) {
+          c.rollback();
+          ledger.rolledBack(orderId);
+          return;
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c);
+        throw e;
+      }
+    } catch (SQLException e) {
+      ledger.failed();
+      return;
+    }
+    ledger.committed(eventId, orderId, delay != null);
+    if (cancel) {
+      // Right after commit, while the event is still 1-5 s in the future: the cancel must win.
+      ledger.cancelAnswered(eventId, canceller.cancel(eventId));
+    }
+  }
+
+  private static void insertOrder(Connection c, long id, String customer, BigDecimal amount)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO orders (id, customer, amount, created) VALUES (?, ?, ?, NOW(6))")) {
+      ps.setLong(1, id);
+      ps.setString(2, customer);
+      ps.setBigDecimal(3, amount);
+      ps.executeUpdate();
+    }
+  }
+
+  private static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException ignored) {
+      // The connection is broken; the pool discards it and the server rolls back.
+    }
+  }
+}

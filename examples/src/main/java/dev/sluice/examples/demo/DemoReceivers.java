@@ -1,0 +1,112 @@
+package dev.sluice.examples.demo;
+
+import dev.sluice.receiver.ReceivedEvent;
+import dev.sluice.receiver.SluiceReceiver;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The consumer side: receivers of the demo queue whose handlers report to the {@link Tally}.
+ *
+ * <ul>
+ *   <li>{@code receiver-flaky} throws on about 5% of handlings, so the manager must retry them.
+ *   <li>{@code receiver-doomed} is killed with {@link SluiceReceiver#abort()} mid-run, as a crash
+ *       would: what it held must be redelivered elsewhere, and nothing it held is lost.
+ *   <li>{@code receiver-replacement} takes its place, under a new id, as a restarted pod would.
+ * </ul>
+ */
+final class DemoReceivers implements AutoCloseable {
+  static final double FAILURE_RATE = 0.05;
+  private static final int CONCURRENCY = 16;
+
+  /** Simulated work: long enough that a receiver holds a few events when it is killed. */
+  private static final int MIN_WORK_MS = 10;
+
+  private static final int MAX_WORK_MS = 50;
+
+  private final String target;
+  private final Tally tally;
+  private final List<SluiceReceiver> live = new CopyOnWriteArrayList<>();
+  private SluiceReceiver doomed;
+
+  DemoReceivers(String target, Tally tally) {
+    this.target = target;
+    this.tally = tally;
+  }
+
+  /** Starts the flaky and the doomed receiver and waits until both are subscribed. */
+  void start() {
+    SluiceReceiver flaky = startReceiver("receiver-flaky", FAILURE_RATE);
+    doomed = startReceiver("receiver-doomed", 0);
+    awaitSubscribed(flaky);
+    awaitSubscribed(doomed);
+  }
+
+  /** Kills the doomed receiver abruptly, then starts its replacement after {@code pause}. */
+  void killAndReplace(Duration pause) throws InterruptedException {
+    live.remove(doomed);
+    doomed.abort();
+    Thread.sleep(pause.toMillis());
+    awaitSubscribed(startReceiver("receiver-replacement", 0));
+  }
+
+  int liveCount() {
+    return live.size();
+  }
+
+  /** Events the live receivers hold: received and not yet answered. */
+  int inFlight() {
+    int n = 0;
+    for (SluiceReceiver r : live) {
+      n += r.stats().inFlight();
+    }
+    return n;
+  }
+
+  /** Graceful close of every live receiver: in-flight handlings finish and are acked. */
+  @Override
+  public void close() {
+    for (SluiceReceiver r : live) {
+      r.close();
+    }
+    live.clear();
+  }
+
+  private SluiceReceiver startReceiver(String id, double failureRate) {
+    SluiceReceiver r =
+        SluiceReceiver.builder()
+            .target(target)
+            .queue(DemoDatabase.QUEUE)
+            .receiverId(id)
+            .concurrency(CONCURRENCY)
+            .shutdownTimeout(Duration.ofSeconds(10))
+            .handler(event -> handle(id, failureRate, event))
+            .build();
+    live.add(r);
+    return r.start();
+  }
+
+  private void handle(String receiverId, double failureRate, ReceivedEvent event)
+      throws InterruptedException {
+    Instant now = Instant.now();
+    long seenNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    tally.delivered(
+        event.id(), event.getLong("order_id"), event.dueTimeNanos(), seenNs, receiverId);
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    Thread.sleep(random.nextInt(MIN_WORK_MS, MAX_WORK_MS + 1));
+    if (random.nextDouble() < failureRate) {
+      tally.failed();
+      throw new IllegalStateException("demo: simulated handler failure");
+    }
+    tally.handled(event.id());
+  }
+
+  private static void awaitSubscribed(SluiceReceiver r) {
+    if (!r.awaitSubscribed(Duration.ofSeconds(10))) {
+      throw new IllegalStateException(r.receiverId() + " could not subscribe within 10 s");
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package dev.sluice.examples.demo;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/** Prints one live progress line a second, from the ledger, the tally and the receivers. */
+final class Progress implements AutoCloseable {
+  private final PrintWriter out;
+  private final Ledger ledger;
+  private final Tally tally;
+  private final DemoReceivers receivers;
+  private final long startNs = System.nanoTime();
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "demo-progress");
+            t.setDaemon(true);
+            return t;
+          });
+
+  Progress(PrintWriter out, Ledger ledger, Tally tally, DemoReceivers receivers) {
+    this.out = out;
+    this.ledger = ledger;
+    this.tally = tally;
+    this.receivers = receivers;
+  }
+
+  Progress start() {
+    timer.scheduleAtFixedRate(this::print, 1, 1, TimeUnit.SECONDS);
+    return this;
+  }
+
+  /** A line now, out of schedule: for events worth marking (the kill, the end). */
+  void note(String what) {
+    out.printf("[%2ds] %s%n", elapsedSeconds(), what);
+    out.flush();
+  }
+
+  private void print() {
+    out.printf(
+        "[%2ds] committed=%d rolled_back=%d cancelled=%d delivered=%d in_flight=%d retries=%d"
+            + " receivers=%d%n",
+        elapsedSeconds(),
+        ledger.committedCount(),
+        ledger.rolledBackCount(),
+        ledger.cancelledCount(),
+        tally.handledCount(),
+        receivers.inFlight(),
+        tally.redeliveries(),
+        receivers.liveCount());
+    out.flush();
+  }
+
+  private long elapsedSeconds() {
+    return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startNs);
+  }
+
+  /** Stops the timer and prints a last line, so the final state is always shown. */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    try {
+      timer.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    print();
+  }
+}
