@@ -23,7 +23,12 @@ public final class ReceiverStream {
   private final ServerCallStreamObserver<ManagerMessage> out;
   private volatile int maxInFlight;
   private volatile boolean draining;
+
+  /** No more sends: the stream ended or broke, from either side. */
   private volatile boolean closed;
+
+  /** The server has ended the call (onCompleted or onError); guarded by this. */
+  private boolean ended;
 
   /** Events sent and not yet settled; dispatcher thread only. */
   int inFlight;
@@ -102,12 +107,16 @@ public final class ReceiverStream {
     }
   }
 
-  /** Ends the stream from the server side with a status (e.g. the manager is stopping). */
+  /**
+   * Ends the call from the server side with a status (e.g. the manager is stopping, or OK after the
+   * receiver half-closed). Ends it once, even if the stream was already marked closed.
+   */
   public synchronized void close(Status status) {
-    if (closed) {
+    closed = true;
+    if (ended) {
       return;
     }
-    closed = true;
+    ended = true;
     try {
       if (status.isOk()) {
         out.onCompleted();
