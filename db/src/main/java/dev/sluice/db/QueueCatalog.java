@@ -64,8 +64,9 @@ public final class QueueCatalog {
       return new Discovered(c.table(), c.comment(), null, e.getMessage());
     }
     Map<String, ColumnInfo> columns = columns(c.table());
+    Map<String, List<String>> indexes = indexes(c.table());
     List<SchemaProblem> problems =
-        QueueSchemaValidator.validate(c.table(), columns, indexes(c.table()), engine(c.table()));
+        QueueSchemaValidator.validate(c.table(), columns, indexes, engine(c.table()));
     if (!problems.isEmpty()) {
       List<String> texts = problems.stream().map(SchemaProblem::toString).toList();
       return new Discovered(
@@ -91,6 +92,14 @@ public final class QueueCatalog {
             enumState,
             List.copyOf(user),
             columns.containsKey(QueueConvention.ACTOR),
+            columns.containsKey(QueueConvention.CLASS),
+            indexes.values().stream()
+                .anyMatch(
+                    cols ->
+                        cols.size() >= 3
+                            && cols.get(0).equals(QueueConvention.STATE)
+                            && cols.get(1).equals(QueueConvention.TENANT)
+                            && cols.get(2).equals(QueueConvention.TIME_NEXT)),
             Map.copyOf(columns));
     return new Discovered(c.table(), c.comment(), q, null);
   }

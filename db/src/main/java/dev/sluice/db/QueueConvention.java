@@ -20,18 +20,29 @@ public final class QueueConvention {
   public static final String PRIORITY = "priority";
   public static final String TENANT = "tenant";
   public static final String ACTOR = "actor";
+
+  /** Optional work class (e.g. fast, slow): a class's share of a receiver's credits is capped. */
+  public static final String CLASS = "class";
+
   public static final String TIME_CREATED = "time_created";
   public static final String TIME_ACKED = "time_acked";
 
   /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
   public static final Set<String> SYSTEM_COLUMNS =
-      Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, TIME_CREATED, TIME_ACKED);
+      Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);
 
   /** The server-side "now" in nanoseconds, as a column default or in a statement. */
   public static final String NOW_NS_SQL = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
 
   /** Name of the index the poller's query needs: (state, time_next). */
   public static final String POLL_INDEX = "sluice_poll";
+
+  /**
+   * Name of the index that lets the poller read one tenant's events when another tenant's backlog
+   * fills the poll index's range: (state, tenant, time_next). Optional, but without it fairness
+   * degrades under a deep backlog.
+   */
+  public static final String TENANT_INDEX = "sluice_tenant";
 
   /** The default priority: the middle of TINYINT's range, so both more and less urgent exist. */
   public static final int DEFAULT_PRIORITY = 0;
@@ -74,7 +85,8 @@ public final class QueueConvention {
       sb.append("  ").append(c.strip()).append(",\n");
     }
     sb.append("  PRIMARY KEY (`id`),\n");
-    sb.append("  KEY `").append(POLL_INDEX).append("` (`state`, `time_next`)\n");
+    sb.append("  KEY `").append(POLL_INDEX).append("` (`state`, `time_next`),\n");
+    sb.append("  KEY `").append(TENANT_INDEX).append("` (`state`, `tenant`, `time_next`)\n");
     sb.append(") ENGINE=InnoDB COMMENT='").append(comment.replace("'", "''")).append("'");
     return sb.toString();
   }

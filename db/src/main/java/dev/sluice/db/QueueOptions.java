@@ -23,7 +23,12 @@ public record QueueOptions(
     Duration pollInterval,
     int maxQps,
     int maxConcurrency,
-    int maxReceiversPerTenant) {
+    int maxReceiversPerTenant,
+    boolean fair,
+    int tenantCacheShare,
+    int tenantMaxInFlight,
+    int actorMaxDepth,
+    Map<String, Integer> classShares) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -38,6 +43,14 @@ public record QueueOptions(
   public static final int DEFAULT_MAX_QPS = 0;
   public static final int DEFAULT_MAX_CONCURRENCY = 0;
   public static final int DEFAULT_MAX_RECEIVERS_PER_TENANT = 0;
+  public static final boolean DEFAULT_FAIR = true;
+
+  /** Percent of the window one tenant may hold, so a backlog cannot hide others' events. */
+  public static final int DEFAULT_TENANT_CACHE_SHARE = 50;
+
+  public static final int DEFAULT_TENANT_MAX_IN_FLIGHT = 0;
+  public static final int DEFAULT_ACTOR_MAX_DEPTH = 4;
+  public static final int MAX_ACTOR_DEPTH = 16;
 
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES =
@@ -51,7 +64,12 @@ public record QueueOptions(
           "poll_interval",
           "max_qps",
           "max_concurrency",
-          "max_receivers_per_tenant");
+          "max_receivers_per_tenant",
+          "fair",
+          "tenant_cache_share",
+          "tenant_max_in_flight",
+          "actor_max_depth",
+          "class_shares");
 
   public static QueueOptions defaults() {
     return new QueueOptions(
@@ -64,7 +82,12 @@ public record QueueOptions(
         DEFAULT_POLL_INTERVAL,
         DEFAULT_MAX_QPS,
         DEFAULT_MAX_CONCURRENCY,
-        DEFAULT_MAX_RECEIVERS_PER_TENANT);
+        DEFAULT_MAX_RECEIVERS_PER_TENANT,
+        DEFAULT_FAIR,
+        DEFAULT_TENANT_CACHE_SHARE,
+        DEFAULT_TENANT_MAX_IN_FLIGHT,
+        DEFAULT_ACTOR_MAX_DEPTH,
+        Map.of());
   }
 
   /** True when a table comment marks a queue: its first word is {@link #MARKER}. */
@@ -118,7 +141,16 @@ public record QueueOptions(
               r.duration("poll_interval", DEFAULT_POLL_INTERVAL, Duration.ofMillis(1)),
               r.integer("max_qps", DEFAULT_MAX_QPS, 0),
               r.integer("max_concurrency", DEFAULT_MAX_CONCURRENCY, 0),
-              r.integer("max_receivers_per_tenant", DEFAULT_MAX_RECEIVERS_PER_TENANT, 0));
+              r.integer("max_receivers_per_tenant", DEFAULT_MAX_RECEIVERS_PER_TENANT, 0),
+              r.bool("fair", DEFAULT_FAIR),
+              r.percent("tenant_cache_share", DEFAULT_TENANT_CACHE_SHARE),
+              r.integer("tenant_max_in_flight", DEFAULT_TENANT_MAX_IN_FLIGHT, 0),
+              Math.min(MAX_ACTOR_DEPTH, r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)),
+              r.classShares("class_shares"));
+      if (problems.isEmpty()
+          && o.actorMaxDepth != r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)) {
+        problems.add("actor_max_depth must be at most " + MAX_ACTOR_DEPTH);
+      }
       if (problems.isEmpty() && o.maxBackoff.compareTo(o.minBackoff) < 0) {
         problems.add(
             "max_backoff ("
@@ -167,10 +199,86 @@ public record QueueOptions(
     m.put("max_qps", Integer.toString(maxQps));
     m.put("max_concurrency", Integer.toString(maxConcurrency));
     m.put("max_receivers_per_tenant", Integer.toString(maxReceiversPerTenant));
+    m.put("fair", Boolean.toString(fair));
+    m.put("tenant_cache_share", tenantCacheShare + "%");
+    m.put("tenant_max_in_flight", Integer.toString(tenantMaxInFlight));
+    m.put("actor_max_depth", Integer.toString(actorMaxDepth));
+    m.put("class_shares", classSharesText());
     return m;
   }
 
+  private String classSharesText() {
+    StringBuilder sb = new StringBuilder();
+    classShares.forEach(
+        (k, v) -> sb.append(sb.length() == 0 ? "" : ",").append(k).append(':').append(v));
+    return sb.length() == 0 ? "none" : sb.toString();
+  }
+
+  /** The window slots one tenant may hold: tenant_cache_share of cache_size, at least one. */
+  public int tenantCacheCap() {
+    return Math.max(1, (int) ((long) cacheSize * tenantCacheShare / 100));
+  }
+
   private record Reader(Map<String, String> values, List<String> problems) {
+    boolean bool(String key, boolean dflt) {
+      String v = values.get(key);
+      if (v == null) {
+        return dflt;
+      }
+      if (v.equals("true") || v.equals("false")) {
+        return Boolean.parseBoolean(v);
+      }
+      problems.add(key + "='" + v + "' must be true or false");
+      return dflt;
+    }
+
+    int percent(String key, int dflt) {
+      String v = values.get(key);
+      if (v == null) {
+        return dflt;
+      }
+      String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
+      try {
+        int p = Integer.parseInt(n);
+        if (p >= 1 && p <= 100) {
+          return p;
+        }
+      } catch (NumberFormatException ignored) {
+        // reported below
+      }
+      problems.add(key + "='" + v + "' must be a percentage from 1% to 100%");
+      return dflt;
+    }
+
+    /** {@code slow:25,batch:50}: class name, then its percent of a receiver's credits. */
+    Map<String, Integer> classShares(String key) {
+      String v = values.get(key);
+      if (v == null || v.equals("none")) {
+        return Map.of();
+      }
+      Map<String, Integer> out = new java.util.TreeMap<>();
+      for (String part : v.split(",")) {
+        String[] kv = part.split(":");
+        if (kv.length != 2 || !kv[0].matches("[A-Za-z0-9_-]{1,32}")) {
+          problems.add(key + ": '" + part + "' is not class:percent (e.g. slow:25)");
+          continue;
+        }
+        try {
+          int p =
+              Integer.parseInt(
+                  kv[1].endsWith("%") ? kv[1].substring(0, kv[1].length() - 1) : kv[1]);
+          if (p < 1 || p > 100) {
+            throw new NumberFormatException();
+          }
+          out.put(kv[0], p);
+        } catch (NumberFormatException e) {
+          problems.add(
+              key + ": share of class '" + kv[0] + "' must be 1-100 percent, was '" + kv[1] + "'");
+        }
+      }
+      return Map.copyOf(out);
+    }
+
     Duration duration(String key, Duration dflt, Duration min) {
       String v = values.get(key);
       if (v == null) {

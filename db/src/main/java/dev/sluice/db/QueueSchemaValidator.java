@@ -142,6 +142,14 @@ public final class QueueSchemaValidator {
               modify(t, "`actor` VARCHAR(255) NOT NULL DEFAULT ''")));
     }
 
+    ColumnInfo cls = columns.get(CLASS);
+    if (cls != null && !cls.isText()) {
+      p.add(
+          new SchemaProblem(
+              CLASS,
+              "must be VARCHAR, is " + cls.columnType(),
+              modify(t, "`class` VARCHAR(32) NOT NULL DEFAULT ''")));
+    }
     boolean pollIndex =
         indexes.values().stream()
             .anyMatch(

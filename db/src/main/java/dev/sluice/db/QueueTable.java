@@ -9,6 +9,8 @@ import java.util.Map;
  * @param stateIsEnum whether {@code state} is an ENUM (names) rather than an integer (codes)
  * @param userColumns every column that is not a system column, in table order
  * @param hasActor whether the optional {@code actor} column exists
+ * @param hasClass whether the optional {@code class} column exists
+ * @param hasTenantIndex whether the (state, tenant, time_next) index exists
  */
 public record QueueTable(
     String name,
@@ -16,6 +18,8 @@ public record QueueTable(
     boolean stateIsEnum,
     List<String> userColumns,
     boolean hasActor,
+    boolean hasClass,
+    boolean hasTenantIndex,
     Map<String, ColumnInfo> columns) {
 
   /** The value the state column holds for {@code s}. */

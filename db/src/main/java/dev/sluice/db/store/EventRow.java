@@ -16,4 +16,5 @@ public record EventRow(
     int priority,
     String tenant,
     String actor,
+    String workClass,
     Map<String, Object> userColumns) {}

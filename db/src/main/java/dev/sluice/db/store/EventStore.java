@@ -20,6 +20,21 @@ public interface EventStore {
   List<EventRow> pollPending(long dueBeforeNs, int limit);
 
   /**
+   * Up to {@code limit} of one tenant's pending events due by {@code dueBeforeNs}, oldest first.
+   */
+  List<EventRow> pollTenant(String tenant, long dueBeforeNs, int limit);
+
+  /**
+   * The first tenant after {@code afterTenant} (null: the first) that has pending events, with its
+   * earliest due time; null when there is none. One index seek: repeated, it lists tenants in time
+   * proportional to their number, not to the backlog.
+   */
+  TenantDue nextTenant(String afterTenant);
+
+  /** A tenant with pending events and the due time of its earliest one. */
+  record TenantDue(String tenant, long minDueNs) {}
+
+  /**
    * pending → fired for each ref whose epoch is current: epoch + 1 and {@code time_next =
    * deadlineNs} (the ack deadline). Returns the outcome per ref.
    */

@@ -49,6 +49,7 @@ public final class JdbcEventStore implements EventStore {
   private final Field<Integer> priority = DSL.field(DSL.name(PRIORITY), SQLDataType.INTEGER);
   private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
   private final Field<String> actor = DSL.field(DSL.name(ACTOR), SQLDataType.VARCHAR);
+  private final Field<String> workClass = DSL.field(DSL.name(CLASS), SQLDataType.VARCHAR);
   private final Field<Object> state = DSL.field(DSL.name(STATE));
   private final List<Field<?>> pollFields = new ArrayList<>();
   private final int userFrom;
@@ -59,6 +60,7 @@ public final class JdbcEventStore implements EventStore {
     this.t = DSL.table(DSL.name(queue.name()));
     pollFields.addAll(List.of(id, epoch, timeNext, timeCreated, priority, tenant));
     pollFields.add(queue.hasActor() ? actor : DSL.inline((String) null).as(ACTOR));
+    pollFields.add(queue.hasClass() ? workClass : DSL.inline((String) null).as(CLASS));
     userFrom = pollFields.size();
     for (String c : queue.userColumns()) {
       pollFields.add(DSL.field(DSL.name(c)));
@@ -89,8 +91,39 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
+    return rows(pollQuery(dueBeforeNs, limit));
+  }
+
+  @Override
+  public List<EventRow> pollTenant(String ten, long dueBeforeNs, int limit) {
+    return rows(
+        ctx.select(pollFields)
+            .from(t)
+            .where(
+                state.eq(sv(EventState.PENDING)).and(tenant.eq(ten)).and(timeNext.le(dueBeforeNs)))
+            .orderBy(timeNext, id)
+            .limit(limit));
+  }
+
+  @Override
+  public TenantDue nextTenant(String afterTenant) {
+    var cond = state.eq(sv(EventState.PENDING));
+    if (afterTenant != null) {
+      cond = cond.and(tenant.gt(afterTenant));
+    }
+    Record r =
+        ctx.select(tenant, timeNext)
+            .from(t)
+            .where(cond)
+            .orderBy(tenant, timeNext)
+            .limit(1)
+            .fetchOne();
+    return r == null ? null : new TenantDue(r.get(0, String.class), r.get(1, Long.class));
+  }
+
+  private List<EventRow> rows(org.jooq.ResultQuery<? extends Record> query) {
     List<EventRow> out = new ArrayList<>();
-    for (Record r : pollQuery(dueBeforeNs, limit).fetch()) {
+    for (Record r : query.fetch()) {
       Map<String, Object> user = new LinkedHashMap<>();
       List<String> names = q.userColumns();
       for (int i = 0; i < names.size(); i++) {
@@ -106,6 +139,7 @@ public final class JdbcEventStore implements EventStore {
               r.get(4, Integer.class),
               ten == null ? "" : ten,
               r.get(6, String.class),
+              r.get(7, String.class),
               user));
     }
     return out;

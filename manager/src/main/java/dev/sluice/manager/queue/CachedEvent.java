@@ -14,6 +14,13 @@ public final class CachedEvent {
   final long createdNs;
   final int priority;
   final String tenant;
+
+  /** Actor path segments under the tenant (may be empty). */
+  final java.util.List<String> actorPath;
+
+  /** Work class ("" when none). */
+  final String workClass;
+
   final Map<String, Value> columns;
 
   CachedEvent(
@@ -23,6 +30,8 @@ public final class CachedEvent {
       long createdNs,
       int priority,
       String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
       Map<String, Value> columns) {
     this.id = id;
     this.epoch = epoch;
@@ -30,12 +39,15 @@ public final class CachedEvent {
     this.createdNs = createdNs;
     this.priority = priority;
     this.tenant = tenant;
+    this.actorPath = actorPath;
+    this.workClass = workClass;
     this.columns = columns;
   }
 
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
   CachedEvent retry(long newEpoch, long newDueNs) {
-    return new CachedEvent(id, newEpoch, newDueNs, createdNs, priority, tenant, columns);
+    return new CachedEvent(
+        id, newEpoch, newDueNs, createdNs, priority, tenant, actorPath, workClass, columns);
   }
 
   public long id() {
@@ -52,6 +64,10 @@ public final class CachedEvent {
 
   public String tenant() {
     return tenant;
+  }
+
+  public String workClass() {
+    return workClass;
   }
 
   public int priority() {

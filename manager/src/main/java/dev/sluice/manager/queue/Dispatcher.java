@@ -49,6 +49,9 @@ final class Dispatcher implements Runnable {
   private final long ackWaitNs;
   private final int maxAttempts;
   private final int maxConcurrency;
+  private final int tenantMaxInFlight;
+  private final Map<String, Integer> classShares;
+  private final ShuffleSharder sharder;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
   // --- owned by the dispatcher thread
@@ -77,16 +80,30 @@ final class Dispatcher implements Runnable {
   /** Per-tenant figures, republished by the dispatcher at most every {@link #TENANT_EVERY_NS}. */
   private volatile List<TenantStats> tenantSnapshot = List.of();
 
+  /** Events held per tenant, for the poller's per-tenant rounds. */
+  private volatile Map<String, Integer> heldSnapshot = Map.of();
+
+  /** The last poll brought rows a tenant's share of the window could not take. */
+  private volatile boolean lastPollCapped;
+
+  private long heldPublishedNs;
+
   private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
   private long tenantPublishedNs;
   private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
+  private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private AckBatcher acks;
   private Poller poller;
 
   Dispatcher(QueueContext ctx) {
     this.ctx = ctx;
-    this.cache = new WindowCache(ctx.options().cacheSize());
+    this.cache =
+        new WindowCache(
+            ctx.options().cacheSize(), ctx.options().tenantCacheCap(), ctx.options().fair());
+    this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
+    this.tenantMaxInFlight = ctx.options().tenantMaxInFlight();
+    this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
     this.maxConcurrency = ctx.options().maxConcurrency();
@@ -129,6 +146,18 @@ final class Dispatcher implements Runnable {
 
   List<TenantStats> tenants() {
     return tenantSnapshot;
+  }
+
+  int held(String tenant) {
+    return heldSnapshot.getOrDefault(tenant, 0);
+  }
+
+  int tenantCap() {
+    return cache.tenantCap();
+  }
+
+  boolean lastPollCapped() {
+    return lastPollCapped;
   }
 
   long settledSeq() {
@@ -203,6 +232,10 @@ final class Dispatcher implements Runnable {
     inFlightCount = inFlight.size();
     receiverCount = receivers.size();
     long mono = System.nanoTime();
+    if (mono - heldPublishedNs >= HELD_EVERY_NS) {
+      heldPublishedNs = mono;
+      heldSnapshot = cache.countByTenant();
+    }
     if (mono - tenantPublishedNs >= TENANT_EVERY_NS) {
       tenantPublishedNs = mono;
       Map<String, Integer> queued = cache.countByTenant();
@@ -228,23 +261,84 @@ final class Dispatcher implements Runnable {
     return free;
   }
 
-  /** The receiver with the most free credits, ties broken round-robin; null when all are full. */
-  private ReceiverStream pickReceiver() {
+  // ------------------------------------------------------------------ assignment
+
+  /** Whether receiver {@code r} may take an event of class {@code cls} now. */
+  private boolean classRoom(ReceiverStream r, String cls) {
+    Integer share = classShares.get(cls);
+    if (share == null) {
+      return true;
+    }
+    int limit = Math.max(1, r.maxInFlight() * share / 100);
+    return r.classInFlight.getOrDefault(cls, 0) < limit;
+  }
+
+  private boolean serves(ReceiverStream r, String tenant) {
+    return sharder.receiversFor(tenant).contains(r.receiverId());
+  }
+
+  private boolean tenantCanTake(String tenant) {
+    if (tenantMaxInFlight > 0) {
+      long[] c = tenantCounts.get(tenant);
+      if (c != null && c[0] >= tenantMaxInFlight) {
+        return false;
+      }
+    }
+    for (ReceiverStream r : receivers) {
+      if (r.freeSlots() > 0 && serves(r, tenant)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private boolean eventCanTake(CachedEvent e) {
+    return pickReceiver(e, false) != null;
+  }
+
+  /**
+   * The receiver for {@code e}: within its tenant's shuffle shard, with a free credit and room for
+   * its class, the one with the most free credits (ties round-robin). Null when none can take it.
+   */
+  private ReceiverStream pickReceiver(CachedEvent e, boolean advance) {
     ReceiverStream best = null;
     int bestFree = 0;
     int n = receivers.size();
     for (int i = 0; i < n; i++) {
       ReceiverStream r = receivers.get((nextReceiver + i) % n);
       int free = r.freeSlots();
-      if (free > bestFree) {
+      if (free > bestFree && serves(r, e.tenant) && classRoom(r, e.workClass)) {
         best = r;
         bestFree = free;
       }
     }
-    if (best != null) {
+    if (best != null && advance) {
       nextReceiver = (receivers.indexOf(best) + 1) % n;
     }
     return best;
+  }
+
+  private void assign(ReceiverStream r, CachedEvent e) {
+    r.inFlight++;
+    r.classInFlight.merge(e.workClass, 1, Integer::sum);
+    tenantCounts.computeIfAbsent(e.tenant, k -> new long[2])[0]++;
+  }
+
+  private void unassign(ReceiverStream r, CachedEvent e) {
+    r.inFlight--;
+    r.classInFlight.computeIfPresent(e.workClass, (k, v) -> v <= 1 ? null : v - 1);
+    long[] c = tenantCounts.get(e.tenant);
+    if (c != null) {
+      c[0]--;
+    }
+  }
+
+  /** Gives back the credit an in-flight event held (once). */
+  private void free(InFlight f) {
+    if (!f.freed) {
+      f.freed = true;
+      unassign(f.owner, f.event);
+    }
   }
 
   private void fireRound(long now) {
@@ -252,15 +346,12 @@ final class Dispatcher implements Runnable {
     List<CachedEvent> events = new ArrayList<>(budget);
     List<ReceiverStream> owners = new ArrayList<>(budget);
     while (events.size() < budget) {
-      ReceiverStream r = pickReceiver();
-      if (r == null) {
-        break;
-      }
-      CachedEvent e = cache.takeReady();
+      CachedEvent e = cache.takeReady(this::tenantCanTake, this::eventCanTake);
       if (e == null) {
         break;
       }
-      r.inFlight++;
+      ReceiverStream r = pickReceiver(e, true);
+      assign(r, e);
       events.add(e);
       owners.add(r);
     }
@@ -279,7 +370,7 @@ final class Dispatcher implements Runnable {
       // Unknown whether it committed. Put the events back: if it did, their epoch is stale and
       // the next fire's CAS drops them; the rows come back through the retry collector.
       for (int i = 0; i < events.size(); i++) {
-        owners.get(i).inFlight--;
+        unassign(owners.get(i), events.get(i));
         cache.add(events.get(i));
       }
       ctx.metrics().dbErrors.increment();
@@ -297,16 +388,14 @@ final class Dispatcher implements Runnable {
       CachedEvent e = events.get(i);
       ReceiverStream r = owners.get(i);
       if (outcome.get(refs.get(i)) != CasOutcome.APPLIED) {
-        r.inFlight--;
+        unassign(r, e);
         ctx.metrics().casMisses.increment();
         continue;
       }
       long epoch = e.epoch + 1;
       inFlight.put(e.id, new InFlight(e, epoch, r, deadline));
       ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
-      long[] tc = tenantCounts.computeIfAbsent(e.tenant, k -> new long[2]);
-      tc[0]++; // in flight
-      tc[1]++; // dispatched
+      tenantCounts.get(e.tenant)[1]++; // dispatched
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
       fired++;
     }
@@ -339,7 +428,7 @@ final class Dispatcher implements Runnable {
       }
       if (!f.settling) {
         f.settling = true;
-        f.owner.inFlight--;
+        free(f);
         ctx.metrics().timeouts.increment();
         acks.submit(releaseOf(new EventRef(f.event.id, f.epoch), now, 0, null, "ack timeout"));
       }
@@ -368,6 +457,15 @@ final class Dispatcher implements Runnable {
   void onAttach(ReceiverStream r) {
     receivers.add(r);
     receiverCount = receivers.size();
+    updateShards();
+  }
+
+  private void updateShards() {
+    List<String> ids = new ArrayList<>(receivers.size());
+    for (ReceiverStream r : receivers) {
+      ids.add(r.receiverId());
+    }
+    sharder.setReceivers(ids);
   }
 
   /** The stream ended or broke: release what it held at once, not after ack_wait. */
@@ -381,12 +479,13 @@ final class Dispatcher implements Runnable {
     for (InFlight f : inFlight.values()) {
       if (f.owner == r && !f.settling) {
         f.settling = true;
-        f.owner.inFlight--;
+        free(f);
         acks.submit(releaseOf(new EventRef(f.event.id, f.epoch), now, 0, null, why));
         released++;
       }
     }
     receiverCount = receivers.size();
+    updateShards();
     if (released > 0) {
       log.info(
           "{}: {} gone ({}), releasing its {} in-flight events", ctx.where(), r, why, released);
@@ -399,7 +498,7 @@ final class Dispatcher implements Runnable {
       InFlight f = inFlight.get(ref.id());
       if (f != null && f.epoch == ref.epoch() && !f.settling) {
         f.settling = true;
-        f.owner.inFlight--;
+        free(f);
         ctx.metrics()
             .dispatchToAck
             .record(Math.max(0, now - (f.deadlineNs - ackWaitNs)), TimeUnit.NANOSECONDS);
@@ -416,7 +515,7 @@ final class Dispatcher implements Runnable {
       InFlight f = inFlight.get(ref.id());
       if (f != null && f.epoch == ref.epoch() && !f.settling) {
         f.settling = true;
-        f.owner.inFlight--;
+        free(f);
       }
       ctx.metrics().nacked.increment();
       long after = TimeUnit.MILLISECONDS.toNanos(Math.max(0, n.getRetryAfterMs()));
@@ -448,13 +547,7 @@ final class Dispatcher implements Runnable {
         continue; // another change to the same event in this batch applied
       }
       inFlight.remove(id);
-      if (!f.settling) {
-        f.owner.inFlight--;
-      }
-      long[] tc = tenantCounts.get(f.event.tenant);
-      if (tc != null) {
-        tc[0]--;
-      }
+      free(f);
       settledSeq++;
       recentlySettled.remove(id);
       recentlySettled.put(id, settledSeq);
@@ -472,7 +565,16 @@ final class Dispatcher implements Runnable {
    * pending.
    */
   void onPolled(List<EventRow> rows, long seqAtStart, boolean full) {
+    onPolled(rows, seqAtStart, full, true);
+  }
+
+  /**
+   * @param global whether this was the poll over all tenants (whose capped rows tell the poller to
+   *     switch to per-tenant rounds)
+   */
+  void onPolled(List<EventRow> rows, long seqAtStart, boolean full, boolean global) {
     ctx.metrics().polledRows.increment(rows.size());
+    boolean capped = false;
     for (EventRow row : rows) {
       long id = row.id();
       if (cache.contains(id) || inFlight.containsKey(id)) {
@@ -490,18 +592,54 @@ final class Dispatcher implements Runnable {
               row.timeCreatedNs(),
               row.priority(),
               row.tenant(),
+              actorPath(row),
+              row.workClass() == null ? "" : row.workClass(),
               Values.toWire(row.userColumns()));
-      if (!cache.add(e)) {
+      WindowCache.Added added = cache.add(e);
+      if (added == WindowCache.Added.FULL) {
         break;
       }
+      capped |= added == WindowCache.Added.TENANT_CAPPED;
+    }
+    if (global) {
+      lastPollCapped = capped;
     }
     // Later polls start at or after seqAtStart: older entries can no longer matter.
     Iterator<Map.Entry<Long, Long>> it = recentlySettled.entrySet().iterator();
     while (it.hasNext() && it.next().getValue() <= seqAtStart) {
       it.remove();
     }
-    pollerHasMore = full;
+    pollerHasMore |= full;
     publish();
+  }
+
+  /**
+   * The actor path's segments ({@code user-17/reports} → [user-17, reports]). A path deeper than
+   * actor_max_depth is an error in the row: it is served at the deepest allowed level and logged.
+   */
+  private List<String> actorPath(EventRow row) {
+    String a = row.actor();
+    if (a == null || a.isEmpty()) {
+      return List.of();
+    }
+    List<String> segs = new ArrayList<>();
+    for (String s : a.split("/")) {
+      if (!s.isEmpty()) {
+        segs.add(s);
+      }
+    }
+    int max = ctx.options().actorMaxDepth();
+    if (segs.size() > max) {
+      log.warn(
+          "{}: event {} has actor path '{}' deeper than actor_max_depth={}; served at depth {}",
+          ctx.where(),
+          row.id(),
+          a,
+          max,
+          max);
+      segs = segs.subList(0, max);
+    }
+    return List.copyOf(segs);
   }
 
   /** Fired rows past their deadline found in the table: ours are handled by {@link #expire}. */
@@ -532,7 +670,7 @@ final class Dispatcher implements Runnable {
     for (InFlight f : inFlight.values()) {
       if (!f.settling) {
         f.settling = true;
-        f.owner.inFlight--;
+        free(f);
         acks.submit(Completion.release(new EventRef(f.event.id, f.epoch), now, false, null, why));
       }
     }

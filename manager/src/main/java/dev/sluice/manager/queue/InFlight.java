@@ -17,6 +17,9 @@ final class InFlight {
   /** An ack, nack, timeout or release is on its way to the database. */
   boolean settling;
 
+  /** The receiver's credit (and the tenant's and class's counts) was given back. */
+  boolean freed;
+
   InFlight(CachedEvent event, long epoch, ReceiverStream owner, long deadlineNs) {
     this.event = event;
     this.epoch = epoch;

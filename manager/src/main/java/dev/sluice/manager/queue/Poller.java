@@ -15,6 +15,13 @@ import org.slf4j.LoggerFactory;
  * when the dispatcher says the window drained while the last poll came back full. The {@link
  * RetryCollector} runs on this thread too.
  *
+ * <p>Fairness: each tenant may hold only its share of the window. When the last poll over all
+ * tenants brought rows a full tenant could not take, a backlog may be hiding other tenants' events
+ * behind it in the poll index, so the poller switches to per-tenant rounds: it lists the tenants
+ * with pending events (one index seek per tenant, at most once a second) and reads each tenant that
+ * has room separately, on the (state, tenant, time_next) index. It returns to the single poll once
+ * no tenant is at its share.
+ *
  * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
  * never dies.
  */
@@ -33,6 +40,12 @@ final class Poller implements Runnable {
   private long lastSync = Long.MIN_VALUE / 2;
   private long lastCollect = Long.MIN_VALUE / 2;
   private int failures;
+  private final boolean fair;
+  private boolean tenantMode;
+  private final java.util.TreeSet<String> knownTenants = new java.util.TreeSet<>();
+  private long lastDiscovery = Long.MIN_VALUE / 2;
+  private static final long DISCOVER_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
+  static final int MAX_TENANTS_PER_ROUND = 1000;
 
   Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
     this.ctx = ctx;
@@ -41,6 +54,11 @@ final class Poller implements Runnable {
     this.intervalNs = ctx.options().pollInterval().toNanos();
     this.lookaheadNs = 2 * intervalNs;
     this.limit = ctx.options().cacheSize();
+    this.fair = ctx.options().fair();
+  }
+
+  boolean tenantMode() {
+    return tenantMode;
   }
 
   void wake() {
@@ -82,6 +100,48 @@ final class Poller implements Runnable {
     }
   }
 
+  /** Reads each known tenant that has room in its share of the window. */
+  private void tenantRound(long mono) {
+    if (mono - lastDiscovery >= DISCOVER_EVERY_NS) {
+      lastDiscovery = mono;
+      knownTenants.clear();
+      String after = null;
+      for (int i = 0; i < MAX_TENANTS_PER_ROUND; i++) {
+        var td = ctx.store().nextTenant(after);
+        if (td == null) {
+          break;
+        }
+        knownTenants.add(td.tenant());
+        after = td.tenant();
+      }
+    }
+    int cap = dispatcher.tenantCap();
+    long due = ctx.clock().nowNs() + lookaheadNs;
+    boolean pressed = false;
+    for (String t : knownTenants) {
+      int held = dispatcher.held(t);
+      if (held >= cap) {
+        pressed = true;
+        continue;
+      }
+      if (held > cap / 2 || dispatcher.cacheRoom() <= 0) {
+        continue; // still well stocked
+      }
+      long seq = dispatcher.settledSeq();
+      long t0 = System.nanoTime();
+      List<EventRow> rows = ctx.store().pollTenant(t, due, cap);
+      ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+      pressed |= rows.size() >= cap;
+      if (!rows.isEmpty()) {
+        dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
+      }
+    }
+    if (!pressed) {
+      tenantMode = false;
+      log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
+    }
+  }
+
   /** One round; package-visible so tests can drive it. */
   void pollOnce() {
     long mono = System.nanoTime();
@@ -89,14 +149,21 @@ final class Poller implements Runnable {
       ctx.clock().sync(ctx.store()::serverTimeNs);
       lastSync = mono;
     }
-    if (dispatcher.cacheRoom() > 0) {
+    if (fair && !tenantMode && dispatcher.lastPollCapped()) {
+      tenantMode = true;
+      log.info(
+          "{}: a tenant holds its full share of the window; polling tenant by tenant", ctx.where());
+    }
+    if (tenantMode) {
+      tenantRound(mono);
+    } else if (dispatcher.cacheRoom() > 0) {
       long seq = dispatcher.settledSeq();
       long t0 = System.nanoTime();
       List<EventRow> rows = ctx.store().pollPending(ctx.clock().nowNs() + lookaheadNs, limit);
       ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
       boolean full = rows.size() >= limit;
       if (!rows.isEmpty()) {
-        dispatcher.post(() -> dispatcher.onPolled(rows, seq, full));
+        dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
       }
     }
     if (mono - lastCollect >= collector.intervalNs()) {

@@ -33,6 +33,9 @@ public final class ReceiverStream {
   /** Events sent and not yet settled; dispatcher thread only. */
   int inFlight;
 
+  /** In-flight events per work class; dispatcher thread only. */
+  final java.util.Map<String, Integer> classInFlight = new java.util.HashMap<>();
+
   public ReceiverStream(
       String receiverId,
       String queue,

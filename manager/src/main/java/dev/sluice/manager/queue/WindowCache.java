@@ -1,49 +1,69 @@
 package dev.sluice.manager.queue;
 
-import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.function.Predicate;
 
 /**
  * The in-memory window of a queue's upcoming events: a bounded set of pending events, split into
- * those not yet due (a timer heap by due time) and those due (a FIFO per tenant by (priority, due
- * time, id), tenants served round-robin).
+ * those not yet due (a timer heap by due time) and those due (a {@link FairTree}: tenants in turn,
+ * then actor paths, then priority). Only due events compete: a tenant whose events are all in the
+ * future takes no turn.
+ *
+ * <p>Each tenant may hold at most {@code tenantCap} events, so a noisy tenant cannot fill the
+ * window and hide quiet tenants' due events on disk. With {@code fair} off it is one plain FIFO by
+ * (priority, due time, id), for comparison.
  *
  * <p>A pure data structure with no locks and no threads: the {@link Dispatcher} thread owns it.
  * Removal by id is lazy: a removed event stays in its heap and is skipped when it surfaces.
  */
 public final class WindowCache {
+  /** What {@link #add} did. */
+  public enum Added {
+    ADDED,
+    DUPLICATE,
+    FULL,
+    TENANT_CAPPED
+  }
+
   private static final Comparator<CachedEvent> BY_DUE =
       Comparator.<CachedEvent>comparingLong(e -> e.dueNs).thenComparingLong(e -> e.id);
-  private static final Comparator<CachedEvent> BY_PRIORITY =
-      Comparator.<CachedEvent>comparingInt(e -> e.priority)
-          .thenComparingLong(e -> e.dueNs)
-          .thenComparingLong(e -> e.id);
 
   private final int capacity;
+  private final int tenantCap;
+  private final boolean fair;
 
   /** Every live event by id: the one copy that counts. */
   private final Map<Long, CachedEvent> byId = new HashMap<>();
 
+  private final Map<String, Integer> heldByTenant = new HashMap<>();
   private final PriorityQueue<CachedEvent> scheduled = new PriorityQueue<>(BY_DUE);
-  private final Map<String, PriorityQueue<CachedEvent>> readyByTenant = new HashMap<>();
-
-  /** Tenants with due events, in round-robin order. */
-  private final ArrayDeque<String> tenantTurns = new ArrayDeque<>();
-
-  private int readyCount;
+  private final FairTree ready = new FairTree();
+  private final Predicate<CachedEvent> live = e -> byId.get(e.id) == e;
 
   public WindowCache(int capacity) {
+    this(capacity, capacity, true);
+  }
+
+  public WindowCache(int capacity, int tenantCap, boolean fair) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be >= 1, was " + capacity);
     }
     this.capacity = capacity;
+    this.tenantCap = Math.max(1, Math.min(tenantCap, capacity));
+    this.fair = fair;
   }
 
   public int capacity() {
     return capacity;
+  }
+
+  public int tenantCap() {
+    return tenantCap;
   }
 
   /** Live events held (due or not). */
@@ -55,58 +75,79 @@ public final class WindowCache {
     return capacity - byId.size();
   }
 
-  /** Events held per tenant (O(size): for periodic stats, not the hot path). */
-  public Map<String, Integer> countByTenant() {
-    Map<String, Integer> out = new HashMap<>();
-    for (CachedEvent e : byId.values()) {
-      out.merge(e.tenant, 1, Integer::sum);
-    }
-    return out;
-  }
-
   public boolean contains(long id) {
     return byId.containsKey(id);
   }
 
-  /** Adds an event unless the window is full or already holds that id. */
-  public boolean add(CachedEvent e) {
-    if (byId.size() >= capacity || byId.containsKey(e.id)) {
-      return false;
+  /** Events held by one tenant. */
+  public int held(String tenant) {
+    return heldByTenant.getOrDefault(tenant, 0);
+  }
+
+  /** Events held per tenant. */
+  public Map<String, Integer> countByTenant() {
+    return Map.copyOf(heldByTenant);
+  }
+
+  /** Adds an event unless the window or its tenant's share is full, or it holds that id. */
+  public Added add(CachedEvent e) {
+    if (byId.containsKey(e.id)) {
+      return Added.DUPLICATE;
+    }
+    if (byId.size() >= capacity) {
+      return Added.FULL;
+    }
+    if (fair && held(e.tenant) >= tenantCap) {
+      return Added.TENANT_CAPPED;
     }
     byId.put(e.id, e);
+    heldByTenant.merge(e.tenant, 1, Integer::sum);
     scheduled.add(e);
-    return true;
+    return Added.ADDED;
   }
 
   /** Forgets an event (cancelled, say). Returns whether it was held. */
   public boolean remove(long id) {
     CachedEvent e = byId.remove(id);
-    return e != null;
+    if (e == null) {
+      return false;
+    }
+    release(e);
+    return true;
   }
 
-  /** Moves events due at or before {@code nowNs} from the timer heap to their tenant's FIFO. */
+  private void release(CachedEvent e) {
+    heldByTenant.computeIfPresent(e.tenant, (k, n) -> n <= 1 ? null : n - 1);
+  }
+
+  /** Moves events due at or before {@code nowNs} from the timer heap into the fair tree. */
   public void promoteDue(long nowNs) {
     CachedEvent e;
     while ((e = scheduled.peek()) != null && e.dueNs <= nowNs) {
       scheduled.poll();
-      if (byId.get(e.id) != e) {
-        continue; // removed meanwhile
+      if (live.test(e)) {
+        ready.add(e, path(e));
       }
-      PriorityQueue<CachedEvent> fifo = readyByTenant.get(e.tenant);
-      if (fifo == null) {
-        fifo = new PriorityQueue<>(BY_PRIORITY);
-        readyByTenant.put(e.tenant, fifo);
-        tenantTurns.addLast(e.tenant);
-      }
-      fifo.add(e);
-      readyCount++;
     }
+  }
+
+  private List<String> path(CachedEvent e) {
+    if (!fair) {
+      return List.of();
+    }
+    if (e.actorPath.isEmpty()) {
+      return List.of(e.tenant);
+    }
+    List<String> p = new ArrayList<>(1 + e.actorPath.size());
+    p.add(e.tenant);
+    p.addAll(e.actorPath);
+    return p;
   }
 
   /** The due time of the earliest event not yet due, or {@link Long#MAX_VALUE}. */
   public long nextDueNs() {
     CachedEvent e;
-    while ((e = scheduled.peek()) != null && byId.get(e.id) != e) {
+    while ((e = scheduled.peek()) != null && !live.test(e)) {
       scheduled.poll();
     }
     return e == null ? Long.MAX_VALUE : e.dueNs;
@@ -114,34 +155,24 @@ public final class WindowCache {
 
   /** Whether a due event may be waiting (removed ones are counted until they surface). */
   public boolean hasReady() {
-    return readyCount > 0;
+    return ready.size() > 0;
+  }
+
+  /** Takes the next due event in fair order; null when none is due. */
+  public CachedEvent takeReady() {
+    return takeReady(t -> true, e -> true);
   }
 
   /**
-   * Takes the next due event: the next tenant in turn, and its most urgent event. Returns null when
-   * none is due.
+   * Takes the next due event in fair order among tenants and events the dispatcher can serve now (a
+   * tenant at its in-flight cap, or an event whose class has no free credits, waits its turn).
    */
-  public CachedEvent takeReady() {
-    while (!tenantTurns.isEmpty()) {
-      String tenant = tenantTurns.pollFirst();
-      PriorityQueue<CachedEvent> fifo = readyByTenant.get(tenant);
-      CachedEvent e;
-      while ((e = fifo.poll()) != null) {
-        readyCount--;
-        if (byId.get(e.id) == e) {
-          break;
-        }
-      }
-      if (fifo.isEmpty()) {
-        readyByTenant.remove(tenant);
-      } else {
-        tenantTurns.addLast(tenant);
-      }
-      if (e != null) {
-        byId.remove(e.id);
-        return e;
-      }
+  public CachedEvent takeReady(Predicate<String> tenantOk, Predicate<CachedEvent> eventOk) {
+    CachedEvent e = ready.take(tenantOk, eventOk, live);
+    if (e != null) {
+      byId.remove(e.id);
+      release(e);
     }
-    return null;
+    return e;
   }
 }

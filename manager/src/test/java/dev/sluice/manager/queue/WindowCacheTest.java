@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /** The window as a pure data structure: no threads, no database. */
 class WindowCacheTest {
   static CachedEvent ev(long id, long due, int priority, String tenant) {
-    return new CachedEvent(id, 0, due, 0, priority, tenant, Map.of());
+    return new CachedEvent(id, 0, due, 0, priority, tenant, List.of(), "", Map.of());
   }
 
   static List<Long> drain(WindowCache c) {
@@ -61,10 +61,10 @@ class WindowCacheTest {
   @Test
   void boundedAndDeduplicated() {
     WindowCache c = new WindowCache(2);
-    assertThat(c.add(ev(1, 0, 0, ""))).isTrue();
-    assertThat(c.add(ev(1, 0, 0, ""))).isFalse();
-    assertThat(c.add(ev(2, 0, 0, ""))).isTrue();
-    assertThat(c.add(ev(3, 0, 0, ""))).as("full").isFalse();
+    assertThat(c.add(ev(1, 0, 0, ""))).isEqualTo(WindowCache.Added.ADDED);
+    assertThat(c.add(ev(1, 0, 0, ""))).isEqualTo(WindowCache.Added.DUPLICATE);
+    assertThat(c.add(ev(2, 0, 0, ""))).isEqualTo(WindowCache.Added.ADDED);
+    assertThat(c.add(ev(3, 0, 0, ""))).isEqualTo(WindowCache.Added.FULL);
     assertThat(c.room()).isZero();
   }
 

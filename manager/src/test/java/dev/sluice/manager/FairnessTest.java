@@ -1,0 +1,155 @@
+package dev.sluice.manager;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.queue.TenantStats;
+import dev.sluice.proto.v1.Event;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Fairness on a real database: shares of the window, of credits, and of receivers. */
+class FairnessTest {
+  static Harness h;
+
+  @BeforeAll
+  static void start() {
+    h = new Harness(FairnessTest.class);
+    h.startManager();
+  }
+
+  @AfterAll
+  static void stop() {
+    h.close();
+  }
+
+  static void queue(String name, String options) throws Exception {
+    h.exec(
+        QueueConvention.createTableSql(
+            name,
+            List.of("`class` VARCHAR(16) NOT NULL DEFAULT ''", "`n` BIGINT NULL"),
+            ("sluice_queue " + options).strip()));
+    await().atMost(10, SECONDS).until(() -> h.server().engine().find(name).isPresent());
+  }
+
+  static void insert(String queue, String tenant, String cls, int count) throws Exception {
+    for (int done = 0; done < count; ) {
+      int n = Math.min(5000, count - done);
+      StringBuilder sb = new StringBuilder("INSERT INTO " + queue + " (tenant, class, n) VALUES ");
+      for (int i = 0; i < n; i++) {
+        sb.append(i == 0 ? "" : ",")
+            .append("('")
+            .append(tenant)
+            .append("','")
+            .append(cls)
+            .append("',")
+            .append(done + i)
+            .append(")");
+      }
+      h.exec(sb.toString());
+      done += n;
+    }
+  }
+
+  static Map<String, TenantStats> tenants(String queue) {
+    QueueManager q = h.server().engine().find(queue).orElseThrow();
+    return q.tenants().stream().collect(Collectors.toMap(TenantStats::tenant, t -> t));
+  }
+
+  @Test
+  void quietEventBehindAHundredThousandEventBacklogWaitsAtMostOneRound() throws Exception {
+    queue("fair_backlog", "cache_size=1000 tenant_cache_share=50% poll_interval=50ms");
+    insert("fair_backlog", "noisy", "", 100_000);
+    RawReceiver r = h.rawReceiver("fair_backlog", "r", 1);
+    Event held = r.events.poll(20, TimeUnit.SECONDS);
+    assertThat(held.getTenant()).isEqualTo("noisy");
+    // The noisy tenant fills its share of the window, and no more.
+    await().atMost(10, SECONDS).until(() -> tenants("fair_backlog").get("noisy").queued() >= 499);
+    insert("fair_backlog", "quiet", "", 1);
+    // The poller finds the quiet event although 100,000 older rows come first in the poll index.
+    await()
+        .atMost(10, SECONDS)
+        .until(
+            () ->
+                tenants("fair_backlog").containsKey("quiet")
+                    && tenants("fair_backlog").get("quiet").queued() == 1);
+    assertThat(tenants("fair_backlog").get("noisy").queued()).isLessThanOrEqualTo(500);
+    int dispatches = 0;
+    Event e = held;
+    while (!e.getTenant().equals("quiet")) {
+      r.ack(e);
+      e = r.events.poll(10, TimeUnit.SECONDS);
+      dispatches++;
+    }
+    assertThat(dispatches)
+        .as("dispatches until the quiet event (2 active tenants)")
+        .isLessThanOrEqualTo(2);
+    r.ack(e);
+  }
+
+  @Test
+  void aSlowClassNeverHoldsMoreThanItsShareOfCredits() throws Exception {
+    queue("fair_class", "class_shares=slow:25");
+    insert("fair_class", "", "slow", 20);
+    insert("fair_class", "", "fast", 20);
+    RawReceiver r = h.rawReceiver("fair_class", "r", 8);
+    await().atMost(10, SECONDS).until(() -> r.all.size() == 8);
+    Map<String, Long> byClass =
+        r.all.stream().collect(Collectors.groupingBy(x -> classOf(x), Collectors.counting()));
+    assertThat(byClass.getOrDefault("slow", 0L)).isEqualTo(2);
+    assertThat(byClass.getOrDefault("fast", 0L)).isEqualTo(6);
+    // Acking a slow one lets exactly one more slow one in.
+    Event slow = r.all.stream().filter(x -> classOf(x).equals("slow")).findFirst().orElseThrow();
+    r.ack(slow);
+    await().atMost(10, SECONDS).until(() -> r.all.size() == 9);
+    assertThat(classOf(r.all.get(8))).isEqualTo("slow");
+  }
+
+  static String classOf(Event e) {
+    return e.getId() <= 20 ? "slow" : "fast";
+  }
+
+  @Test
+  void tenantInFlightCapHoldsBackATenantNotOthers() throws Exception {
+    queue("fair_inflight", "tenant_max_in_flight=3");
+    insert("fair_inflight", "a", "", 20);
+    insert("fair_inflight", "b", "", 20);
+    RawReceiver r = h.rawReceiver("fair_inflight", "r", 10);
+    await().atMost(10, SECONDS).until(() -> r.all.size() == 6);
+    assertThat(r.events.poll(500, TimeUnit.MILLISECONDS)).isNotNull();
+    Map<String, Long> byTenant =
+        r.all.stream().collect(Collectors.groupingBy(Event::getTenant, Collectors.counting()));
+    assertThat(byTenant).containsEntry("a", 3L).containsEntry("b", 3L);
+  }
+
+  @Test
+  void shuffleShardingKeepsATenantOnItsReceivers() throws Exception {
+    queue("fair_shuffle", "max_receivers_per_tenant=1");
+    RawReceiver r1 = h.rawReceiver("fair_shuffle", "r1", 100);
+    RawReceiver r2 = h.rawReceiver("fair_shuffle", "r2", 100);
+    RawReceiver r3 = h.rawReceiver("fair_shuffle", "r3", 100);
+    await().atMost(5, SECONDS).until(() -> r1.subscribed && r2.subscribed && r3.subscribed);
+    for (String t : List.of("t1", "t2", "t3", "t4", "t5", "t6")) {
+      insert("fair_shuffle", t, "", 10);
+    }
+    await().atMost(10, SECONDS).until(() -> r1.all.size() + r2.all.size() + r3.all.size() == 60);
+    for (RawReceiver x : List.of(r1, r2, r3)) {
+      for (RawReceiver y : List.of(r1, r2, r3)) {
+        if (x != y) {
+          var tx = x.all.stream().map(Event::getTenant).collect(Collectors.toSet());
+          var ty = y.all.stream().map(Event::getTenant).collect(Collectors.toSet());
+          tx.retainAll(ty);
+          assertThat(tx).as("a tenant is served by one receiver only").isEmpty();
+        }
+      }
+    }
+  }
+}
