@@ -171,6 +171,18 @@ public final class ShardManager {
             registry,
             maintenance);
     queues.put(table.name(), qm);
+    if (table.options().fair() && !table.hasTenantIndex()) {
+      log.warn(
+          "shard {}: queue {} has no ({}, {}, {}) index: under a deep backlog one tenant can hide"
+              + " others' events from the poller. Fix: ALTER TABLE `{}` ADD INDEX `{}` (`state`, `tenant`, `time_next`)",
+          config.name(),
+          table.name(),
+          "state",
+          "tenant",
+          "time_next",
+          table.name(),
+          dev.sluice.db.QueueConvention.TENANT_INDEX);
+    }
     qm.start();
   }
 
