@@ -1,26 +1,39 @@
 package dev.sluice.manager;
 
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.Release;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.config.ShardConfig;
 import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.queue.Subscription;
+import dev.sluice.proto.v1.AckResult;
+import dev.sluice.proto.v1.AckResults;
+import dev.sluice.proto.v1.AckStatus;
+import dev.sluice.proto.v1.ManagerMessage;
+import dev.sluice.proto.v1.Nack;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
- * The registry of shard managers in this process: starts and stops them and finds the manager of a
- * queue for the gRPC layer.
+ * The shard managers of this process, the live subscriptions, and the routing between them: a
+ * subscription is attached to the queue's manager on every shard this process leads whose key range
+ * overlaps it; acks go back to the shard the event came from.
  */
 public final class QueueEngine {
   private final List<ShardManager> shards = new ArrayList<>();
+  private final Subscriptions subscriptions = new Subscriptions();
 
   public QueueEngine(ManagerConfig config, Clock clock, MeterRegistry registry) {
+    LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
     for (ShardConfig s : config.shards()) {
-      shards.add(
-          new ShardManager(
-              s, clock, registry, config.discoveryInterval(), config.shutdownTimeout()));
+      shards.add(new ShardManager(s, config, clock, registry, subscriptions, balancer));
     }
   }
 
@@ -30,16 +43,23 @@ public final class QueueEngine {
     }
   }
 
-  /** Stops every shard in parallel; each stop is bounded. */
+  /** Stops every shard in parallel; each stop is bounded. Then ends every receiver's call. */
   public void stop() {
     shards.parallelStream().forEach(ShardManager::stop);
+    for (Subscription s : subscriptions.all()) {
+      s.close(io.grpc.Status.UNAVAILABLE.withDescription("manager is stopping; reconnect"));
+    }
   }
 
   public List<ShardManager> shards() {
     return List.copyOf(shards);
   }
 
-  /** The manager of a queue on the first shard that serves it. */
+  public Optional<ShardManager> shard(String name) {
+    return shards.stream().filter(s -> s.name().equals(name)).findFirst();
+  }
+
+  /** The manager of a queue on the first shard this process dispatches it for. */
   public Optional<QueueManager> find(String queue) {
     for (ShardManager s : shards) {
       QueueManager q = s.queue(queue);
@@ -48,6 +68,11 @@ public final class QueueEngine {
       }
     }
     return Optional.empty();
+  }
+
+  /** Whether some shard has a valid table for this queue (led here or not). */
+  public boolean knows(String queue) {
+    return shards.stream().anyMatch(s -> s.knows(queue));
   }
 
   /** Why a queue is not served, if some shard found it malformed. */
@@ -61,19 +86,135 @@ public final class QueueEngine {
     return Optional.empty();
   }
 
-  /** Every served queue on every shard. */
+  /** Every queue this process dispatches, on every shard it leads. */
   public List<QueueManager> served() {
     List<QueueManager> out = new ArrayList<>();
     for (ShardManager s : shards) {
       out.addAll(s.queues().values());
     }
-    out.sort(
-        java.util.Comparator.comparing(QueueManager::queue).thenComparing(QueueManager::shard));
+    out.sort(Comparator.comparing(QueueManager::queue).thenComparing(QueueManager::shard));
     return out;
   }
 
-  /** Sorted names of every served queue. */
-  public List<String> servedNames() {
-    return served().stream().map(QueueManager::queue).distinct().toList();
+  /** Sorted names of every known queue. */
+  public List<String> knownNames() {
+    return shards.stream().flatMap(s -> s.discoveredNames().stream()).distinct().sorted().toList();
+  }
+
+  // ---------------------------------------------------------------- subscriptions
+
+  public void subscribe(Subscription sub) {
+    subscriptions.add(sub);
+    for (ShardManager s : shards) {
+      QueueManager q = s.queue(sub.queue());
+      if (q != null && sub.keyRange().overlaps(s.config().keyRange())) {
+        q.attach(sub);
+      }
+    }
+  }
+
+  public void unsubscribe(Subscription sub, String why) {
+    subscriptions.remove(sub);
+    for (ShardManager s : shards) {
+      QueueManager q = s.queue(sub.queue());
+      if (q != null) {
+        q.detach(sub, why);
+      }
+    }
+  }
+
+  /** Stops new sends to every stream of a receiver id; returns how many streams that was. */
+  public int drainReceiver(String receiverId) {
+    int n = 0;
+    for (Subscription s : subscriptions.all()) {
+      if (s.receiverId().equals(receiverId)) {
+        s.drain();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Applies acks (or nacks) on the shard the events came from: through its queue manager when this
+   * process dispatches it, else directly through the CAS (the events were fired by this process
+   * before it lost the lease, or by another).
+   */
+  public void route(Subscription sub, String shardName, List<EventRef> acks, List<Nack> nacks) {
+    ShardManager s =
+        shardName.isEmpty() && shards.size() == 1 ? shards.get(0) : shard(shardName).orElse(null);
+    if (s == null) {
+      answerUnknown(sub, shardName, acks, nacks);
+      return;
+    }
+    QueueManager q = s.queue(sub.queue());
+    if (q != null) {
+      if (!acks.isEmpty()) {
+        q.onAcks(sub, acks);
+      }
+      if (!nacks.isEmpty()) {
+        q.onNacks(sub, nacks);
+      }
+      return;
+    }
+    EventStore store = s.directStore(sub.queue());
+    if (store == null) {
+      answerUnknown(sub, s.name(), acks, nacks);
+      return;
+    }
+    s.clock().sync(store::serverTimeNs);
+    long now = s.clock().nowNs();
+    AckResults.Builder b = AckResults.newBuilder();
+    if (!acks.isEmpty()) {
+      Map<EventRef, CasOutcome> out = store.ack(acks, now);
+      acks.forEach(r -> b.addResults(result(r, s.name(), out.get(r), "ACKED")));
+    }
+    if (!nacks.isEmpty()) {
+      var table = s.table(sub.queue());
+      List<Release> rel = new ArrayList<>();
+      for (Nack n : nacks) {
+        EventRef r = new EventRef(n.getEvent().getId(), n.getEvent().getEpoch());
+        long delay =
+            Math.max(n.getRetryAfterMs() * 1_000_000L, table.options().minBackoff().toNanos());
+        int max = table.options().maxAttempts();
+        rel.add(new Release(r, now + delay, r.epoch() >= max && r.epoch() % max == 0));
+      }
+      Map<EventRef, CasOutcome> out = store.release(rel);
+      rel.forEach(
+          r ->
+              b.addResults(
+                  result(r.ref(), s.name(), out.get(r.ref()), r.dead() ? "DEAD" : "RETRY")));
+    }
+    sub.send(ManagerMessage.newBuilder().setAckResults(b).build());
+  }
+
+  private static AckResult result(EventRef r, String shard, CasOutcome o, String outcome) {
+    return AckResult.newBuilder()
+        .setEvent(
+            dev.sluice.proto.v1.EventRef.newBuilder()
+                .setId(r.id())
+                .setEpoch(r.epoch())
+                .setShard(shard))
+        .setStatus(
+            o == CasOutcome.APPLIED
+                ? AckStatus.ACK_STATUS_OK
+                : o == CasOutcome.STALE ? AckStatus.ACK_STATUS_STALE : AckStatus.ACK_STATUS_UNKNOWN)
+        .setOutcome(o == CasOutcome.APPLIED ? outcome : "")
+        .build();
+  }
+
+  private static void answerUnknown(
+      Subscription sub, String shard, List<EventRef> acks, List<Nack> nacks) {
+    AckResults.Builder b = AckResults.newBuilder();
+    acks.forEach(r -> b.addResults(result(r, shard, CasOutcome.UNKNOWN, "")));
+    nacks.forEach(
+        n ->
+            b.addResults(
+                result(
+                    new EventRef(n.getEvent().getId(), n.getEvent().getEpoch()),
+                    shard,
+                    CasOutcome.UNKNOWN,
+                    "")));
+    sub.send(ManagerMessage.newBuilder().setAckResults(b).build());
   }
 }

@@ -90,6 +90,15 @@ public final class ConfigLoader {
     if (m.containsKey("shutdown_timeout")) {
       b.shutdownTimeout(Durations.parse(str(m, "shutdown_timeout")));
     }
+    if (m.containsKey("lease_ttl")) {
+      b.leaseTtl(Durations.parse(str(m, "lease_ttl")));
+    }
+    if (m.containsKey("lease_renew")) {
+      b.leaseRenew(Durations.parse(str(m, "lease_renew")));
+    }
+    if (m.containsKey("forget_delay")) {
+      b.forgetDelay(Durations.parse(str(m, "forget_delay")));
+    }
     Object shards = m.get("shards");
     if (!(shards instanceof List<?> list)) {
       throw new IllegalArgumentException(source + ": 'shards' must be a list of shards");

@@ -14,6 +14,10 @@ import java.util.Set;
  * @param grpcPort gRPC port; 0 picks a free one
  * @param discoveryInterval how often each shard is searched for new or changed queue tables
  * @param shutdownTimeout the bound on a graceful stop
+ * @param leaseTtl how long a shard lease lasts without renewal: the longest a dead manager's shards
+ *     go undispatched
+ * @param leaseRenew how often leases are renewed (and free ones sought)
+ * @param forgetDelay how long a receiver id keeps its place after its last stream drops
  */
 public record ManagerConfig(
     String managerId,
@@ -21,12 +25,18 @@ public record ManagerConfig(
     int grpcPort,
     List<ShardConfig> shards,
     Duration discoveryInterval,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    Duration leaseTtl,
+    Duration leaseRenew,
+    Duration forgetDelay) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
   public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
   public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(2);
+  public static final Duration DEFAULT_LEASE_RENEW = Duration.ofMillis(500);
+  public static final Duration DEFAULT_FORGET_DELAY = Duration.ZERO;
 
   public static Builder builder() {
     return new Builder();
@@ -40,6 +50,24 @@ public record ManagerConfig(
     private final List<ShardConfig> shards = new ArrayList<>();
     private Duration discoveryInterval = DEFAULT_DISCOVERY_INTERVAL;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private Duration leaseTtl = DEFAULT_LEASE_TTL;
+    private Duration leaseRenew = DEFAULT_LEASE_RENEW;
+    private Duration forgetDelay = DEFAULT_FORGET_DELAY;
+
+    public Builder leaseTtl(Duration d) {
+      this.leaseTtl = d;
+      return this;
+    }
+
+    public Builder leaseRenew(Duration d) {
+      this.leaseRenew = d;
+      return this;
+    }
+
+    public Builder forgetDelay(Duration d) {
+      this.forgetDelay = d;
+      return this;
+    }
 
     public Builder managerId(String id) {
       this.managerId = id;
@@ -96,12 +124,35 @@ public record ManagerConfig(
         throw new IllegalArgumentException(
             "shutdown_timeout must not be negative, was " + shutdownTimeout);
       }
+      if (leaseTtl == null || leaseTtl.toMillis() < 500) {
+        throw new IllegalArgumentException("lease_ttl must be at least 500ms, was " + leaseTtl);
+      }
+      if (leaseRenew == null
+          || leaseRenew.isZero()
+          || leaseRenew.compareTo(leaseTtl.dividedBy(2)) > 0) {
+        throw new IllegalArgumentException(
+            "lease_renew must be positive and at most half of lease_ttl ("
+                + leaseTtl
+                + "), was "
+                + leaseRenew);
+      }
+      if (forgetDelay == null || forgetDelay.isNegative()) {
+        throw new IllegalArgumentException("forget_delay must not be negative, was " + forgetDelay);
+      }
       String id = managerId;
       if (id == null || id.isBlank()) {
         id = "manager-" + ProcessHandle.current().pid();
       }
       return new ManagerConfig(
-          id, grpcHost, grpcPort, List.copyOf(shards), discoveryInterval, shutdownTimeout);
+          id,
+          grpcHost,
+          grpcPort,
+          List.copyOf(shards),
+          discoveryInterval,
+          shutdownTimeout,
+          leaseTtl,
+          leaseRenew,
+          forgetDelay);
     }
   }
 }

@@ -80,9 +80,9 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
           if (req.getReceiverId().isBlank()) {
             throw Statuses.invalid("notify shutdown: receiver_id is required");
           }
-          int n = 0;
+          int n = engine.drainReceiver(req.getReceiverId());
           for (QueueManager q : engine.served()) {
-            n += q.drainReceiver(req.getReceiverId());
+            q.drainReceiver(req.getReceiverId());
           }
           return NotifyShutdownResponse.newBuilder().setStreams(n).build();
         });

@@ -1,10 +1,12 @@
 package dev.sluice.manager.grpc;
 
+import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.manager.QueueEngine;
-import dev.sluice.manager.queue.QueueManager;
-import dev.sluice.manager.queue.ReceiverStream;
+import dev.sluice.manager.ShardManager;
+import dev.sluice.manager.queue.Subscription;
 import dev.sluice.proto.v1.ManagerMessage;
+import dev.sluice.proto.v1.Nack;
 import dev.sluice.proto.v1.ReceiverMessage;
 import dev.sluice.proto.v1.Subscribe;
 import dev.sluice.proto.v1.Subscribed;
@@ -12,13 +14,17 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 /**
- * One receiver's Subscribe stream, from the server's side: validates the Subscribe, attaches the
- * stream to its queue's manager and forwards acks, nacks and flow changes. gRPC calls these methods
- * serially for one stream.
+ * One receiver's Subscribe stream, from the server's side: validates the Subscribe, registers the
+ * subscription with the engine (which attaches it on every shard this process leads) and routes
+ * acks and nacks to the shard each event came from. gRPC calls these methods serially for one
+ * stream.
  */
 final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   static final int MAX_IN_FLIGHT_LIMIT = 10_000;
@@ -27,8 +33,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
 
   private final QueueEngine engine;
   private final ServerCallStreamObserver<ManagerMessage> out;
-  private volatile QueueManager queue;
-  private ReceiverStream stream;
+  private volatile Subscription sub;
   private boolean ended;
 
   SubscribeCall(QueueEngine engine, ServerCallStreamObserver<ManagerMessage> out) {
@@ -36,9 +41,11 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
     this.out = out;
     out.setOnReadyHandler(
         () -> {
-          QueueManager q = queue;
-          if (q != null) {
-            q.wake();
+          Subscription s = sub;
+          if (s != null) {
+            engine.served().stream()
+                .filter(q -> q.queue().equals(s.queue()))
+                .forEach(q -> q.wake());
           }
         });
   }
@@ -53,17 +60,29 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
         case SUBSCRIBE -> subscribe(m.getSubscribe());
         case ACKS -> {
           requireSubscribed("acks");
-          List<EventRef> refs = new ArrayList<>(m.getAcks().getEventsCount());
-          m.getAcks().getEventsList().forEach(r -> refs.add(new EventRef(r.getId(), r.getEpoch())));
-          queue.onAcks(stream, refs);
+          Map<String, List<EventRef>> byShard = new LinkedHashMap<>();
+          for (var r : m.getAcks().getEventsList()) {
+            byShard
+                .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
+                .add(new EventRef(r.getId(), r.getEpoch()));
+          }
+          byShard.forEach((shard, refs) -> engine.route(sub, shard, refs, List.of()));
         }
         case NACKS -> {
           requireSubscribed("nacks");
-          queue.onNacks(stream, List.copyOf(m.getNacks().getNacksList()));
+          Map<String, List<Nack>> byShard =
+              m.getNacks().getNacksList().stream()
+                  .collect(
+                      Collectors.groupingBy(
+                          n -> n.getEvent().getShard(), LinkedHashMap::new, Collectors.toList()));
+          byShard.forEach((shard, nacks) -> engine.route(sub, shard, List.of(), nacks));
         }
         case FLOW -> {
           requireSubscribed("flow");
-          queue.onFlow(stream, checkMaxInFlight(m.getFlow().getMaxInFlight()));
+          sub.setMaxInFlight(checkMaxInFlight(m.getFlow().getMaxInFlight()));
+          engine.served().stream()
+              .filter(q -> q.queue().equals(sub.queue()))
+              .forEach(q -> q.wake());
         }
         default -> throw Statuses.invalid("empty message: set subscribe, acks, nacks or flow");
       }
@@ -73,8 +92,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   }
 
   private void subscribe(Subscribe s) {
-    if (stream != null) {
-      throw Statuses.invalid("already subscribed to queue " + stream.queue() + " on this stream");
+    if (sub != null) {
+      throw Statuses.invalid("already subscribed to queue " + sub.queue() + " on this stream");
     }
     if (s.getQueue().isBlank()) {
       throw Statuses.invalid("subscribe: queue is required");
@@ -85,37 +104,46 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
           "subscribe: receiver_id is required, at most " + MAX_RECEIVER_ID + " characters");
     }
     int max = checkMaxInFlight(s.getMaxInFlight());
-    QueueManager q =
-        engine
-            .find(s.getQueue())
-            .orElseThrow(
-                () ->
-                    engine
-                        .problem(s.getQueue())
-                        .map(
-                            p -> Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
-                        .orElseGet(
-                            () ->
-                                Status.NOT_FOUND
-                                    .withDescription(
-                                        "queue '"
-                                            + s.getQueue()
-                                            + "' is not served here (served: "
-                                            + String.join(", ", engine.servedNames())
-                                            + ")")
-                                    .asRuntimeException()));
-    stream = new ReceiverStream(rid, q.queue(), STREAM_IDS.incrementAndGet(), max, out);
-    stream.send(
+    KeyRange range;
+    try {
+      range = KeyRange.parse(s.getKeyRange());
+    } catch (IllegalArgumentException e) {
+      throw Statuses.invalid("subscribe: " + e.getMessage());
+    }
+    if (!engine.knows(s.getQueue())) {
+      throw engine
+          .problem(s.getQueue())
+          .map(p -> Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
+          .orElseGet(
+              () ->
+                  Status.NOT_FOUND
+                      .withDescription(
+                          "queue '"
+                              + s.getQueue()
+                              + "' is not served here (known: "
+                              + String.join(", ", engine.knownNames())
+                              + ")")
+                      .asRuntimeException());
+    }
+    Subscription created =
+        new Subscription(rid, s.getQueue(), range, STREAM_IDS.incrementAndGet(), max, out);
+    String shards =
+        engine.shards().stream()
+            .filter(ShardManager::leading)
+            .filter(x -> x.config().keyRange().overlaps(range))
+            .map(ShardManager::name)
+            .collect(Collectors.joining(","));
+    created.send(
         ManagerMessage.newBuilder()
             .setSubscribed(
                 Subscribed.newBuilder()
-                    .setQueue(q.queue())
-                    .setShard(q.shard())
+                    .setQueue(s.getQueue())
+                    .setShard(shards)
                     .setReceiverId(rid)
                     .setMaxInFlight(max))
             .build());
-    queue = q;
-    q.attach(stream);
+    sub = created;
+    engine.subscribe(created);
   }
 
   private static int checkMaxInFlight(int n) {
@@ -126,20 +154,20 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   }
 
   private void requireSubscribed(String what) {
-    if (stream == null) {
+    if (sub == null) {
       throw Statuses.invalid(what + " before subscribe: the first message must be a subscribe");
     }
   }
 
   private String where() {
-    return stream == null ? "subscribe stream" : "queue " + stream.queue() + " " + stream;
+    return sub == null ? "subscribe stream" : "queue " + sub.queue() + " " + sub;
   }
 
   private void fail(Status status) {
     ended = true;
-    if (stream != null) {
-      queue.detach(stream, "stream failed: " + status.getCode());
-      stream.close(status);
+    if (sub != null) {
+      engine.unsubscribe(sub, "stream failed: " + status.getCode());
+      sub.close(status);
     } else {
       try {
         out.onError(status.asRuntimeException());
@@ -152,17 +180,18 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   @Override
   public void onError(Throwable t) {
     ended = true;
-    if (stream != null) {
-      queue.detach(stream, "stream broke: " + Status.fromThrowable(t).getCode());
+    if (sub != null) {
+      sub.markClosed();
+      engine.unsubscribe(sub, "stream broke: " + Status.fromThrowable(t).getCode());
     }
   }
 
   @Override
   public void onCompleted() {
     ended = true;
-    if (stream != null) {
-      queue.detach(stream, "stream closed by receiver");
-      stream.close(Status.OK);
+    if (sub != null) {
+      engine.unsubscribe(sub, "stream closed by receiver");
+      sub.close(Status.OK);
     } else {
       out.onCompleted();
     }

@@ -134,7 +134,8 @@ final class AckBatcher implements Runnable {
                     .setEvent(
                         dev.sluice.proto.v1.EventRef.newBuilder()
                             .setId(c.ref().id())
-                            .setEpoch(c.ref().epoch()))
+                            .setEpoch(c.ref().epoch())
+                            .setShard(ctx.shard()))
                     .setStatus(status(o))
                     .setOutcome(
                         o != CasOutcome.APPLIED

@@ -96,7 +96,19 @@ final class Dispatcher implements Runnable {
   private AckBatcher acks;
   private Poller poller;
 
+  private final long forgetDelayNs;
+
+  /**
+   * Receiver ids whose last stream dropped, keeping their shuffle-shard place until then (mono ns).
+   */
+  private final Map<String, Long> departed = new java.util.HashMap<>();
+
   Dispatcher(QueueContext ctx) {
+    this(ctx, 0);
+  }
+
+  Dispatcher(QueueContext ctx, long forgetDelayNs) {
+    this.forgetDelayNs = forgetDelayNs;
     this.ctx = ctx;
     this.cache =
         new WindowCache(
@@ -190,6 +202,7 @@ final class Dispatcher implements Runnable {
         runInbox();
         long now = ctx.clock().nowNs();
         expire(now);
+        forgetDeparted();
         cache.promoteDue(now);
         publish();
         if (dispatching && !paused && now >= pausedUntilNs && cache.hasReady() && freeSlots() > 0) {
@@ -270,7 +283,7 @@ final class Dispatcher implements Runnable {
       return true;
     }
     int limit = Math.max(1, r.maxInFlight() * share / 100);
-    return r.classInFlight.getOrDefault(cls, 0) < limit;
+    return r.classInFlight(cls) < limit;
   }
 
   private boolean serves(ReceiverStream r, String tenant) {
@@ -318,15 +331,17 @@ final class Dispatcher implements Runnable {
     return best;
   }
 
-  private void assign(ReceiverStream r, CachedEvent e) {
-    r.inFlight++;
-    r.classInFlight.merge(e.workClass, 1, Integer::sum);
+  /** Takes a credit of {@code r} for {@code e}; false when another shard took the last one. */
+  private boolean assign(ReceiverStream r, CachedEvent e) {
+    if (!r.tryReserve(e.workClass)) {
+      return false;
+    }
     tenantCounts.computeIfAbsent(e.tenant, k -> new long[2])[0]++;
+    return true;
   }
 
   private void unassign(ReceiverStream r, CachedEvent e) {
-    r.inFlight--;
-    r.classInFlight.computeIfPresent(e.workClass, (k, v) -> v <= 1 ? null : v - 1);
+    r.unreserve(e.workClass);
     long[] c = tenantCounts.get(e.tenant);
     if (c != null) {
       c[0]--;
@@ -351,7 +366,10 @@ final class Dispatcher implements Runnable {
         break;
       }
       ReceiverStream r = pickReceiver(e, true);
-      assign(r, e);
+      if (r == null || !assign(r, e)) {
+        cache.add(e); // a credit went to another shard meanwhile: try again next round
+        break;
+      }
       events.add(e);
       owners.add(r);
     }
@@ -455,22 +473,34 @@ final class Dispatcher implements Runnable {
   // ------------------------------------------------------------------ commands (dispatcher thread)
 
   void onAttach(ReceiverStream r) {
+    departed.remove(r.receiverId());
     receivers.add(r);
     receiverCount = receivers.size();
     updateShards();
   }
 
   private void updateShards() {
-    List<String> ids = new ArrayList<>(receivers.size());
+    List<String> ids = new ArrayList<>(receivers.size() + departed.size());
     for (ReceiverStream r : receivers) {
       ids.add(r.receiverId());
     }
+    ids.addAll(departed.keySet());
     sharder.setReceivers(ids);
+  }
+
+  /** Receivers gone longer than forget_delay lose their place in the shuffle shards. */
+  private void forgetDeparted() {
+    if (departed.isEmpty()) {
+      return;
+    }
+    long mono = System.nanoTime();
+    if (departed.values().removeIf(at -> mono - at >= 0)) {
+      updateShards();
+    }
   }
 
   /** The stream ended or broke: release what it held at once, not after ack_wait. */
   void onDetach(ReceiverStream r, String why) {
-    r.markClosed();
     if (!receivers.remove(r)) {
       return;
     }
@@ -485,6 +515,10 @@ final class Dispatcher implements Runnable {
       }
     }
     receiverCount = receivers.size();
+    if (forgetDelayNs > 0
+        && receivers.stream().noneMatch(x -> x.receiverId().equals(r.receiverId()))) {
+      departed.put(r.receiverId(), System.nanoTime() + forgetDelayNs);
+    }
     updateShards();
     if (released > 0) {
       log.info(

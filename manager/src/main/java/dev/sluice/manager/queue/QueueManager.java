@@ -6,7 +6,6 @@ import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.proto.v1.Nack;
-import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,7 +51,8 @@ public final class QueueManager {
       EventStore store,
       DbClock clock,
       MeterRegistry registry,
-      ScheduledExecutorService maintenance) {
+      ScheduledExecutorService maintenance,
+      Duration forgetDelay) {
     this.ctx =
         new QueueContext(
             shard,
@@ -62,7 +62,7 @@ public final class QueueManager {
             new Backoff(table.options().minBackoff(), table.options().maxBackoff()),
             new QueueMetrics(registry, shard, table.name()));
     this.maintenance = maintenance;
-    this.dispatcher = new Dispatcher(ctx);
+    this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
     this.acks = new AckBatcher(ctx, dispatcher);
     this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));
     this.purger = new Purger(ctx);
@@ -112,33 +112,53 @@ public final class QueueManager {
 
   // ---------------------------------------------------------------- receivers
 
-  public void attach(ReceiverStream r) {
-    streams.put(r.streamId(), r);
+  /** Starts sending this shard's events to a subscription (sharing its credits). */
+  public void attach(Subscription sub) {
+    ReceiverStream r = new ReceiverStream(sub, ctx.shard());
+    if (streams.putIfAbsent(sub.streamId(), r) != null) {
+      return;
+    }
     dispatcher.post(() -> dispatcher.onAttach(r));
-    log.info("{}: {} subscribed, max_in_flight={}", ctx.where(), r, r.maxInFlight());
+    sub.send(shardChange(true));
+    log.info("{}: {} subscribed, max_in_flight={}", ctx.where(), sub, sub.maxInFlight());
   }
 
-  public void detach(ReceiverStream r, String why) {
-    if (streams.remove(r.streamId()) != null) {
+  /** Stops sending to a subscription; what it holds from this shard is released at once. */
+  public void detach(Subscription sub, String why) {
+    ReceiverStream r = streams.remove(sub.streamId());
+    if (r != null) {
       dispatcher.post(() -> dispatcher.onDetach(r, why));
     }
   }
 
-  public void onAcks(ReceiverStream from, List<EventRef> refs) {
-    dispatcher.post(() -> dispatcher.onAcks(from, refs));
+  private dev.sluice.proto.v1.ManagerMessage shardChange(boolean serving) {
+    return dev.sluice.proto.v1.ManagerMessage.newBuilder()
+        .setShardChange(
+            dev.sluice.proto.v1.ShardChange.newBuilder()
+                .setQueue(ctx.queue())
+                .setShard(ctx.shard())
+                .setServing(serving))
+        .build();
   }
 
-  public void onNacks(ReceiverStream from, List<Nack> nacks) {
-    dispatcher.post(() -> dispatcher.onNacks(from, nacks));
+  private ReceiverStream streamOf(Subscription sub) {
+    ReceiverStream r = streams.get(sub.streamId());
+    // Not attached here (any more): the answer still goes back on the subscription.
+    return r != null ? r : new ReceiverStream(sub, ctx.shard());
   }
 
-  /** A stream became writable again: let the dispatcher look. */
+  public void onAcks(Subscription from, List<EventRef> refs) {
+    ReceiverStream r = streamOf(from);
+    dispatcher.post(() -> dispatcher.onAcks(r, refs));
+  }
+
+  public void onNacks(Subscription from, List<Nack> nacks) {
+    ReceiverStream r = streamOf(from);
+    dispatcher.post(() -> dispatcher.onNacks(r, nacks));
+  }
+
+  /** A stream became writable again, or credits changed: let the dispatcher look. */
   public void wake() {
-    dispatcher.wake();
-  }
-
-  public void onFlow(ReceiverStream from, int maxInFlight) {
-    from.setMaxInFlight(maxInFlight);
     dispatcher.wake();
   }
 
@@ -147,7 +167,7 @@ public final class QueueManager {
     int n = 0;
     for (ReceiverStream r : streams.values()) {
       if (r.receiverId().equals(receiverId)) {
-        r.drain();
+        r.subscription().drain();
         n++;
       }
     }
@@ -239,8 +259,31 @@ public final class QueueManager {
       }
     }
     acks.stop();
+    stopThreads(deadline);
+  }
+
+  /**
+   * Leadership lost: stop dispatching at once, without waiting for receivers and without releasing
+   * what they hold — they may still ack it, and acks apply through the CAS wherever they arrive.
+   * What is never acked comes back through the new leader's retry collector.
+   */
+  public synchronized void abandon(String why) {
+    if (!started || stopped) {
+      return;
+    }
+    stopped = true;
+    log.warn("{}: stopping dispatch at once: {}", ctx.where(), why);
+    poller.stop();
+    purger.stop();
+    purgeTask.cancel(false);
+    dispatcher.post(dispatcher::onStopDispatching);
+    acks.stop();
+    stopThreads(System.nanoTime() + 2_000_000_000L);
+  }
+
+  private void stopThreads(long deadline) {
     for (ReceiverStream r : streams.values()) {
-      r.close(Status.UNAVAILABLE.withDescription(ctx.where() + ": manager is stopping"));
+      r.subscription().send(shardChange(false));
     }
     streams.clear();
     dispatcher.stop();

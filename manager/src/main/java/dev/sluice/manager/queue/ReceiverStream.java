@@ -1,143 +1,83 @@
 package dev.sluice.manager.queue;
 
 import dev.sluice.proto.v1.ManagerMessage;
-import io.grpc.Status;
-import io.grpc.stub.ServerCallStreamObserver;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * One receiver's Subscribe stream on one queue.
- *
- * <p>Threads: {@link #inFlight} is owned by the queue's dispatcher thread. {@link #maxInFlight},
- * {@link #draining} and {@link #closed} are volatile flags set by gRPC threads. Writes to the gRPC
- * stream come from the dispatcher (events) and the ack batcher (ack results), so {@link #send} is
- * synchronized: gRPC observers are not thread-safe.
+ * A {@link Subscription} as one shard's dispatcher sees it: the shared credits and call, plus the
+ * events this shard has in flight on it (dispatcher thread only).
  */
 public final class ReceiverStream {
-  private static final Logger log = LoggerFactory.getLogger(ReceiverStream.class);
+  private final Subscription sub;
+  private final String shard;
 
-  private final String receiverId;
-  private final String queue;
-  private final long streamId;
-  private final ServerCallStreamObserver<ManagerMessage> out;
-  private volatile int maxInFlight;
-  private volatile boolean draining;
-
-  /** No more sends: the stream ended or broke, from either side. */
-  private volatile boolean closed;
-
-  /** The server has ended the call (onCompleted or onError); guarded by this. */
-  private boolean ended;
-
-  /** Events sent and not yet settled; dispatcher thread only. */
+  /** Events this shard sent and not yet settled; dispatcher thread only. */
   int inFlight;
 
-  /** In-flight events per work class; dispatcher thread only. */
-  final java.util.Map<String, Integer> classInFlight = new java.util.HashMap<>();
+  public ReceiverStream(Subscription sub, String shard) {
+    this.sub = sub;
+    this.shard = shard;
+  }
 
-  public ReceiverStream(
-      String receiverId,
-      String queue,
-      long streamId,
-      int maxInFlight,
-      ServerCallStreamObserver<ManagerMessage> out) {
-    this.receiverId = receiverId;
-    this.queue = queue;
-    this.streamId = streamId;
-    this.maxInFlight = maxInFlight;
-    this.out = out;
+  public Subscription subscription() {
+    return sub;
+  }
+
+  public String shard() {
+    return shard;
   }
 
   public String receiverId() {
-    return receiverId;
+    return sub.receiverId();
   }
 
   public String queue() {
-    return queue;
+    return sub.queue();
   }
 
   public long streamId() {
-    return streamId;
+    return sub.streamId();
   }
 
   public int maxInFlight() {
-    return maxInFlight;
-  }
-
-  public void setMaxInFlight(int n) {
-    this.maxInFlight = n;
+    return sub.maxInFlight();
   }
 
   public boolean draining() {
-    return draining;
-  }
-
-  /** Stops new sends to this stream (graceful shutdown); in-flight events may still be acked. */
-  public void drain() {
-    this.draining = true;
+    return sub.draining();
   }
 
   public boolean closed() {
-    return closed;
+    return sub.closed();
   }
 
-  /** Free credits, as the dispatcher sees them (dispatcher thread). */
+  /** Free credits, shared with the subscription's other shards. */
   int freeSlots() {
-    if (closed || draining || !out.isReady()) {
-      return 0;
-    }
-    return Math.max(0, maxInFlight - inFlight);
+    return sub.free();
   }
 
-  /** Sends one message; returns false when the stream is gone. */
-  public synchronized boolean send(ManagerMessage m) {
-    if (closed) {
-      return false;
-    }
-    try {
-      out.onNext(m);
+  boolean tryReserve(String workClass) {
+    if (sub.tryReserve(workClass)) {
+      inFlight++;
       return true;
-    } catch (RuntimeException e) {
-      log.debug(
-          "queue {}: receiver {} stream {} send failed: {}",
-          queue,
-          receiverId,
-          streamId,
-          e.toString());
-      closed = true;
-      return false;
     }
+    return false;
   }
 
-  /**
-   * Ends the call from the server side with a status (e.g. the manager is stopping, or OK after the
-   * receiver half-closed). Ends it once, even if the stream was already marked closed.
-   */
-  public synchronized void close(Status status) {
-    closed = true;
-    if (ended) {
-      return;
-    }
-    ended = true;
-    try {
-      if (status.isOk()) {
-        out.onCompleted();
-      } else {
-        out.onError(status.asRuntimeException());
-      }
-    } catch (RuntimeException e) {
-      log.debug("queue {}: closing stream {}: {}", queue, streamId, e.toString());
-    }
+  void unreserve(String workClass) {
+    inFlight--;
+    sub.unreserve(workClass);
   }
 
-  /** The client side ended or broke the stream. */
-  void markClosed() {
-    closed = true;
+  int classInFlight(String workClass) {
+    return sub.classInFlight(workClass);
+  }
+
+  public boolean send(ManagerMessage m) {
+    return sub.send(m);
   }
 
   @Override
   public String toString() {
-    return "receiver " + receiverId + " (stream " + streamId + ")";
+    return sub + " on shard " + shard;
   }
 }

@@ -1,0 +1,78 @@
+package dev.sluice.db.store;
+
+import static dev.sluice.db.QueueConvention.NOW_NS_SQL;
+
+import dev.sluice.db.Jooq;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+
+/** {@link LeaseStore} on the tables of Sluice's own migrations. Times are the server's. */
+public final class JdbcLeaseStore implements LeaseStore {
+  private final DSLContext ctx;
+
+  public JdbcLeaseStore(DataSource ds) {
+    this.ctx = Jooq.context(ds);
+  }
+
+  @Override
+  public Lease acquire(String shard, String owner, long ttlNs) {
+    ctx.execute("INSERT IGNORE INTO sluice_lease (shard) VALUES (?)", shard);
+    ctx.execute(
+        "UPDATE sluice_lease SET token = IF(owner = ?, token, token + 1), owner = ?,"
+            + " expires_ns = "
+            + NOW_NS_SQL
+            + " + ?, renewed_ns = "
+            + NOW_NS_SQL
+            + " WHERE shard = ? AND (owner = ? OR expires_ns < "
+            + NOW_NS_SQL
+            + ")",
+        owner,
+        owner,
+        ttlNs,
+        shard,
+        owner);
+    Record r =
+        ctx.fetchOne("SELECT owner, token, expires_ns FROM sluice_lease WHERE shard = ?", shard);
+    String o = r.get(0, String.class);
+    return new Lease(owner.equals(o), o, r.get(1, Long.class), r.get(2, Long.class));
+  }
+
+  @Override
+  public void release(String shard, String owner) {
+    ctx.execute(
+        "UPDATE sluice_lease SET expires_ns = 0 WHERE shard = ? AND owner = ?", shard, owner);
+  }
+
+  @Override
+  public boolean readOnly() {
+    Object ro = ctx.fetchValue("SELECT @@global.read_only");
+    boolean readOnly =
+        ro != null && !"0".equals(ro.toString()) && !"OFF".equalsIgnoreCase(ro.toString());
+    if (!readOnly) {
+      try {
+        Object sro = ctx.fetchValue("SELECT @@global.super_read_only");
+        readOnly =
+            sro != null && !"0".equals(sro.toString()) && !"OFF".equalsIgnoreCase(sro.toString());
+      } catch (org.jooq.exception.DataAccessException e) {
+        // MariaDB has no super_read_only: read_only is the whole story there.
+      }
+    }
+    return readOnly;
+  }
+
+  @Override
+  public int heartbeat(String managerId, long ttlNs) {
+    ctx.execute(
+        "INSERT INTO sluice_manager (id, heartbeat_ns) VALUES (?, "
+            + NOW_NS_SQL
+            + ") ON DUPLICATE KEY UPDATE heartbeat_ns = "
+            + NOW_NS_SQL,
+        managerId);
+    Object n =
+        ctx.fetchValue(
+            "SELECT COUNT(*) FROM sluice_manager WHERE heartbeat_ns > " + NOW_NS_SQL + " - ?",
+            ttlNs);
+    return n instanceof Number num ? Math.max(1, num.intValue()) : 1;
+  }
+}

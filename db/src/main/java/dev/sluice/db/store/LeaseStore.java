@@ -1,0 +1,24 @@
+package dev.sluice.db.store;
+
+/**
+ * Shard leadership on the shard's own primary: the row {@code sluice_lease(shard)} names the one
+ * manager allowed to dispatch the shard's queues until {@code expires_ns} (database clock). The
+ * token grows with every change of owner (a fencing token). Correctness never rests on the lease
+ * alone: every event change is a CAS on its epoch.
+ */
+public interface LeaseStore {
+  /** The lease as read after an attempt. */
+  record Lease(boolean held, String owner, long token, long expiresNs) {}
+
+  /** Takes the lease if it is free or expired, or renews it if {@code owner} holds it. */
+  Lease acquire(String shard, String owner, long ttlNs);
+
+  /** Gives the lease up at once (it must be ours). */
+  void release(String shard, String owner);
+
+  /** Whether the server refuses writes: {@code read_only} (or MySQL's {@code super_read_only}). */
+  boolean readOnly();
+
+  /** Announces a live manager and returns how many announced themselves within {@code ttlNs}. */
+  int heartbeat(String managerId, long ttlNs);
+}

@@ -1,0 +1,158 @@
+package dev.sluice.manager;
+
+import dev.sluice.db.store.LeaseStore;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Holds (or seeks) one shard's lease, on its own thread ({@code sluice-<shard>-lease}). Every
+ * {@code renew} it announces this manager, checks that the primary is writable, and renews the
+ * lease it holds or takes a free one if this process is under its fair share. It tells the shard to
+ * lead or to stop at once when: the lease is taken or expires, the shard turns read-only (a demoted
+ * primary), renewal fails for so long that the lease may have expired, or another manager joined
+ * and this process holds more than its share.
+ *
+ * <p>Timing: a lease lasts {@code ttl} on the database's clock; a leader that cannot renew stops
+ * dispatching one renew period before that, by its own monotonic clock, so two managers never
+ * dispatch the same shard by lease (and the epoch CAS covers the rest).
+ */
+final class LeaseKeeper implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  /** What the keeper tells its shard. */
+  interface Leadership {
+    void lead(long token);
+
+    void stopLeading(String why);
+  }
+
+  private final String shard;
+  private final String managerId;
+  private final LeaseStore store;
+  private final LeaseBalancer balancer;
+  private final Leadership leadership;
+  private final long ttlNs;
+  private final long renewNs;
+  private volatile boolean running = true;
+  private volatile boolean leader;
+  private long lastRenewedMono;
+  private final Object sleeper = new Object();
+
+  LeaseKeeper(
+      String shard,
+      String managerId,
+      LeaseStore store,
+      LeaseBalancer balancer,
+      Leadership leadership,
+      long ttlNs,
+      long renewNs) {
+    this.shard = shard;
+    this.managerId = managerId;
+    this.store = store;
+    this.balancer = balancer;
+    this.leadership = leadership;
+    this.ttlNs = ttlNs;
+    this.renewNs = renewNs;
+  }
+
+  boolean leader() {
+    return leader;
+  }
+
+  void stop() {
+    running = false;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      long t0 = System.nanoTime();
+      tick();
+      long left = renewNs - (System.nanoTime() - t0);
+      synchronized (sleeper) {
+        if (running && left > 0) {
+          try {
+            TimeUnit.NANOSECONDS.timedWait(sleeper, left);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  /** One round; visible for tests. */
+  void tick() {
+    try {
+      if (store.readOnly()) {
+        lose("the primary is read-only (demoted?)");
+        return;
+      }
+      balancer.managers(store.heartbeat(managerId, ttlNs));
+      if (leader) {
+        if (balancer.shouldGiveUp()) {
+          leader = false;
+          leadership.stopLeading("rebalancing: another manager joined");
+          store.release(shard, managerId);
+          log.info("shard {}: lease given up to rebalance (quota {})", shard, balancer.quota());
+          return;
+        }
+        LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
+        if (!l.held()) {
+          lose("lease now held by " + l.owner());
+        } else {
+          lastRenewedMono = System.nanoTime();
+        }
+      } else if (balancer.reserve()) {
+        long before = System.nanoTime();
+        LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
+        if (l.held()) {
+          leader = true;
+          lastRenewedMono = before;
+          log.info("shard {}: lease taken (token {}), dispatching", shard, l.token());
+          leadership.lead(l.token());
+        } else {
+          balancer.released();
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("shard {}: lease round failed: {}", shard, e.toString());
+    }
+    if (leader && System.nanoTime() - lastRenewedMono > ttlNs - renewNs) {
+      lose("could not renew the lease in time");
+    }
+  }
+
+  private void lose(String why) {
+    if (leader) {
+      leader = false;
+      balancer.released();
+      log.warn("shard {}: leadership lost: {}", shard, why);
+      leadership.stopLeading(why);
+    }
+  }
+
+  /**
+   * Graceful exit, after the keeper's thread ended and the shard stopped dispatching: free the
+   * lease so another manager takes over at once instead of after the TTL.
+   */
+  void resign() {
+    if (leader) {
+      leader = false;
+      balancer.released();
+      try {
+        store.release(shard, managerId);
+      } catch (RuntimeException e) {
+        log.warn(
+            "shard {}: could not release the lease ({}); it expires by itself",
+            shard,
+            e.toString());
+      }
+    }
+  }
+}

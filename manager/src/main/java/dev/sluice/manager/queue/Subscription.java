@@ -1,0 +1,180 @@
+package dev.sluice.manager.queue;
+
+import dev.sluice.db.KeyRange;
+import dev.sluice.proto.v1.ManagerMessage;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One receiver's Subscribe stream: its identity, credits and the gRPC call. It is attached to the
+ * queue's manager on every shard this process leads whose key range overlaps the subscription's
+ * (one {@link ReceiverStream} per shard), and all of them share its credits.
+ *
+ * <p>Threads: credits are atomics shared by the shards' dispatcher threads; flags are volatile;
+ * writes to the gRPC call are serialized by {@link #send} and {@link #close} (gRPC observers are
+ * not thread-safe).
+ */
+public final class Subscription {
+  private static final Logger log = LoggerFactory.getLogger(Subscription.class);
+
+  private final String receiverId;
+  private final String queue;
+  private final KeyRange keyRange;
+  private final long streamId;
+  private final ServerCallStreamObserver<ManagerMessage> out;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final Map<String, AtomicInteger> classInFlight = new ConcurrentHashMap<>();
+  private volatile int maxInFlight;
+  private volatile boolean draining;
+  private volatile boolean closed;
+
+  /** The server has ended the call; guarded by this. */
+  private boolean ended;
+
+  public Subscription(
+      String receiverId,
+      String queue,
+      KeyRange keyRange,
+      long streamId,
+      int maxInFlight,
+      ServerCallStreamObserver<ManagerMessage> out) {
+    this.receiverId = receiverId;
+    this.queue = queue;
+    this.keyRange = keyRange;
+    this.streamId = streamId;
+    this.maxInFlight = maxInFlight;
+    this.out = out;
+  }
+
+  public String receiverId() {
+    return receiverId;
+  }
+
+  public String queue() {
+    return queue;
+  }
+
+  public KeyRange keyRange() {
+    return keyRange;
+  }
+
+  public long streamId() {
+    return streamId;
+  }
+
+  public int maxInFlight() {
+    return maxInFlight;
+  }
+
+  public void setMaxInFlight(int n) {
+    this.maxInFlight = n;
+  }
+
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  public boolean draining() {
+    return draining;
+  }
+
+  /** Stops new sends (graceful receiver shutdown); in-flight events may still be acked. */
+  public void drain() {
+    this.draining = true;
+  }
+
+  public boolean closed() {
+    return closed;
+  }
+
+  /** Free credits right now. */
+  int free() {
+    if (closed || draining || !out.isReady()) {
+      return 0;
+    }
+    return Math.max(0, maxInFlight - inFlight.get());
+  }
+
+  /** Takes one credit if one is free; shards racing for the last credit cannot both win. */
+  boolean tryReserve(String workClass) {
+    while (true) {
+      int n = inFlight.get();
+      if (closed || draining || n >= maxInFlight) {
+        return false;
+      }
+      if (inFlight.compareAndSet(n, n + 1)) {
+        classInFlight.computeIfAbsent(workClass, k -> new AtomicInteger()).incrementAndGet();
+        return true;
+      }
+    }
+  }
+
+  void unreserve(String workClass) {
+    inFlight.decrementAndGet();
+    AtomicInteger c = classInFlight.get(workClass);
+    if (c != null) {
+      c.decrementAndGet();
+    }
+  }
+
+  int classInFlight(String workClass) {
+    AtomicInteger c = classInFlight.get(workClass);
+    return c == null ? 0 : c.get();
+  }
+
+  /** Sends one message; returns false when the stream is gone. */
+  public synchronized boolean send(ManagerMessage m) {
+    if (closed) {
+      return false;
+    }
+    try {
+      out.onNext(m);
+      return true;
+    } catch (RuntimeException e) {
+      log.debug(
+          "queue {}: receiver {} stream {} send failed: {}",
+          queue,
+          receiverId,
+          streamId,
+          e.toString());
+      closed = true;
+      return false;
+    }
+  }
+
+  /**
+   * Ends the call from the server side with a status (e.g. the manager is stopping, or OK after the
+   * receiver half-closed). Ends it once, even if the stream was already marked closed.
+   */
+  public synchronized void close(Status status) {
+    closed = true;
+    if (ended) {
+      return;
+    }
+    ended = true;
+    try {
+      if (status.isOk()) {
+        out.onCompleted();
+      } else {
+        out.onError(status.asRuntimeException());
+      }
+    } catch (RuntimeException e) {
+      log.debug("queue {}: closing stream {}: {}", queue, streamId, e.toString());
+    }
+  }
+
+  /** The client side ended or broke the stream: no more sends. */
+  public void markClosed() {
+    closed = true;
+  }
+
+  @Override
+  public String toString() {
+    return "receiver " + receiverId + " (stream " + streamId + ")";
+  }
+}
