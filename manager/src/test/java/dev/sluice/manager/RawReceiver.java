@@ -30,6 +30,16 @@ public final class RawReceiver implements AutoCloseable {
   private final StreamObserver<ReceiverMessage> out;
 
   RawReceiver(SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
+    this(stub, queue, receiverId, maxInFlight, "");
+  }
+
+  static RawReceiver withKeyRange(
+      SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight, String range) {
+    return new RawReceiver(stub, queue, receiverId, maxInFlight, range);
+  }
+
+  private RawReceiver(
+      SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight, String range) {
     this.out =
         stub.subscribe(
             new StreamObserver<>() {
@@ -62,7 +72,8 @@ public final class RawReceiver implements AutoCloseable {
                 Subscribe.newBuilder()
                     .setQueue(queue)
                     .setReceiverId(receiverId)
-                    .setMaxInFlight(maxInFlight))
+                    .setMaxInFlight(maxInFlight)
+                    .setKeyRange(range))
             .build());
   }
 
@@ -71,14 +82,20 @@ public final class RawReceiver implements AutoCloseable {
   }
 
   public void ack(long id, long epoch) {
+    ack(id, epoch, "");
+  }
+
+  public void ack(long id, long epoch, String shard) {
     send(
         ReceiverMessage.newBuilder()
-            .setAcks(Acks.newBuilder().addEvents(EventRef.newBuilder().setId(id).setEpoch(epoch)))
+            .setAcks(
+                Acks.newBuilder()
+                    .addEvents(EventRef.newBuilder().setId(id).setEpoch(epoch).setShard(shard)))
             .build());
   }
 
   public void ack(Event e) {
-    ack(e.getId(), e.getEpoch());
+    ack(e.getId(), e.getEpoch(), e.getShard());
   }
 
   public void nack(Event e, long retryAfterMs) {
@@ -88,7 +105,11 @@ public final class RawReceiver implements AutoCloseable {
                 Nacks.newBuilder()
                     .addNacks(
                         Nack.newBuilder()
-                            .setEvent(EventRef.newBuilder().setId(e.getId()).setEpoch(e.getEpoch()))
+                            .setEvent(
+                                EventRef.newBuilder()
+                                    .setId(e.getId())
+                                    .setEpoch(e.getEpoch())
+                                    .setShard(e.getShard()))
                             .setRetryAfterMs(retryAfterMs)))
             .build());
   }

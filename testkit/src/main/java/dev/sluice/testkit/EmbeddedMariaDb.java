@@ -39,6 +39,18 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     try {
       DBConfigurationBuilder builder = DBConfigurationBuilder.newBuilder();
       builder.setPort(0);
+      // A directory per process: two JVMs unpacking into one shared base directory race
+      // ("Text file busy"), e.g. the demo next to a test run.
+      String root =
+          System.getProperty("java.io.tmpdir")
+              + "/sluice-mariadb-"
+              + ProcessHandle.current().pid()
+              + "-"
+              + Long.toHexString(System.nanoTime());
+      builder.setBaseDir(root + "/base");
+      builder.setLibDir(root + "/base/libs");
+      builder.setDataDir(root + "/data");
+      builder.setTmpDir(root + "/tmp");
       builder.setDeletingTemporaryBaseAndDataDirsOnShutdown(true);
       if ("root".equals(System.getProperty("user.name"))) {
         builder.addArg("--user=root");

@@ -118,6 +118,7 @@ public final class QueueManager {
     if (streams.putIfAbsent(sub.streamId(), r) != null) {
       return;
     }
+    sub.attachedTo(ctx.shard());
     dispatcher.post(() -> dispatcher.onAttach(r));
     sub.send(shardChange(true));
     log.info("{}: {} subscribed, max_in_flight={}", ctx.where(), sub, sub.maxInFlight());
@@ -127,6 +128,7 @@ public final class QueueManager {
   public void detach(Subscription sub, String why) {
     ReceiverStream r = streams.remove(sub.streamId());
     if (r != null) {
+      sub.detachedFrom(ctx.shard());
       dispatcher.post(() -> dispatcher.onDetach(r, why));
     }
   }
@@ -283,6 +285,7 @@ public final class QueueManager {
 
   private void stopThreads(long deadline) {
     for (ReceiverStream r : streams.values()) {
+      r.subscription().detachedFrom(ctx.shard());
       r.subscription().send(shardChange(false));
     }
     streams.clear();

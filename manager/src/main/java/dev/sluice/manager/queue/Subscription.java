@@ -29,6 +29,10 @@ public final class Subscription {
   private final ServerCallStreamObserver<ManagerMessage> out;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Map<String, AtomicInteger> classInFlight = new ConcurrentHashMap<>();
+
+  /** Shards this subscription is attached to in this process. */
+  private final java.util.Set<String> shards = ConcurrentHashMap.newKeySet();
+
   private volatile int maxInFlight;
   private volatile boolean draining;
   private volatile boolean closed;
@@ -65,6 +69,24 @@ public final class Subscription {
 
   public long streamId() {
     return streamId;
+  }
+
+  void attachedTo(String shard) {
+    shards.add(shard);
+  }
+
+  void detachedFrom(String shard) {
+    shards.remove(shard);
+  }
+
+  /** The one shard this subscription is attached to, or null when none or several. */
+  public String onlyShard() {
+    var it = shards.iterator();
+    if (!it.hasNext()) {
+      return null;
+    }
+    String s = it.next();
+    return it.hasNext() ? null : s;
   }
 
   public int maxInFlight() {
