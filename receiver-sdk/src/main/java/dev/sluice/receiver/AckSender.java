@@ -7,10 +7,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sender thread's loop: takes whatever completions piled up, waits for a subscribed stream and
- * writes them as one Acks and one Nacks message. If the stream turned out to be gone, the same
- * batch goes out on the next one, whichever stream its events came from: the manager decides
- * whether an (id, epoch) still applies.
+ * One endpoint's sender thread loop: takes whatever completions piled up in that endpoint's outbox,
+ * waits for a subscribed stream to the same endpoint and writes them as one Acks and one Nacks
+ * message. Acks never cross to another endpoint: only the manager that sent an event can apply its
+ * ack. While the endpoint is down they wait here; if the stream turned out to be gone, the same
+ * batch goes out on the endpoint's next stream, whichever of its streams the events came from: the
+ * manager decides whether an (id, epoch) still applies. One thread per endpoint, so a manager that
+ * is down never holds up the acks of the others.
  */
 final class AckSender implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(AckSender.class);

@@ -1,69 +1,86 @@
 package dev.sluice.receiver;
 
 import dev.sluice.proto.v1.EventBatch;
+import dev.sluice.proto.v1.ShardChange;
 import dev.sluice.proto.v1.SluiceGrpc;
 import dev.sluice.proto.v1.Subscribe;
 import dev.sluice.proto.v1.Subscribed;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one Subscribe stream open: opens it on the connect thread, and when it ends (error or
- * completion by the manager) schedules a new one after a backoff. Knows the current stream, so the
- * sender and {@code awaitSubscribed} can wait for a subscribed one.
+ * Keeps one Subscribe stream open to one endpoint (manager): opens it on the shared connect thread,
+ * and when it ends (error or completion by the manager) schedules a new one after this endpoint's
+ * own backoff, whatever the other endpoints do. Knows the current stream, so the endpoint's sender
+ * and {@code awaitSubscribed} can wait for a subscribed one.
+ *
+ * <p>A manager that answers NOT_FOUND or FAILED_PRECONDITION for the queue may simply lead no shard
+ * serving it yet (leadership moves between managers), so that is retried like any broken stream;
+ * only its log is quieter: WARN once per distinct answer, then DEBUG, until a stream is subscribed.
+ *
+ * <p>Lock order: this connector's lock, then a session's monitor or the receiver's state lock (via
+ * {@code closing}); {@code streamsChanged} is called holding none of them.
  */
 final class Connector implements StreamSession.Listener {
   private static final Logger log = LoggerFactory.getLogger(Connector.class);
 
+  /** Bounds the memory of refusals already logged at WARN. */
+  private static final int MAX_LOGGED_REFUSALS = 32;
+
+  private final ReceiverRuntime runtime;
+  private final String endpoint;
+  private final ManagedChannel channel;
+  private final boolean ownsChannel;
   private final SluiceGrpc.SluiceStub stub;
   private final Subscribe subscribe;
-  private final ScheduledExecutorService connectThread;
   private final Backoff backoff;
   private final Outbox outbox;
-  private final StatsCounters stats;
-  private final AtomicBoolean silenced;
   private final Consumer<EventBatch> events;
-  private final BooleanSupplier closing;
-  private final BooleanSupplier workLeft;
 
   private final Object lock = new Object();
   private StreamSession current; // guarded by lock; null between streams
   private long generation; // guarded by lock
   private boolean stopped; // guarded by lock
+  private final Set<String> loggedRefusals = new HashSet<>(); // guarded by lock
 
+  /**
+   * @param endpoint the target (or the caller's channel's authority), for logs
+   * @param ownsChannel whether the receiver made the channel, so may reset its connection backoff
+   * @param outbox where this endpoint's acks and nacks wait; while closing, a new stream is opened
+   *     only if it still owes something
+   * @param events takes each EventBatch of this endpoint's streams
+   */
   Connector(
-      SluiceGrpc.SluiceStub stub,
+      ReceiverRuntime runtime,
+      String endpoint,
+      ManagedChannel channel,
+      boolean ownsChannel,
       Subscribe subscribe,
-      ScheduledExecutorService connectThread,
       Backoff backoff,
       Outbox outbox,
-      StatsCounters stats,
-      AtomicBoolean silenced,
-      Consumer<EventBatch> events,
-      BooleanSupplier closing,
-      BooleanSupplier workLeft) {
-    this.stub = stub;
+      Consumer<EventBatch> events) {
+    this.runtime = runtime;
+    this.endpoint = endpoint;
+    this.channel = channel;
+    this.ownsChannel = ownsChannel;
+    this.stub = SluiceGrpc.newStub(channel).withExecutor(runtime.callbackThread());
     this.subscribe = subscribe;
-    this.connectThread = connectThread;
     this.backoff = backoff;
     this.outbox = outbox;
-    this.stats = stats;
-    this.silenced = silenced;
     this.events = events;
-    this.closing = closing;
-    this.workLeft = workLeft;
   }
 
   void start() {
-    connectThread.execute(this::open);
+    runtime.connectThread().execute(this::open);
   }
 
   private void open() {
@@ -73,17 +90,27 @@ final class Connector implements StreamSession.Listener {
         return;
       }
       // While closing, a new stream is only worth it to deliver acks/nacks still owed.
-      if (closing.getAsBoolean() && !workLeft.getAsBoolean()) {
+      if (runtime.closing().getAsBoolean() && !outbox.owesWork()) {
         return;
       }
       generation++;
-      session = new StreamSession(generation, this, outbox, stats, silenced);
+      session = new StreamSession(generation, this, outbox, runtime.stats(), runtime.silenced());
       current = session;
       if (generation > 1) {
-        stats.reconnects.incrementAndGet();
+        runtime.stats().reconnects.incrementAndGet();
       }
     }
-    log.debug("opening stream #{} for queue {}", session.generation(), subscribe.getQueue());
+    if (ownsChannel && channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+      // Our backoff decides when to retry. Left alone, the channel would wait out its own
+      // connection backoff (growing to two minutes) and fail every call fast meanwhile, so a
+      // restarted manager would be found late.
+      channel.resetConnectBackoff();
+    }
+    log.debug(
+        "opening stream #{} to {} for queue {}",
+        session.generation(),
+        endpoint,
+        subscribe.getQueue());
     try {
       stub.subscribe(session);
       session.sendSubscribe(subscribe);
@@ -97,14 +124,17 @@ final class Connector implements StreamSession.Listener {
   public void subscribed(StreamSession session, Subscribed subscribed) {
     backoff.reset();
     log.info(
-        "receiver {} subscribed to queue {} (shard {}, max_in_flight {})",
+        "receiver {} subscribed to queue {} at {} (shard {}, max_in_flight {})",
         subscribed.getReceiverId(),
         subscribed.getQueue(),
+        endpoint,
         subscribed.getShard(),
         subscribed.getMaxInFlight());
     synchronized (lock) {
+      loggedRefusals.clear();
       lock.notifyAll();
     }
+    runtime.streamsChanged().run();
   }
 
   @Override
@@ -113,31 +143,90 @@ final class Connector implements StreamSession.Listener {
   }
 
   @Override
+  public void shardChange(ShardChange change) {
+    runtime.stats().shardChanges.incrementAndGet();
+    log.info(
+        "receiver {}: manager {} {} shard {} of queue {}",
+        runtime.receiverId(),
+        endpoint,
+        change.getServing() ? "now serves" : "no longer serves",
+        change.getShard(),
+        change.getQueue());
+  }
+
+  @Override
   public void ended(StreamSession session, Status status) {
+    boolean stop;
     synchronized (lock) {
       if (current == session) {
         current = null;
       }
       lock.notifyAll();
-      if (stopped) {
-        return;
-      }
+      stop = stopped;
     }
-    if (closing.getAsBoolean()) {
-      log.info("stream to manager ended while closing: {}", describe(status));
-      if (!workLeft.getAsBoolean()) {
+    runtime.streamsChanged().run();
+    if (stop) {
+      return;
+    }
+    boolean closing = runtime.closing().getAsBoolean();
+    if (closing) {
+      log.info(
+          "receiver {}: stream to manager {} ended while closing: {}",
+          runtime.receiverId(),
+          endpoint,
+          describe(status));
+      if (!outbox.owesWork()) {
         return;
       }
     }
     Duration delay = backoff.nextDelay();
-    if (!closing.getAsBoolean()) {
-      log.warn(
-          "stream to manager ended: {}; reconnecting in {} ms", describe(status), delay.toMillis());
+    if (!closing) {
+      logEnd(status, delay);
     }
     try {
-      connectThread.schedule(this::open, delay.toNanos(), TimeUnit.NANOSECONDS);
+      runtime.connectThread().schedule(this::open, delay.toNanos(), TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       // The receiver shut down its threads meanwhile: nothing to reconnect for.
+    }
+  }
+
+  private void logEnd(Status status, Duration delay) {
+    String what = describe(status);
+    Status.Code code = status.getCode();
+    if (code != Status.Code.NOT_FOUND && code != Status.Code.FAILED_PRECONDITION) {
+      log.warn(
+          "receiver {}: stream to manager {} ended: {}; reconnecting in {} ms",
+          runtime.receiverId(),
+          endpoint,
+          what,
+          delay.toMillis());
+      return;
+    }
+    boolean first;
+    synchronized (lock) {
+      if (loggedRefusals.size() >= MAX_LOGGED_REFUSALS) {
+        loggedRefusals.clear();
+      }
+      first = loggedRefusals.add(what);
+    }
+    if (first) {
+      log.warn(
+          "receiver {}: manager {} does not serve queue {}: {}; it may lead no shard of it yet,"
+              + " so retrying with backoff (next in {} ms; this answer is logged at DEBUG from now"
+              + " on)",
+          runtime.receiverId(),
+          endpoint,
+          subscribe.getQueue(),
+          what,
+          delay.toMillis());
+    } else {
+      log.debug(
+          "receiver {}: manager {} still does not serve queue {}: {}; retrying in {} ms",
+          runtime.receiverId(),
+          endpoint,
+          subscribe.getQueue(),
+          what,
+          delay.toMillis());
     }
   }
 
@@ -160,6 +249,13 @@ final class Connector implements StreamSession.Listener {
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
       return null;
+    }
+  }
+
+  /** True while the current stream is subscribed and not ended. */
+  boolean isConnected() {
+    synchronized (lock) {
+      return current != null && current.isSubscribed() && !current.isEnded();
     }
   }
 
@@ -194,7 +290,8 @@ final class Connector implements StreamSession.Listener {
     }
   }
 
-  private static String describe(Status status) {
+  /** "CODE (description)", without the cause's stack trace that Status.toString() carries. */
+  static String describe(Status status) {
     return status.getDescription() == null
         ? status.getCode().toString()
         : status.getCode() + " (" + status.getDescription() + ")";

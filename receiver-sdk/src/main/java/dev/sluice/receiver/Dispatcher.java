@@ -14,15 +14,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the user's handler on a fixed pool of {@code concurrency} threads and turns each outcome
- * into a {@link Completion} for the outbox. The pool's queue is unbounded on purpose: the manager
- * already bounds what it pushes by max_in_flight, and the handler threads bound what runs at once.
+ * into a {@link Completion} for the outbox of the endpoint the event came from. Every endpoint's
+ * stream feeds this one pool, so the application sees one flow of events whatever shard or manager
+ * they come from. The pool's queue is unbounded on purpose: each manager already bounds what it
+ * pushes on a stream by max_in_flight, and the handler threads bound what runs at once.
  */
 final class Dispatcher {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
   static final String REFUSED = "receiver is shutting down; event was not handled";
 
   private final EventHandler handler;
-  private final Outbox outbox;
   private final StatsCounters stats;
   private final AtomicBoolean silenced;
   private final ThreadPoolExecutor pool;
@@ -32,11 +33,9 @@ final class Dispatcher {
       String receiverId,
       int concurrency,
       EventHandler handler,
-      Outbox outbox,
       StatsCounters stats,
       AtomicBoolean silenced) {
     this.handler = handler;
-    this.outbox = outbox;
     this.stats = stats;
     this.silenced = silenced;
     this.pool =
@@ -49,19 +48,23 @@ final class Dispatcher {
             new NamedThreadFactory(receiverId, "handler", true));
   }
 
-  /** Called on the gRPC callback thread for every EventBatch. */
-  void dispatch(EventBatch batch) {
+  /**
+   * Called on the gRPC callback thread for every EventBatch; {@code outbox} is that of the endpoint
+   * whose stream delivered it, where the acks and nacks go.
+   */
+  void dispatch(EventBatch batch, Outbox outbox) {
     for (Event event : batch.getEventsList()) {
       stats.received.incrementAndGet();
       synchronized (this) {
         inFlight++;
       }
+      outbox.handlingStarted();
       try {
-        pool.execute(new HandleTask(event));
+        pool.execute(new HandleTask(event, outbox));
       } catch (RejectedExecutionException e) {
         // Arrived after the handler threads were shut down (end of close()): let the manager
         // redeliver it elsewhere instead of leaving it to time out.
-        finish(Completion.nack(event.getId(), event.getEpoch(), 0, REFUSED));
+        finish(Completion.nack(event.getId(), event.getEpoch(), 0, REFUSED), outbox);
       }
     }
   }
@@ -90,8 +93,9 @@ final class Dispatcher {
   void interruptAll() {
     List<Runnable> notStarted = pool.shutdownNow();
     for (Runnable r : notStarted) {
-      Event e = ((HandleTask) r).event;
-      finish(Completion.nack(e.getId(), e.getEpoch(), 0, REFUSED));
+      HandleTask task = (HandleTask) r;
+      Event e = task.event;
+      finish(Completion.nack(e.getId(), e.getEpoch(), 0, REFUSED), task.outbox);
     }
   }
 
@@ -99,12 +103,13 @@ final class Dispatcher {
     return pool.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  private void finish(Completion completion) {
+  private void finish(Completion completion, Outbox outbox) {
     stats.completed(completion);
     // Into the outbox before in-flight drops, so close() never sees "idle" with an ack not queued.
     if (!silenced.get()) {
       outbox.add(completion);
     }
+    outbox.handlingEnded();
     synchronized (this) {
       inFlight--;
       notifyAll();
@@ -119,9 +124,11 @@ final class Dispatcher {
 
   private final class HandleTask implements Runnable {
     final Event event;
+    final Outbox outbox;
 
-    HandleTask(Event event) {
+    HandleTask(Event event, Outbox outbox) {
       this.event = event;
+      this.outbox = outbox;
     }
 
     @Override
@@ -142,7 +149,7 @@ final class Dispatcher {
         log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
         completion = Completion.nack(id, epoch, 0, reason);
       }
-      finish(completion);
+      finish(completion, outbox);
     }
   }
 }

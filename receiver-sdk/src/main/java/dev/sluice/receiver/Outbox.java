@@ -7,7 +7,9 @@ import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Completed handlings waiting to be sent, plus the count of those the manager has not answered yet.
+ * One endpoint's completed handlings waiting to be sent, plus the count of those its manager has
+ * not answered yet and of its events still being handled. Acks and nacks go back to the manager
+ * that sent the event, so each endpoint has its own outbox and sender thread.
  *
  * <p>Handler threads {@link #add} and the single sender thread {@link #takeBatch}es. Batching comes
  * for free: the sender blocks until one completion is there (no added delay when idle) and then
@@ -18,6 +20,28 @@ final class Outbox {
   private final LinkedBlockingDeque<Completion> queue = new LinkedBlockingDeque<>();
   private final Object lock = new Object();
   private long unanswered; // guarded by lock: added and not yet answered by an AckResult
+  private long handling; // guarded by lock: events from this endpoint not completed yet
+
+  /** An event from this endpoint went to the handlers; its completion will be added here. */
+  void handlingStarted() {
+    synchronized (lock) {
+      handling++;
+    }
+  }
+
+  /** The handling of one of this endpoint's events ended (its completion, if any, is added). */
+  void handlingEnded() {
+    synchronized (lock) {
+      handling--;
+    }
+  }
+
+  /** True while this endpoint is owed something: an event being handled or an unanswered ack. */
+  boolean owesWork() {
+    synchronized (lock) {
+      return handling > 0 || unanswered > 0;
+    }
+  }
 
   void add(Completion completion) {
     synchronized (lock) {

@@ -2,15 +2,20 @@ package dev.sluice.receiver;
 
 import io.grpc.ManagedChannel;
 import java.time.Duration;
+import java.util.List;
 
-/** Validated settings of one receiver, as built by {@link SluiceReceiverBuilder}. */
+/**
+ * Validated settings of one receiver, as built by {@link SluiceReceiverBuilder}. Exactly one of
+ * {@code targets} (non-empty, distinct) and {@code channel} is set; {@code keyRange} is checked.
+ */
 record ReceiverConfig(
-    String target,
+    List<String> targets,
     ManagedChannel channel,
     String queue,
     String receiverId,
     int concurrency,
     int maxInFlight,
+    String keyRange,
     EventHandler handler,
     Duration reconnectMin,
     Duration reconnectMax,

@@ -10,8 +10,11 @@ package dev.sluice.receiver;
  * @param ackOk AckResults with status OK
  * @param ackStale AckResults with status STALE (the attempt no longer applied)
  * @param ackUnknown AckResults with status UNKNOWN (no such event)
- * @param reconnects streams opened to replace a stream that ended
+ * @param reconnects streams opened to replace a stream that ended (summed over the endpoints)
+ * @param shardChanges ShardChange notices received: a manager started or stopped dispatching a
+ *     shard of the queue on one of this receiver's streams
  * @param inFlight events received whose handling has not finished yet
+ * @param streamsConnected endpoints whose stream is subscribed right now (of the targets given)
  */
 public record ReceiverStats(
     long received,
@@ -21,4 +24,6 @@ public record ReceiverStats(
     long ackStale,
     long ackUnknown,
     long reconnects,
-    int inFlight) {}
+    long shardChanges,
+    int inFlight,
+    int streamsConnected) {}

@@ -3,17 +3,23 @@ package dev.sluice.receiver;
 import io.grpc.ManagedChannel;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** Builds a {@link SluiceReceiver}; get one with {@link SluiceReceiver#builder()}. */
 public final class SluiceReceiverBuilder {
-  private String target;
+  private List<String> targets;
   private ManagedChannel channel;
   private String queue;
   private String receiverId;
   private int concurrency = 8;
   private Integer maxInFlight;
+  private String keyRange = "";
   private EventHandler handler;
   private Duration reconnectMin = Duration.ofMillis(100);
   private Duration reconnectMax = Duration.ofSeconds(5);
@@ -21,13 +27,35 @@ public final class SluiceReceiverBuilder {
 
   SluiceReceiverBuilder() {}
 
-  /** The manager's "host:port", reached over plaintext; the receiver owns the channel. */
+  /**
+   * One manager endpoint, reached over plaintext; the receiver owns the channel. Any gRPC target
+   * works: {@code "host:port"}, or {@code "dns:///sluice.example:7470"}. A name that resolves to
+   * several addresses still gives <em>one</em> channel and <em>one</em> stream, connected to one of
+   * those addresses (gRPC's default pick_first policy; after a failure it may land on another), so
+   * the receiver only gets events of the shards that one manager leads. With several managers, give
+   * each one with {@link #targets(List)}: that is the reliable way. Replaces earlier targets.
+   */
   public SluiceReceiverBuilder target(String target) {
-    this.target = target;
+    this.targets = target == null ? null : Collections.singletonList(target);
     return this;
   }
 
-  /** A channel the caller owns: the receiver uses it but never shuts it down. */
+  /**
+   * Several manager endpoints, one per manager process of the deployment (each leads some shards).
+   * The receiver keeps one Subscribe stream to each, with its own reconnect backoff, and feeds all
+   * of them to the same handler threads; acks and nacks go back to the endpoint the event came
+   * from. Replaces earlier targets.
+   */
+  public SluiceReceiverBuilder targets(List<String> targets) {
+    this.targets = targets == null ? null : new ArrayList<>(targets);
+    return this;
+  }
+
+  /**
+   * A channel the caller owns, as the one endpoint: the receiver uses it but never shuts it down,
+   * nor cuts short its connection backoff (on channels it owns, the receiver's reconnect backoff
+   * decides when to retry).
+   */
   public SluiceReceiverBuilder channel(ManagedChannel channel) {
     this.channel = channel;
     return this;
@@ -50,9 +78,23 @@ public final class SluiceReceiverBuilder {
     return this;
   }
 
-  /** Unacked events the stream may hold. Default: the concurrency. */
+  /**
+   * Unacked events each stream may hold (its credits). It applies per stream, i.e. per endpoint:
+   * with n targets, the receiver may hold up to n &times; maxInFlight events, queued for its {@link
+   * #concurrency(int)} handler threads. Default: the concurrency.
+   */
   public SluiceReceiverBuilder maxInFlight(int maxInFlight) {
     this.maxInFlight = maxInFlight;
+    return this;
+  }
+
+  /**
+   * Only events of shards overlapping this key range, Vitess style: {@code "-80"}, {@code "80-"},
+   * {@code "40-c0"} (bounds are even-length lowercase hex, start below end). Default {@code ""}:
+   * every shard; {@code "-"} means the same.
+   */
+  public SluiceReceiverBuilder keyRange(String keyRange) {
+    this.keyRange = keyRange;
     return this;
   }
 
@@ -76,14 +118,14 @@ public final class SluiceReceiverBuilder {
 
   /** Validates the settings; throws IllegalArgumentException naming the first bad field. */
   public SluiceReceiver build() {
-    if (target == null && channel == null) {
+    if (targets == null && channel == null) {
       throw new IllegalArgumentException("target or channel is required");
     }
-    if (target != null && channel != null) {
+    if (targets != null && channel != null) {
       throw new IllegalArgumentException("only one of target and channel may be set");
     }
-    if (target != null && target.isBlank()) {
-      throw new IllegalArgumentException("target must not be blank");
+    if (targets != null) {
+      checkTargets();
     }
     if (queue == null || queue.isBlank()) {
       throw new IllegalArgumentException("queue is required");
@@ -101,6 +143,7 @@ public final class SluiceReceiverBuilder {
     if (window < 1) {
       throw new IllegalArgumentException("maxInFlight must be >= 1, was " + window);
     }
+    String range = KeyRange.check(keyRange);
     if (reconnectMin == null || reconnectMax == null) {
       throw new IllegalArgumentException("reconnectBackoff min and max are required");
     }
@@ -117,16 +160,35 @@ public final class SluiceReceiverBuilder {
     String id = receiverId == null ? defaultReceiverId() : receiverId;
     return new SluiceReceiver(
         new ReceiverConfig(
-            target,
+            targets == null ? null : List.copyOf(targets),
             channel,
             queue,
             id,
             concurrency,
             window,
+            range,
             handler,
             reconnectMin,
             reconnectMax,
             shutdownTimeout));
+  }
+
+  private void checkTargets() {
+    if (targets.isEmpty()) {
+      throw new IllegalArgumentException("targets must not be empty");
+    }
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < targets.size(); i++) {
+      String t = targets.get(i);
+      if (t == null || t.isBlank()) {
+        throw new IllegalArgumentException(
+            targets.size() == 1 ? "target must not be blank" : "targets[" + i + "] is blank");
+      }
+      if (!seen.add(t)) {
+        // Two streams of one receiver to one manager: a typo, not a way to get more credits.
+        throw new IllegalArgumentException("targets lists " + t + " twice");
+      }
+    }
   }
 
   static String defaultReceiverId() {

@@ -12,6 +12,7 @@ final class StatsCounters {
   final AtomicLong ackStale = new AtomicLong();
   final AtomicLong ackUnknown = new AtomicLong();
   final AtomicLong reconnects = new AtomicLong();
+  final AtomicLong shardChanges = new AtomicLong();
 
   void completed(Completion completion) {
     (completion.ack() ? acked : nacked).incrementAndGet();
@@ -28,7 +29,7 @@ final class StatsCounters {
     }
   }
 
-  ReceiverStats snapshot(int inFlight) {
+  ReceiverStats snapshot(int inFlight, int streamsConnected) {
     return new ReceiverStats(
         received.get(),
         acked.get(),
@@ -37,6 +38,8 @@ final class StatsCounters {
         ackStale.get(),
         ackUnknown.get(),
         reconnects.get(),
-        inFlight);
+        shardChanges.get(),
+        inFlight,
+        streamsConnected);
   }
 }

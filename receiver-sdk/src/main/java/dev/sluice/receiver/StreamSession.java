@@ -8,6 +8,7 @@ import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
 import dev.sluice.proto.v1.Nacks;
 import dev.sluice.proto.v1.ReceiverMessage;
+import dev.sluice.proto.v1.ShardChange;
 import dev.sluice.proto.v1.Subscribe;
 import dev.sluice.proto.v1.Subscribed;
 import io.grpc.Status;
@@ -21,11 +22,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One Subscribe stream. gRPC's request observer is not thread-safe, and several threads write to it
- * (Subscribe from the connector, acks from the sender, half-close from close(), cancel from
- * abort()), so every write goes through a method synchronized on this session. The same lock guards
- * the sent-but-unanswered completions, so that an AckResult can never be matched before its send
- * was recorded, and a stream's end hands back exactly what it left unanswered.
+ * One Subscribe stream to one endpoint. gRPC's request observer is not thread-safe, and several
+ * threads write to it (Subscribe from the connector, acks from the sender, half-close from close(),
+ * cancel from abort()), so every write goes through a method synchronized on this session. The same
+ * lock guards the sent-but-unanswered completions, so that an AckResult can never be matched before
+ * its send was recorded, and a stream's end hands back exactly what it left unanswered.
  */
 final class StreamSession implements ClientResponseObserver<ReceiverMessage, ManagerMessage> {
   /** Stream-level callbacks, run on the gRPC callback thread. */
@@ -33,6 +34,8 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     void subscribed(StreamSession session, Subscribed subscribed);
 
     void events(EventBatch batch);
+
+    void shardChange(ShardChange change);
 
     void ended(StreamSession session, Status status);
   }
@@ -145,6 +148,7 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
         listener.subscribed(this, message.getSubscribed());
       }
       case EVENTS -> listener.events(message.getEvents());
+      case SHARD_CHANGE -> listener.shardChange(message.getShardChange());
       case ACK_RESULTS -> {
         for (AckResult result : message.getAckResults().getResultsList()) {
           stats.result(result.getStatus());

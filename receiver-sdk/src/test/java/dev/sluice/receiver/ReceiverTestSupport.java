@@ -9,12 +9,16 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
-/** Starts a {@link TestSluiceServer} per test and cleans up the receivers a test made. */
+/**
+ * Starts a {@link TestSluiceServer} per test (more on demand) and cleans up the receivers and
+ * servers a test made.
+ */
 abstract class ReceiverTestSupport {
   static final Duration WAIT = Duration.ofSeconds(10);
 
   TestSluiceServer server;
   private final List<SluiceReceiver> receivers = new ArrayList<>();
+  private final List<TestSluiceServer> extraServers = new ArrayList<>();
 
   @BeforeEach
   void startServer() throws Exception {
@@ -25,6 +29,21 @@ abstract class ReceiverTestSupport {
   void stopAll() throws Exception {
     receivers.forEach(SluiceReceiver::abort);
     server.close();
+    for (TestSluiceServer s : extraServers) {
+      s.close();
+    }
+  }
+
+  /** Another manager on a free port, stopped after the test. */
+  TestSluiceServer extraServer() throws Exception {
+    return extraServer(0);
+  }
+
+  /** Another manager on {@code port} (e.g. one that was closed, coming back), stopped after. */
+  TestSluiceServer extraServer(int port) throws Exception {
+    TestSluiceServer s = new TestSluiceServer(port);
+    extraServers.add(s);
+    return s;
   }
 
   /** A started receiver on queue "q" whose stream is subscribed. */

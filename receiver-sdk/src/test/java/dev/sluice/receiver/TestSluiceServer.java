@@ -13,6 +13,7 @@ import dev.sluice.proto.v1.Nacks;
 import dev.sluice.proto.v1.NotifyShutdownRequest;
 import dev.sluice.proto.v1.NotifyShutdownResponse;
 import dev.sluice.proto.v1.ReceiverMessage;
+import dev.sluice.proto.v1.ShardChange;
 import dev.sluice.proto.v1.SluiceGrpc;
 import dev.sluice.proto.v1.Subscribe;
 import dev.sluice.proto.v1.Subscribed;
@@ -20,6 +21,7 @@ import dev.sluice.proto.v1.Value;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -30,7 +32,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A fake manager on a real loopback port: records every message a receiver sends (in one timeline,
- * to check ordering) and lets the test push events and break streams.
+ * to check ordering) and lets the test push events and break streams. Several can run at once, one
+ * per manager process; {@link #close()} then a new instance on the same {@link #port()} plays a
+ * manager that went down and came back.
  */
 final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCloseable {
   final List<String> timeline = new CopyOnWriteArrayList<>();
@@ -49,19 +53,37 @@ final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCl
   /** While true, Subscribe is not answered until {@link #releaseSubscribed()}. */
   volatile boolean holdSubscribed;
 
+  /** When set, every Subscribe is answered with this error, as a manager not serving the queue. */
+  volatile Status refuseSubscribe;
+
   private final Server server;
   private volatile Stream current;
 
   TestSluiceServer() throws IOException {
+    this(0);
+  }
+
+  /** Listens on {@code port} (0 = any free one). */
+  TestSluiceServer(int port) throws IOException {
     server =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .withOption(ChannelOption.SO_REUSEADDR, true)
             .addService(this)
             .build()
             .start();
   }
 
+  int port() {
+    return server.getPort();
+  }
+
   String target() {
     return "127.0.0.1:" + server.getPort();
+  }
+
+  /** Ids of every event acked on this server. */
+  List<Long> ackedIds() {
+    return acked().stream().map(EventRef::getId).toList();
   }
 
   List<EventRef> acked() {
@@ -90,6 +112,15 @@ final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCl
     current.send(
         ManagerMessage.newBuilder()
             .setEvents(EventBatch.newBuilder().addAllEvents(List.of(events)))
+            .build());
+  }
+
+  /** Tells the newest stream that this manager started or stopped serving a shard. */
+  void pushShardChange(String shard, boolean serving) {
+    current.send(
+        ManagerMessage.newBuilder()
+            .setShardChange(
+                ShardChange.newBuilder().setQueue("q").setShard(shard).setServing(serving))
             .build());
   }
 
@@ -169,7 +200,10 @@ final class TestSluiceServer extends SluiceGrpc.SluiceImplBase implements AutoCl
           }
           subscribes.add(message.getSubscribe());
           timeline.add("subscribe:" + message.getSubscribe().getReceiverId());
-          if (!holdSubscribed) {
+          Status refuse = refuseSubscribe;
+          if (refuse != null) {
+            fail(refuse);
+          } else if (!holdSubscribed) {
             sendSubscribed();
           }
         }
