@@ -4,26 +4,30 @@ package dev.sluice.receiver;
  * The outcome of one handling, waiting to be sent to the manager: an ack, or a nack with its retry
  * delay (0 = the queue's backoff) and reason.
  */
-record Completion(long id, long epoch, boolean ack, long retryAfterMs, String reason) {
+record Completion(
+    long id, long epoch, String shard, boolean ack, long retryAfterMs, String reason) {
   /** Reasons travel in every nack; keep a runaway exception message from bloating the stream. */
   static final int MAX_REASON_CHARS = 1024;
 
-  static Completion ack(long id, long epoch) {
-    return new Completion(id, epoch, true, 0, "");
+  static Completion ack(long id, long epoch, String shard) {
+    return new Completion(id, epoch, shard, true, 0, "");
   }
 
-  static Completion nack(long id, long epoch, long retryAfterMs, String reason) {
+  static Completion nack(long id, long epoch, String shard, long retryAfterMs, String reason) {
     String r = reason == null ? "" : reason;
     if (r.length() > MAX_REASON_CHARS) {
       r = r.substring(0, MAX_REASON_CHARS);
     }
-    return new Completion(id, epoch, false, Math.max(0, retryAfterMs), r);
+    return new Completion(id, epoch, shard, false, Math.max(0, retryAfterMs), r);
   }
 
   Ref ref() {
-    return new Ref(id, epoch);
+    return new Ref(id, epoch, shard);
   }
 
-  /** (id, epoch) of one delivery attempt: how AckResults are matched to what was sent. */
-  record Ref(long id, long epoch) {}
+  /**
+   * (id, epoch, shard) of one delivery attempt: how AckResults are matched to what was sent. Ids
+   * are unique per shard's table only, so the shard is part of the key.
+   */
+  record Ref(long id, long epoch, String shard) {}
 }

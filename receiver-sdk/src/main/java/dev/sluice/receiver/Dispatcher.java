@@ -64,7 +64,8 @@ final class Dispatcher {
       } catch (RejectedExecutionException e) {
         // Arrived after the handler threads were shut down (end of close()): let the manager
         // redeliver it elsewhere instead of leaving it to time out.
-        finish(Completion.nack(event.getId(), event.getEpoch(), 0, REFUSED), outbox);
+        finish(
+            Completion.nack(event.getId(), event.getEpoch(), event.getShard(), 0, REFUSED), outbox);
       }
     }
   }
@@ -95,7 +96,7 @@ final class Dispatcher {
     for (Runnable r : notStarted) {
       HandleTask task = (HandleTask) r;
       Event e = task.event;
-      finish(Completion.nack(e.getId(), e.getEpoch(), 0, REFUSED), task.outbox);
+      finish(Completion.nack(e.getId(), e.getEpoch(), e.getShard(), 0, REFUSED), task.outbox);
     }
   }
 
@@ -138,16 +139,17 @@ final class Dispatcher {
       Completion completion;
       try {
         handler.handle(new ReceivedEvent(event));
-        completion = Completion.ack(id, epoch);
+        completion = Completion.ack(id, epoch, event.getShard());
       } catch (RetryLater r) {
-        completion = Completion.nack(id, epoch, retryAfterMs(r.delay()), r.reason());
+        completion =
+            Completion.nack(id, epoch, event.getShard(), retryAfterMs(r.delay()), r.reason());
       } catch (Throwable t) {
         String reason =
             t.getMessage() == null
                 ? t.getClass().getName()
                 : t.getClass().getName() + ": " + t.getMessage();
         log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
-        completion = Completion.nack(id, epoch, 0, reason);
+        completion = Completion.nack(id, epoch, event.getShard(), 0, reason);
       }
       finish(completion, outbox);
     }

@@ -98,7 +98,8 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     Acks.Builder acks = Acks.newBuilder();
     Nacks.Builder nacks = Nacks.newBuilder();
     for (Completion c : batch) {
-      EventRef ref = EventRef.newBuilder().setId(c.id()).setEpoch(c.epoch()).build();
+      EventRef ref =
+          EventRef.newBuilder().setId(c.id()).setEpoch(c.epoch()).setShard(c.shard()).build();
       if (c.ack()) {
         acks.addEvents(ref);
       } else {
@@ -164,7 +165,7 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
   }
 
   private synchronized boolean matchAnswer(EventRef ref) {
-    Completion.Ref key = new Completion.Ref(ref.getId(), ref.getEpoch());
+    Completion.Ref key = new Completion.Ref(ref.getId(), ref.getEpoch(), ref.getShard());
     ArrayDeque<Completion> sent = awaiting.get(key);
     if (sent == null) {
       return false;

@@ -12,7 +12,7 @@ class OutboxTest {
   @Test
   void takesEverythingQueuedInOneBatchUpToTheCap() throws Exception {
     for (int i = 1; i <= 5; i++) {
-      outbox.add(Completion.ack(i, 1));
+      outbox.add(Completion.ack(i, 1, ""));
     }
     assertThat(outbox.takeBatch(3)).extracting(Completion::id).containsExactly(1L, 2L, 3L);
     assertThat(outbox.takeBatch(100)).extracting(Completion::id).containsExactly(4L, 5L);
@@ -20,8 +20,8 @@ class OutboxTest {
 
   @Test
   void requeuedCompletionsGoFirstAndStayUnanswered() throws Exception {
-    outbox.add(Completion.ack(1, 1));
-    outbox.add(Completion.ack(2, 1));
+    outbox.add(Completion.ack(1, 1, ""));
+    outbox.add(Completion.ack(2, 1, ""));
     List<Completion> first = outbox.takeBatch(1);
     outbox.requeue(first);
     assertThat(outbox.takeBatch(10)).extracting(Completion::id).containsExactly(1L, 2L);
@@ -36,7 +36,7 @@ class OutboxTest {
     List<Completion> batch = new java.util.ArrayList<>();
     outbox.drainInto(batch, 10);
     assertThat(batch).isEmpty();
-    outbox.add(Completion.nack(1, 1, 0, "x".repeat(5000)));
+    outbox.add(Completion.nack(1, 1, "", 0, "x".repeat(5000)));
     outbox.drainInto(batch, 10);
     assertThat(batch).singleElement().satisfies(c -> assertThat(c.reason()).hasSize(1024));
   }
