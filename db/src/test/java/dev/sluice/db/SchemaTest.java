@@ -144,13 +144,15 @@ class SchemaTest {
     exec(QueueConvention.createTableSql("explain_q", List.of("n INT NULL"), "sluice_queue"));
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
-      StringBuilder sb = new StringBuilder("INSERT INTO explain_q (n, state) VALUES ");
+      StringBuilder sb = new StringBuilder("INSERT INTO explain_q (n, state, time_next) VALUES ");
       for (int i = 0; i < 5000; i++) {
         sb.append(i == 0 ? "" : ",")
             .append("(")
             .append(i)
             .append(",")
             .append(i % 3 == 0 ? 0 : 2)
+            .append(",")
+            .append(1_000_000L * i)
             .append(")");
       }
       s.execute(sb.toString());
@@ -163,6 +165,11 @@ class SchemaTest {
     assertThat(plan.get(0).get("key")).isEqualTo(QueueConvention.POLL_INDEX);
     assertThat(plan.get(0).get("type")).isNotEqualTo("ALL");
     assertThat(plan.get(0).get("Extra")).doesNotContain("filesort");
+    List<Map<String, String>> next =
+        explain(ds, store.pollAfterSql(Long.MAX_VALUE, 1_000_000L * 3000, 3001, 100));
+    assertThat(next.get(0).get("key")).isEqualTo(QueueConvention.POLL_INDEX);
+    assertThat(next.get(0).get("type")).isEqualTo("range");
+    assertThat(next.get(0).get("Extra")).doesNotContain("filesort");
   }
 
   static List<Map<String, String>> explain(DataSource ds, String sql) throws Exception {

@@ -20,6 +20,12 @@ public interface EventStore {
   List<EventRow> pollPending(long dueBeforeNs, int limit);
 
   /**
+   * Like {@link #pollPending}, continuing after (afterTimeNextNs, afterId) in poll order: the next
+   * page of a sweep, without reading again the rows already read.
+   */
+  List<EventRow> pollPendingAfter(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit);
+
+  /**
    * Up to {@code limit} of one tenant's pending events due by {@code dueBeforeNs}, oldest first.
    */
   List<EventRow> pollTenant(String tenant, long dueBeforeNs, int limit);

@@ -94,6 +94,33 @@ public final class JdbcEventStore implements EventStore {
     return rows(pollQuery(dueBeforeNs, limit));
   }
 
+  private org.jooq.ResultQuery<Record> pollAfterQuery(
+      long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return ctx.select(pollFields)
+        .from(t)
+        .where(
+            state
+                .eq(sv(EventState.PENDING))
+                .and(timeNext.le(dueBeforeNs))
+                // The first conjunct makes this a range on (state, time_next); an OR alone is
+                // served by the state prefix only, reading every row before the cursor.
+                .and(timeNext.ge(afterTimeNextNs))
+                .and(timeNext.gt(afterTimeNextNs).or(id.gt(afterId))))
+        .orderBy(timeNext, id)
+        .limit(limit);
+  }
+
+  /** The continuation poll with its values inlined, for {@code EXPLAIN}. */
+  public String pollAfterSql(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return ctx.renderInlined(pollAfterQuery(dueBeforeNs, afterTimeNextNs, afterId, limit));
+  }
+
+  @Override
+  public List<EventRow> pollPendingAfter(
+      long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return rows(pollAfterQuery(dueBeforeNs, afterTimeNextNs, afterId, limit));
+  }
+
   @Override
   public List<EventRow> pollTenant(String ten, long dueBeforeNs, int limit) {
     return rows(

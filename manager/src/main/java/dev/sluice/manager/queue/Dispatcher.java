@@ -209,7 +209,7 @@ final class Dispatcher implements Runnable {
           fireRound(now);
           continue;
         }
-        if (pollerHasMore && cache.size() <= cache.capacity() / 2) {
+        if (pollerHasMore && cache.size() <= cache.capacity() * 3 / 4) {
           pollerHasMore = false;
           poller.wake();
         }

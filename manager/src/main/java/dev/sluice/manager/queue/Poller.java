@@ -38,6 +38,17 @@ final class Poller implements Runnable {
   private final int limit;
   private volatile boolean running = true;
   private long lastSync = Long.MIN_VALUE / 2;
+
+  /**
+   * Where the current sweep of the poll index stands: the (time_next, id) of the last row read, or
+   * null at the start of a sweep. Continuing from it reads each pending row about once per sweep
+   * instead of re-reading the rows already in the window; a sweep restarts at least every {@link
+   * #SWEEP_EVERY_NS} so that rows committed late with an older time_next are found.
+   */
+  private long[] cursor;
+
+  private long sweepStartedMono;
+  private static final long SWEEP_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
   private long lastCollect = Long.MIN_VALUE / 2;
   private int failures;
   private final boolean fair;
@@ -100,6 +111,37 @@ final class Poller implements Runnable {
     }
   }
 
+  /** One page of the sweep over all tenants. */
+  private void globalPoll(long mono) {
+    if (cursor != null && mono - sweepStartedMono >= SWEEP_EVERY_NS) {
+      cursor = null;
+    }
+    long due = ctx.clock().nowNs() + lookaheadNs;
+    long seq = dispatcher.settledSeq();
+    long t0 = System.nanoTime();
+    int lim;
+    List<EventRow> rows;
+    if (cursor == null) {
+      sweepStartedMono = mono;
+      lim = limit; // the window's own rows come first in poll order: read past them
+      rows = ctx.store().pollPending(due, lim);
+    } else {
+      lim = Math.max(1, dispatcher.cacheRoom());
+      rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
+    }
+    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    boolean full = rows.size() >= lim;
+    if (full) {
+      EventRow last = rows.get(rows.size() - 1);
+      cursor = new long[] {last.timeNextNs(), last.id()};
+    } else {
+      cursor = null;
+    }
+    if (!rows.isEmpty()) {
+      dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
+    }
+  }
+
   /** Reads each known tenant that has room in its share of the window. */
   private void tenantRound(long mono) {
     if (mono - lastDiscovery >= DISCOVER_EVERY_NS) {
@@ -157,14 +199,7 @@ final class Poller implements Runnable {
     if (tenantMode) {
       tenantRound(mono);
     } else if (dispatcher.cacheRoom() > 0) {
-      long seq = dispatcher.settledSeq();
-      long t0 = System.nanoTime();
-      List<EventRow> rows = ctx.store().pollPending(ctx.clock().nowNs() + lookaheadNs, limit);
-      ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-      boolean full = rows.size() >= limit;
-      if (!rows.isEmpty()) {
-        dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
-      }
+      globalPoll(mono);
     }
     if (mono - lastCollect >= collector.intervalNs()) {
       collector.scan();
