@@ -24,6 +24,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * grpc_port: 7470
  * discovery_interval: 5s
  * shutdown_timeout: 10s
+ * http_port: 7471              # status page, /metrics, /healthz, /readyz
+ * migrations: db/migration     # relative to this file's directory
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
@@ -41,6 +43,9 @@ public final class ConfigLoader {
           "grpc_port",
           "discovery_interval",
           "shutdown_timeout",
+          "http_host",
+          "http_port",
+          "migrations",
           "shards");
   private static final Set<String> SHARD = Set.of("name", "url", "user", "password", "pool_size");
 
@@ -57,7 +62,21 @@ public final class ConfigLoader {
   public ManagerConfig load(Path file) {
     try (Reader r = Files.newBufferedReader(file)) {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
-      return parse(doc, file.toString());
+      ManagerConfig c = parse(doc, file.toString());
+      Path dir = file.getParent();
+      if (dir == null || c.migrations().isAbsolute()) {
+        return c;
+      }
+      return new ManagerConfig(
+          c.managerId(),
+          c.grpcHost(),
+          c.grpcPort(),
+          c.shards(),
+          c.discoveryInterval(),
+          c.shutdownTimeout(),
+          c.httpHost(),
+          c.httpPort(),
+          dir.resolve(c.migrations()).normalize());
     } catch (IOException e) {
       throw new IllegalArgumentException(
           "cannot read config file " + file + ": " + e.getMessage(), e);
@@ -89,6 +108,19 @@ public final class ConfigLoader {
     }
     if (m.containsKey("shutdown_timeout")) {
       b.shutdownTimeout(Durations.parse(str(m, "shutdown_timeout")));
+    }
+    if (m.containsKey("http_host")) {
+      b.httpHost(str(m, "http_host"));
+    }
+    if (m.containsKey("http_port")) {
+      b.httpPort(integer(m, "http_port"));
+    }
+    if (m.containsKey("migrations")) {
+      String dir = str(m, "migrations");
+      if (dir == null || dir.isBlank()) {
+        throw new IllegalArgumentException(source + ": migrations must name a directory");
+      }
+      b.migrations(Path.of(dir));
     }
     Object shards = m.get("shards");
     if (!(shards instanceof List<?> list)) {

@@ -1,5 +1,6 @@
 package dev.sluice.manager.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -14,6 +15,10 @@ import java.util.Set;
  * @param grpcPort gRPC port; 0 picks a free one
  * @param discoveryInterval how often each shard is searched for new or changed queue tables
  * @param shutdownTimeout the bound on a graceful stop
+ * @param httpHost address the HTTP server (status page, /metrics, /healthz) binds
+ * @param httpPort HTTP port; 0 picks a free one
+ * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
+ *     {@code sluice migrate}
  */
 public record ManagerConfig(
     String managerId,
@@ -21,12 +26,18 @@ public record ManagerConfig(
     int grpcPort,
     List<ShardConfig> shards,
     Duration discoveryInterval,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    String httpHost,
+    int httpPort,
+    Path migrations) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
   public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
   public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+  public static final String DEFAULT_HTTP_HOST = "0.0.0.0";
+  public static final int DEFAULT_HTTP_PORT = 7471;
+  public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
 
   public static Builder builder() {
     return new Builder();
@@ -40,6 +51,9 @@ public record ManagerConfig(
     private final List<ShardConfig> shards = new ArrayList<>();
     private Duration discoveryInterval = DEFAULT_DISCOVERY_INTERVAL;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private String httpHost = DEFAULT_HTTP_HOST;
+    private Integer httpPort;
+    private Path migrations = DEFAULT_MIGRATIONS;
 
     public Builder managerId(String id) {
       this.managerId = id;
@@ -75,9 +89,36 @@ public record ManagerConfig(
       return this;
     }
 
+    public Builder httpHost(String host) {
+      this.httpHost = host;
+      return this;
+    }
+
+    /**
+     * The HTTP port; 0 picks a free one. Unset, it is {@link #DEFAULT_HTTP_PORT} — or 0 when the
+     * gRPC port is 0, so that managers started on free ports (tests, several in one process) never
+     * collide on a fixed HTTP port.
+     */
+    public Builder httpPort(int port) {
+      this.httpPort = port;
+      return this;
+    }
+
+    public Builder migrations(Path dir) {
+      this.migrations = dir;
+      return this;
+    }
+
     public ManagerConfig build() {
       if (grpcPort < 0 || grpcPort > 65535) {
         throw new IllegalArgumentException("grpc_port must be 0-65535, was " + grpcPort);
+      }
+      int http = httpPort != null ? httpPort : grpcPort == 0 ? 0 : DEFAULT_HTTP_PORT;
+      if (http < 0 || http > 65535) {
+        throw new IllegalArgumentException("http_port must be 0-65535, was " + http);
+      }
+      if (migrations == null) {
+        throw new IllegalArgumentException("migrations must name a directory");
       }
       if (shards.isEmpty()) {
         throw new IllegalArgumentException("shards: at least one shard is required");
@@ -101,7 +142,15 @@ public record ManagerConfig(
         id = "manager-" + ProcessHandle.current().pid();
       }
       return new ManagerConfig(
-          id, grpcHost, grpcPort, List.copyOf(shards), discoveryInterval, shutdownTimeout);
+          id,
+          grpcHost,
+          grpcPort,
+          List.copyOf(shards),
+          discoveryInterval,
+          shutdownTimeout,
+          httpHost,
+          http,
+          migrations);
     }
   }
 }
