@@ -3,6 +3,7 @@ package dev.sluice.manager;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
+import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.store.JdbcEventStore;
@@ -28,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * QueueManager} per valid queue table, found by periodic discovery (so a new queue needs a
  * migration, never a restart).
  *
+ * <p>Each discovery round also reads the operators' switches ({@link QueueControl}: {@code sluice
+ * queue pause|resume}) and applies them to the queues it serves.
+ *
  * <p>Threads: {@code sluice-<shard>-maintenance} runs discovery and the purgers. The queue map is
  * concurrent so that gRPC threads can look queues up.
  */
@@ -48,6 +52,11 @@ public final class ShardManager {
   private HikariDataSource dataSource;
   private DbClock dbClock;
   private QueueCatalog catalog;
+  private QueueControl control;
+
+  /** The last pause switches read; kept when a read fails, so a blip never resumes a queue. */
+  private Map<String, Boolean> paused = Map.of();
+
   private ScheduledExecutorService maintenance;
   private boolean migrated;
   private volatile boolean stopped;
@@ -85,6 +94,7 @@ public final class ShardManager {
             config.poolSize());
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
+    control = new QueueControl(dataSource);
     maintenance =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -111,6 +121,7 @@ public final class ShardManager {
         SluiceMigrations.migrateSluice(dataSource);
         migrated = true;
       }
+      readPauseSwitches();
       Set<String> seen = new HashSet<>();
       for (QueueCatalog.Discovered d : catalog.discover()) {
         seen.add(d.table());
@@ -120,6 +131,7 @@ public final class ShardManager {
           }
           QueueManager running = queues.get(d.table());
           if (running != null && running.table().equals(d.queue())) {
+            running.setPaused(paused.getOrDefault(d.table(), false));
             continue;
           }
           if (running != null) {
@@ -161,6 +173,18 @@ public final class ShardManager {
     }
   }
 
+  private void readPauseSwitches() {
+    try {
+      paused = control.paused();
+    } catch (RuntimeException e) {
+      log.warn(
+          "shard {}: cannot read {}, keeping the last pause switches: {}",
+          config.name(),
+          QueueControl.TABLE,
+          e.toString());
+    }
+  }
+
   private void startQueue(QueueTable table) {
     QueueManager qm =
         new QueueManager(
@@ -170,8 +194,18 @@ public final class ShardManager {
             dbClock,
             registry,
             maintenance);
+    qm.setPaused(paused.getOrDefault(table.name(), false));
     queues.put(table.name(), qm);
     qm.start();
+  }
+
+  /**
+   * Whether this manager holds the shard's lease. Hook for the lease keeper: until leases exist, a
+   * started shard manager is the only one dispatching its shard, so this is true. The gauge {@code
+   * sluice_shard_lease_held} reads it.
+   */
+  public boolean leaseHeld() {
+    return !stopped;
   }
 
   public QueueManager queue(String name) {

@@ -77,6 +77,9 @@ final class Dispatcher implements Runnable {
   /** Per-tenant figures, republished by the dispatcher at most every {@link #TENANT_EVERY_NS}. */
   private volatile List<TenantStats> tenantSnapshot = List.of();
 
+  /** Per-receiver figures, republished with {@link #tenantSnapshot}. */
+  private volatile List<ReceiverStats> receiverSnapshot = List.of();
+
   private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
   private long tenantPublishedNs;
   private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
@@ -129,6 +132,10 @@ final class Dispatcher implements Runnable {
 
   List<TenantStats> tenants() {
     return tenantSnapshot;
+  }
+
+  List<ReceiverStats> receivers() {
+    return receiverSnapshot;
   }
 
   long settledSeq() {
@@ -214,6 +221,13 @@ final class Dispatcher implements Runnable {
         out.add(new TenantStats(t, queued.getOrDefault(t, 0), c[0], c[1]));
       }
       tenantSnapshot = List.copyOf(out);
+      List<ReceiverStats> rs = new ArrayList<>(receivers.size());
+      for (ReceiverStream r : receivers) {
+        rs.add(
+            new ReceiverStats(
+                r.receiverId(), r.streamId(), r.inFlight, r.maxInFlight(), r.draining()));
+      }
+      receiverSnapshot = List.copyOf(rs);
     }
   }
 
