@@ -104,6 +104,15 @@ class DeadLettersTest {
   }
 
   @Test
+  void epochsAreReadById() throws Exception {
+    EventRef dead = kill(insert("a", ""));
+    long alive = insert("b", "");
+    assertThat(store.epochs(List.of(dead.id(), alive, 999_999L)))
+        .containsOnly(Map.entry(dead.id(), 1L), Map.entry(alive, 0L));
+    assertThat(store.epochs(List.of())).isEmpty();
+  }
+
+  @Test
   void replayWithAStaleEpochChangesNothing() throws Exception {
     EventRef dead = kill(insert("a", ""));
     EventRef stale = new EventRef(dead.id(), 0);

@@ -46,6 +46,9 @@ public interface EventStore {
   /** Row counts by tenant and state, busiest tenants first; scans the table (operators only). */
   List<TenantCounts> countsByTenant(int limit);
 
+  /** The current epoch of each of {@code ids} that exists (for an operator's CAS by id). */
+  Map<Long, Long> epochs(Collection<Long> ids);
+
   /** Up to {@code limit} dead events with {@code id > afterId}, by id (for paging). */
   List<EventRow> listDead(long afterId, int limit);
 

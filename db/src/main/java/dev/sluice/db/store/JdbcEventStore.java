@@ -284,6 +284,19 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public Map<Long, Long> epochs(Collection<Long> ids) {
+    Map<Long, Long> out = new HashMap<>();
+    if (!ids.isEmpty()) {
+      ctx.select(id, epoch)
+          .from(t)
+          .where(id.in(ids))
+          .fetch()
+          .forEach(r -> out.put(r.value1(), r.value2()));
+    }
+    return out;
+  }
+
+  @Override
   public List<EventRow> listDead(long afterId, int limit) {
     return ctx.select(pollFields)
         .from(t)
