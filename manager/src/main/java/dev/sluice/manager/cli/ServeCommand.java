@@ -22,7 +22,7 @@ public final class ServeCommand implements Callable<Integer> {
       names = {"-c", "--config"},
       required = true,
       paramLabel = "FILE",
-      description = "YAML config: shards, ports, intervals. ${VAR} is read from the environment.")
+      description = "YAML config: shards, ports, intervals. $${VAR} is read from the environment.")
   Path config;
 
   @Override

@@ -1,0 +1,11 @@
+package dev.sluice.manager.cli;
+
+/** Help text about queue options, as a compile-time constant for annotations. */
+final class QueueOptionsHelp {
+  /** {@code QueueOptions.NAMES}, spelled out (a test keeps the two equal). */
+  static final String KNOWN =
+      "ack_wait, min_backoff, max_backoff, max_attempts, purge_after, cache_size, poll_interval,"
+          + " max_qps, max_concurrency, max_receivers_per_tenant.";
+
+  private QueueOptionsHelp() {}
+}
