@@ -102,7 +102,11 @@ public final class Harness implements AutoCloseable {
   }
 
   public SluiceServer startManager(Clock clock) {
-    server = new SluiceServer(config(), clock, registry).start();
+    return startManager(config(), clock);
+  }
+
+  public SluiceServer startManager(ManagerConfig config, Clock clock) {
+    server = new SluiceServer(config, clock, registry).start();
     return server;
   }
 

@@ -43,6 +43,7 @@ final class Cli {
     }
     Path f = dir.resolve("sluice.yaml");
     try {
+      Files.createDirectories(dir);
       Files.writeString(f, y.toString());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
