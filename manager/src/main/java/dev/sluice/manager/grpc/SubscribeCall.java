@@ -138,8 +138,10 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   private void fail(Status status) {
     ended = true;
     if (stream != null) {
-      queue.detach(stream, "stream failed: " + status.getCode());
+      // Close first: detaching lets the dispatcher mark the stream closed, after which close()
+      // would no longer send the status and the call would stay open.
       stream.close(status);
+      queue.detach(stream, "stream failed: " + status.getCode());
     } else {
       try {
         out.onError(status.asRuntimeException());
@@ -161,8 +163,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   public void onCompleted() {
     ended = true;
     if (stream != null) {
+      stream.close(Status.OK); // before detach, as in fail()
       queue.detach(stream, "stream closed by receiver");
-      stream.close(Status.OK);
     } else {
       out.onCompleted();
     }
