@@ -78,7 +78,7 @@ final class CheckCommand extends BaseCommand {
     } else if (tables == 0 && problems == 0) {
       note("no queue tables found");
     } else {
-      note(problems == 0 ? "all " + tables + " queue tables ok" : problems + " problem(s) found");
+      note(problems == 0 ? tables + " queue table(s) ok" : problems + " problem(s) found");
     }
     return problems == 0 ? CliException.OK : CliException.FAILED;
   }

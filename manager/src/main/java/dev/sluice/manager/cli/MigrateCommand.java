@@ -58,11 +58,14 @@ final class MigrateCommand extends BaseCommand {
           if (!json) {
             println(
                 s.name()
-                    + ": ok, applied "
-                    + r.userApplied()
-                    + " of yours"
-                    + (r.sluiceApplied() > 0 ? " and " + r.sluiceApplied() + " of Sluice's" : "")
-                    + (r.userVersion() == null ? "" : ", now at version " + r.userVersion()));
+                    + (r.userApplied() == 0
+                        ? ": ok, up to date"
+                        : ": ok, applied "
+                            + r.userApplied()
+                            + (r.userApplied() == 1 ? " migration" : " migrations")
+                            + (r.userVersion() == null
+                                ? ""
+                                : ", now at version " + r.userVersion())));
           }
         } catch (RuntimeException e) {
           failed++;

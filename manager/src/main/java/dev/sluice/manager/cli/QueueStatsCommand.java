@@ -93,9 +93,10 @@ final class QueueStatsCommand extends BaseCommand {
         StateCounts c = store.counts();
         String shard = f.shard().name();
         String queue = f.queue().table();
-        Map<String, Object> m = counts(c, now);
+        Map<String, Object> m = new LinkedHashMap<>();
         m.put("shard", shard);
         m.put("queue", queue);
+        m.putAll(counts(c, now));
         queues.row(
             shard,
             queue,

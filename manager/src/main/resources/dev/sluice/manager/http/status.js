@@ -121,7 +121,8 @@ function drawChart(canvas, lines, now, unit) {
   for (let i = 0; i <= 4; i++) {
     const v = ymax * i / 4;
     g.beginPath(); g.moveTo(left, y(v)); g.lineTo(left + pw, y(v)); g.stroke();
-    g.fillText(num(v) + (i === 4 ? ' ' + unit : ''), left - 6, y(v));
+    const label = v.toLocaleString('en-US', { maximumFractionDigits: v < 10 ? 2 : 0 });
+    g.fillText(label + (i === 4 ? ' ' + unit : ''), left - 6, y(v));
   }
   g.textAlign = 'center';
   g.textBaseline = 'top';

@@ -74,7 +74,7 @@ class QueueCreateCommandTest {
 
     Cli.Result migrated = Cli.run("migrate", "--config", config.toString());
     assertThat(migrated.code()).as(migrated.toString()).isZero();
-    assertThat(migrated.out()).contains("s1: ok, applied 1 of yours");
+    assertThat(migrated.out()).contains("s1: ok, applied 1 migration, now at version 1");
 
     Cli.Result check = Cli.run("check", "--config", config.toString());
     assertThat(check.code()).as(check.toString()).isZero();
