@@ -91,7 +91,8 @@ function renderSides(s) {
 function niceMax(v) {
   if (!(v > 0)) return 1;
   const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  // Multiples whose quarters are round too: the y axis has four intervals.
+  for (const m of [1, 2, 4, 6, 8, 10]) if (m * p >= v) return m * p;
   return 10 * p;
 }
 
@@ -104,15 +105,17 @@ function drawChart(canvas, lines, now, unit) {
   const g = canvas.getContext('2d');
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
-  const left = 52, right = 10, top = 10, bottom = 24;
-  const pw = w - left - right, ph = h - top - bottom;
   let max = 0;
   for (const l of lines) for (const [, y] of l.points) if (y != null && y > max) max = y;
   const ymax = niceMax(max);
+  const tick = v => v.toLocaleString('en-US', { maximumFractionDigits: ymax < 10 ? 2 : 0 });
+  g.font = '11px system-ui, sans-serif';
+  const left = Math.max(40, g.measureText(tick(ymax) + ' ' + unit).width + 12);
+  const right = 10, top = 10, bottom = 24;
+  const pw = w - left - right, ph = h - top - bottom;
   const x = t => left + pw * (1 - (now - t) / WINDOW_MS);
   const y = v => top + ph * (1 - v / ymax);
 
-  g.font = '11px system-ui, sans-serif';
   g.fillStyle = '#6b7385';
   g.strokeStyle = '#e3e6ec';
   g.lineWidth = 1;
@@ -121,8 +124,7 @@ function drawChart(canvas, lines, now, unit) {
   for (let i = 0; i <= 4; i++) {
     const v = ymax * i / 4;
     g.beginPath(); g.moveTo(left, y(v)); g.lineTo(left + pw, y(v)); g.stroke();
-    const label = v.toLocaleString('en-US', { maximumFractionDigits: v < 10 ? 2 : 0 });
-    g.fillText(label + (i === 4 ? ' ' + unit : ''), left - 6, y(v));
+    g.fillText(tick(v) + (i === 4 ? ' ' + unit : ''), left - 6, y(v));
   }
   g.textAlign = 'center';
   g.textBaseline = 'top';
