@@ -3,6 +3,7 @@ package dev.sluice.manager;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
+import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.SluiceMigrations;
@@ -34,6 +35,9 @@ import org.slf4j.LoggerFactory;
  * queue tables (always, so receivers can subscribe to a standby), the {@link LeaseKeeper}, and —
  * only while this process holds the shard's lease — a {@link QueueManager} per valid queue table.
  *
+ * <p>Each discovery round also reads the operators' switches ({@link QueueControl}: {@code sluice
+ * queue pause|resume}) and applies them to the queues it serves.
+ *
  * <p>Threads: {@code sluice-<shard>-maintenance} runs discovery and the purgers; {@code
  * sluice-<shard>-lease} the lease keeper. Leadership changes and discovery take this object's lock;
  * the queue map is concurrent so that gRPC threads can look queues up without it.
@@ -62,6 +66,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private HikariDataSource dataSource;
   private DbClock dbClock;
   private QueueCatalog catalog;
+  private QueueControl control;
+
+  /** The last pause switches read; kept when a read fails, so a blip never resumes a queue. */
+  private Map<String, Boolean> paused = Map.of();
+
   private ScheduledExecutorService maintenance;
   private LeaseKeeper keeper;
   private Thread keeperThread;
@@ -85,8 +94,6 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.balancer = balancer;
     this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
     registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
-    registry.gauge(
-        "sluice_lease_held", Tags.of("shard", config.name()), this, s -> s.leading ? 1 : 0);
   }
 
   public String name() {
@@ -112,6 +119,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             config.poolSize());
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
+    control = new QueueControl(dataSource);
     maintenance =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -182,6 +190,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         SluiceMigrations.migrateSluice(dataSource);
         migrated = true;
       }
+      readPauseSwitches();
       Set<String> seen = new HashSet<>();
       for (QueueCatalog.Discovered d : catalog.discover()) {
         seen.add(d.table());
@@ -198,6 +207,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
           }
           QueueManager running = queues.get(d.table());
           if (running != null && running.table().equals(d.queue())) {
+            running.setPaused(paused.getOrDefault(d.table(), false));
             continue;
           }
           if (running != null) {
@@ -245,6 +255,18 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     }
   }
 
+  private void readPauseSwitches() {
+    try {
+      paused = control.paused();
+    } catch (RuntimeException e) {
+      log.warn(
+          "shard {}: cannot read {}, keeping the last pause switches: {}",
+          config.name(),
+          QueueControl.TABLE,
+          e.toString());
+    }
+  }
+
   private void startQueue(QueueTable table) {
     QueueManager qm =
         new QueueManager(
@@ -255,6 +277,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             registry,
             maintenance,
             manager.forgetDelay());
+    qm.setPaused(paused.getOrDefault(table.name(), false));
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(
@@ -272,6 +295,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         qm.attach(s);
       }
     }
+  }
+
+  /** Whether this manager holds the shard's lease (read by {@code sluice_shard_lease_held}). */
+  public boolean leaseHeld() {
+    return leading;
   }
 
   // ---------------------------------------------------------------- lookups

@@ -2,6 +2,9 @@ package dev.sluice.manager;
 
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
+import dev.sluice.manager.http.StatusHttpServer;
+import dev.sluice.manager.http.StatusReport;
+import dev.sluice.manager.metrics.Telemetry;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -19,8 +22,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Sluice manager process: the {@link QueueEngine} behind a gRPC server with health and
- * reflection. {@link #start()} and {@link #stop()} are idempotent; stop goes in a fixed order with
- * bounded waits: health NOT_SERVING, queues drain and stop, then the gRPC server.
+ * reflection, plus an HTTP port ({@link StatusHttpServer}: status page, {@code /metrics}, {@code
+ * /healthz}, {@code /readyz}). {@link #start()} and {@link #stop()} are idempotent. Start: HTTP (so
+ * that health answers while starting), queues, gRPC, then ready. Stop goes in a fixed order with
+ * bounded waits: not ready and health NOT_SERVING, queues drain and stop, the gRPC server, then
+ * HTTP.
  */
 public final class SluiceServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
@@ -28,13 +34,40 @@ public final class SluiceServer implements AutoCloseable {
   private final ManagerConfig config;
   private final QueueEngine engine;
   private final HealthStatusManager health = new HealthStatusManager();
+  private final MeterRegistry registry;
+  private final Telemetry telemetry;
+  private final StatusHttpServer http;
   private Server server;
   private boolean started;
   private boolean stopped;
 
+  /** Ready: started and not stopping (read by /readyz from HTTP threads). */
+  private volatile boolean ready;
+
+  private volatile String state = "starting";
+
   public SluiceServer(ManagerConfig config, Clock clock, MeterRegistry registry) {
     this.config = config;
+    this.registry = registry;
     this.engine = new QueueEngine(config, clock, registry);
+    this.telemetry = new Telemetry(engine, registry);
+    this.http =
+        new StatusHttpServer(
+            config.httpHost(),
+            config.httpPort(),
+            registry,
+            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry),
+            new StatusHttpServer.Readiness() {
+              @Override
+              public boolean ready() {
+                return ready;
+              }
+
+              @Override
+              public String state() {
+                return state;
+              }
+            });
   }
 
   public synchronized SluiceServer start() {
@@ -42,6 +75,7 @@ public final class SluiceServer implements AutoCloseable {
       return this;
     }
     started = true;
+    http.start();
     engine.start();
     try {
       server =
@@ -56,12 +90,16 @@ public final class SluiceServer implements AutoCloseable {
               .start();
     } catch (IOException e) {
       engine.stop();
+      http.stop();
       throw new UncheckedIOException(
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
     }
     health.setStatus("", ServingStatus.SERVING);
     health.setStatus(SluiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+    telemetry.start();
+    state = "serving";
+    ready = true;
     log.info(
         "manager {} listening for receivers on {}:{}",
         config.managerId(),
@@ -75,8 +113,23 @@ public final class SluiceServer implements AutoCloseable {
     return server.getPort();
   }
 
+  /** The HTTP port actually bound (useful with http_port 0). */
+  public int httpPort() {
+    return http.port();
+  }
+
   public QueueEngine engine() {
     return engine;
+  }
+
+  /** The meter registry every meter of this manager is in; /metrics serves it when Prometheus. */
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  /** Started and not stopping: what /readyz reports. */
+  public boolean ready() {
+    return ready;
   }
 
   public synchronized void stop() {
@@ -84,7 +137,10 @@ public final class SluiceServer implements AutoCloseable {
       return;
     }
     stopped = true;
+    ready = false;
+    state = "stopping";
     health.enterTerminalState();
+    telemetry.stop(); // before the pools close: its queries would count as database errors
     engine.stop();
     server.shutdown();
     try {
@@ -96,6 +152,8 @@ public final class SluiceServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       server.shutdownNow();
     }
+    http.stop();
+    state = "stopped";
     log.info("manager {} stopped", config.managerId());
   }
 

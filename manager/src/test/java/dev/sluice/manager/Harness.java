@@ -8,7 +8,9 @@ import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,7 +27,10 @@ import java.util.List;
  */
 public final class Harness implements AutoCloseable {
   public final TestDatabase db;
-  public final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  /** Prometheus, as {@code sluice serve} uses, so that /metrics answers in tests too. */
+  public final MeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
   private final List<AutoCloseable> closers = new ArrayList<>();
   private SluiceServer server;
   private ManagedChannel channel;
@@ -84,6 +89,8 @@ public final class Harness implements AutoCloseable {
         .managerId("test")
         .grpcHost("127.0.0.1")
         .grpcPort(0)
+        .httpHost("127.0.0.1")
+        .httpPort(0)
         .shard(new ShardConfig("s1", url(), db.user(), db.password(), 8))
         .discoveryInterval(Duration.ofMillis(300))
         .shutdownTimeout(Duration.ofSeconds(3))
@@ -95,7 +102,11 @@ public final class Harness implements AutoCloseable {
   }
 
   public SluiceServer startManager(Clock clock) {
-    server = new SluiceServer(config(), clock, registry).start();
+    return startManager(config(), clock);
+  }
+
+  public SluiceServer startManager(ManagerConfig config, Clock clock) {
+    server = new SluiceServer(config, clock, registry).start();
     return server;
   }
 
@@ -111,6 +122,11 @@ public final class Harness implements AutoCloseable {
       channel.shutdownNow();
       channel = null;
     }
+  }
+
+  /** The manager's HTTP base URL, e.g. {@code http://127.0.0.1:34567}. */
+  public String httpBase() {
+    return "http://127.0.0.1:" + server.httpPort();
   }
 
   public String target() {

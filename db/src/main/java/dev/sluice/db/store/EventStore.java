@@ -64,6 +64,25 @@ public interface EventStore {
   /** Row counts by state; scans the poll index, so not for hot paths. */
   StateCounts counts();
 
+  /** Row counts by tenant and state, busiest tenants first; scans the table (operators only). */
+  List<TenantCounts> countsByTenant(int limit);
+
+  /** The current epoch of each of {@code ids} that exists (for an operator's CAS by id). */
+  Map<Long, Long> epochs(Collection<Long> ids);
+
+  /** Up to {@code limit} dead events with {@code id > afterId}, by id (for paging). */
+  List<EventRow> listDead(long afterId, int limit);
+
+  /**
+   * dead → pending for each ref whose epoch is current, with {@code time_next} = the database's
+   * now. The epoch is kept (epochs only grow), so the event gets another {@code max_attempts}
+   * attempts.
+   */
+  Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs);
+
+  /** Deletes each dead event whose epoch is current. */
+  Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs);
+
   /** The database server's clock, ns since the epoch. */
   long serverTimeNs();
 }

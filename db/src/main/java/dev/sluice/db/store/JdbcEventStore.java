@@ -19,6 +19,7 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jooq.CaseValueStep;
 import org.jooq.CaseWhenStep;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record;
@@ -35,7 +36,7 @@ import org.jooq.impl.SQLDataType;
  * it commits: the common case costs one statement and a commit. When some did not (a row acked,
  * cancelled or changed by another manager meanwhile), the transaction is rolled back and the batch
  * is redone under row locks ({@code SELECT ... FOR UPDATE}) so the outcome of every event is known
- * exactly — never guessed from a row count.
+ * exactly — never guessed from a row count. The same guard serves DELETEs (purging dead events).
  */
 public final class JdbcEventStore implements EventStore {
   private final DSLContext ctx;
@@ -149,27 +150,26 @@ public final class JdbcEventStore implements EventStore {
   }
 
   private List<EventRow> rows(org.jooq.ResultQuery<? extends Record> query) {
-    List<EventRow> out = new ArrayList<>();
-    for (Record r : query.fetch()) {
-      Map<String, Object> user = new LinkedHashMap<>();
-      List<String> names = q.userColumns();
-      for (int i = 0; i < names.size(); i++) {
-        user.put(names.get(i), plain(r.get(userFrom + i)));
-      }
-      String ten = r.get(5, String.class);
-      out.add(
-          new EventRow(
-              r.get(0, Long.class),
-              r.get(1, Long.class),
-              r.get(2, Long.class),
-              r.get(3, Long.class),
-              r.get(4, Integer.class),
-              ten == null ? "" : ten,
-              r.get(6, String.class),
-              r.get(7, String.class),
-              user));
+    return query.fetch(this::toRow);
+  }
+
+  private EventRow toRow(Record r) {
+    Map<String, Object> user = new LinkedHashMap<>();
+    List<String> names = q.userColumns();
+    for (int i = 0; i < names.size(); i++) {
+      user.put(names.get(i), plain(r.get(userFrom + i)));
     }
-    return out;
+    String ten = r.get(5, String.class);
+    return new EventRow(
+        r.get(0, Long.class),
+        r.get(1, Long.class),
+        r.get(2, Long.class),
+        r.get(3, Long.class),
+        r.get(4, Integer.class),
+        ten == null ? "" : ten,
+        r.get(6, String.class),
+        r.get(7, String.class),
+        user);
   }
 
   @Override
@@ -318,6 +318,75 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public List<TenantCounts> countsByTenant(int limit) {
+    Map<String, long[]> by = new HashMap<>();
+    for (Record r :
+        ctx.select(tenant, state, DSL.count(), DSL.min(timeNext))
+            .from(t)
+            .groupBy(tenant, state)
+            .fetch()) {
+      String ten = r.get(0, String.class);
+      long[] n = by.computeIfAbsent(ten == null ? "" : ten, k -> new long[6]);
+      EventState s = q.decodeState(r.get(1));
+      n[s.ordinal()] = r.get(2, Long.class);
+      if (s == EventState.PENDING) {
+        n[5] = r.get(3, Long.class);
+      }
+    }
+    List<TenantCounts> out = new ArrayList<>();
+    by.forEach(
+        (ten, n) ->
+            out.add(new TenantCounts(ten, new StateCounts(n[0], n[1], n[2], n[3], n[4], n[5]))));
+    out.sort(
+        java.util.Comparator.comparingLong(TenantCounts::open)
+            .reversed()
+            .thenComparing(TenantCounts::tenant));
+    return out.size() > limit ? List.copyOf(out.subList(0, limit)) : out;
+  }
+
+  @Override
+  public Map<Long, Long> epochs(Collection<Long> ids) {
+    Map<Long, Long> out = new HashMap<>();
+    if (!ids.isEmpty()) {
+      ctx.select(id, epoch)
+          .from(t)
+          .where(id.in(ids))
+          .fetch()
+          .forEach(r -> out.put(r.value1(), r.value2()));
+    }
+    return out;
+  }
+
+  @Override
+  public List<EventRow> listDead(long afterId, int limit) {
+    return ctx.select(pollFields)
+        .from(t)
+        .where(state.eq(sv(EventState.DEAD)).and(id.gt(afterId)))
+        .orderBy(id)
+        .limit(limit)
+        .fetch(this::toRow);
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs) {
+    Field<Long> dbNow = DSL.field(NOW_NS_SQL, SQLDataType.BIGINT);
+    return cas(
+        refs,
+        EventState.DEAD,
+        ids -> {
+          Map<Field<?>, Object> set = new LinkedHashMap<>();
+          set.put(state, sv(EventState.PENDING));
+          set.put(timeNext, dbNow);
+          return set;
+        });
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs) {
+    return cas(refs, EventState.DEAD, (tx, ids, guard) -> tx.deleteFrom(t).where(guard).execute());
+  }
+
+  @Override
   public long serverTimeNs() {
     return ctx.fetchValue("SELECT " + NOW_NS_SQL) instanceof Number n ? n.longValue() : 0L;
   }
@@ -333,10 +402,21 @@ public final class JdbcEventStore implements EventStore {
     }
   }
 
+  /** One guarded change of a group of rows that share an expected epoch; returns rows changed. */
+  @FunctionalInterface
+  private interface Change {
+    int apply(DSLContext tx, List<Long> ids, Condition guard);
+  }
+
   private Map<EventRef, CasOutcome> cas(
       Collection<EventRef> refs,
       EventState from,
       Function<List<Long>, Map<Field<?>, Object>> setFor) {
+    return cas(
+        refs, from, (tx, ids, guard) -> tx.update(t).set(setFor.apply(ids)).where(guard).execute());
+  }
+
+  private Map<EventRef, CasOutcome> cas(Collection<EventRef> refs, EventState from, Change change) {
     if (refs.isEmpty()) {
       return Map.of();
     }
@@ -345,7 +425,7 @@ public final class JdbcEventStore implements EventStore {
       return ctx.transactionResult(
           cfg -> {
             DSLContext tx = DSL.using(cfg);
-            int n = update(tx, byEpoch, from, setFor);
+            int n = update(tx, byEpoch, from, change);
             if (n != refs.size()) {
               throw new PartialMatch();
             }
@@ -356,15 +436,13 @@ public final class JdbcEventStore implements EventStore {
             return all;
           });
     } catch (PartialMatch e) {
-      return casLocked(refs, from, setFor);
+      return casLocked(refs, from, change);
     }
   }
 
   /** The exact path: lock the rows, decide per event, change only those that match. */
   private Map<EventRef, CasOutcome> casLocked(
-      Collection<EventRef> refs,
-      EventState from,
-      Function<List<Long>, Map<Field<?>, Object>> setFor) {
+      Collection<EventRef> refs, EventState from, Change change) {
     Set<Long> ids = new HashSet<>();
     for (EventRef r : refs) {
       ids.add(r.id());
@@ -394,25 +472,17 @@ public final class JdbcEventStore implements EventStore {
             }
           }
           if (!eligible.isEmpty()) {
-            update(tx, byEpoch(eligible), from, setFor);
+            update(tx, byEpoch(eligible), from, change);
           }
           return out;
         });
   }
 
-  private int update(
-      DSLContext tx,
-      Map<Long, List<Long>> byEpoch,
-      EventState from,
-      Function<List<Long>, Map<Field<?>, Object>> setFor) {
+  private int update(DSLContext tx, Map<Long, List<Long>> byEpoch, EventState from, Change change) {
     int n = 0;
     for (Map.Entry<Long, List<Long>> e : byEpoch.entrySet()) {
       List<Long> ids = e.getValue();
-      n +=
-          tx.update(t)
-              .set(setFor.apply(ids))
-              .where(id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey())))
-              .execute();
+      n += change.apply(tx, ids, id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey())));
     }
     return n;
   }

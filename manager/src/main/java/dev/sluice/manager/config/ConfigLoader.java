@@ -24,6 +24,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * grpc_port: 7470
  * discovery_interval: 5s
  * shutdown_timeout: 10s
+ * http_port: 7471              # status page, /metrics, /healthz, /readyz
+ * migrations: db/migration     # relative to this file's directory
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
@@ -41,8 +43,15 @@ public final class ConfigLoader {
           "grpc_port",
           "discovery_interval",
           "shutdown_timeout",
+          "http_host",
+          "http_port",
+          "migrations",
+          "lease_ttl",
+          "lease_renew",
+          "forget_delay",
           "shards");
-  private static final Set<String> SHARD = Set.of("name", "url", "user", "password", "pool_size");
+  private static final Set<String> SHARD =
+      Set.of("name", "url", "user", "password", "pool_size", "key_range");
 
   private final Function<String, String> env;
 
@@ -57,7 +66,24 @@ public final class ConfigLoader {
   public ManagerConfig load(Path file) {
     try (Reader r = Files.newBufferedReader(file)) {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
-      return parse(doc, file.toString());
+      ManagerConfig c = parse(doc, file.toString());
+      Path dir = file.getParent();
+      if (dir == null || c.migrations().isAbsolute()) {
+        return c;
+      }
+      return new ManagerConfig(
+          c.managerId(),
+          c.grpcHost(),
+          c.grpcPort(),
+          c.shards(),
+          c.discoveryInterval(),
+          c.shutdownTimeout(),
+          c.leaseTtl(),
+          c.leaseRenew(),
+          c.forgetDelay(),
+          c.httpHost(),
+          c.httpPort(),
+          dir.resolve(c.migrations()).normalize());
     } catch (IOException e) {
       throw new IllegalArgumentException(
           "cannot read config file " + file + ": " + e.getMessage(), e);
@@ -99,6 +125,19 @@ public final class ConfigLoader {
     if (m.containsKey("forget_delay")) {
       b.forgetDelay(Durations.parse(str(m, "forget_delay")));
     }
+    if (m.containsKey("http_host")) {
+      b.httpHost(str(m, "http_host"));
+    }
+    if (m.containsKey("http_port")) {
+      b.httpPort(integer(m, "http_port"));
+    }
+    if (m.containsKey("migrations")) {
+      String dir = str(m, "migrations");
+      if (dir == null || dir.isBlank()) {
+        throw new IllegalArgumentException(source + ": migrations must name a directory");
+      }
+      b.migrations(Path.of(dir));
+    }
     Object shards = m.get("shards");
     if (!(shards instanceof List<?> list)) {
       throw new IllegalArgumentException(source + ": 'shards' must be a list of shards");
@@ -115,9 +154,10 @@ public final class ConfigLoader {
               str(s, "url"),
               s.containsKey("user") ? str(s, "user") : null,
               s.containsKey("password") ? str(s, "password") : null,
-              s.containsKey("pool_size")
-                  ? integer(s, "pool_size")
-                  : ShardConfig.DEFAULT_POOL_SIZE));
+              s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE,
+              s.containsKey("key_range")
+                  ? dev.sluice.db.KeyRange.parse(str(s, "key_range"))
+                  : dev.sluice.db.KeyRange.ALL));
     }
     return b.build();
   }

@@ -1,5 +1,6 @@
 package dev.sluice.manager.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -18,6 +19,10 @@ import java.util.Set;
  *     go undispatched
  * @param leaseRenew how often leases are renewed (and free ones sought)
  * @param forgetDelay how long a receiver id keeps its place after its last stream drops
+ * @param httpHost address the HTTP server (status page, /metrics, /healthz) binds
+ * @param httpPort HTTP port; 0 picks a free one
+ * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
+ *     {@code sluice migrate}
  */
 public record ManagerConfig(
     String managerId,
@@ -28,7 +33,10 @@ public record ManagerConfig(
     Duration shutdownTimeout,
     Duration leaseTtl,
     Duration leaseRenew,
-    Duration forgetDelay) {
+    Duration forgetDelay,
+    String httpHost,
+    int httpPort,
+    Path migrations) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
   public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
@@ -37,6 +45,9 @@ public record ManagerConfig(
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(2);
   public static final Duration DEFAULT_LEASE_RENEW = Duration.ofMillis(500);
   public static final Duration DEFAULT_FORGET_DELAY = Duration.ZERO;
+  public static final String DEFAULT_HTTP_HOST = "0.0.0.0";
+  public static final int DEFAULT_HTTP_PORT = 7471;
+  public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
 
   public static Builder builder() {
     return new Builder();
@@ -68,6 +79,10 @@ public record ManagerConfig(
       this.forgetDelay = d;
       return this;
     }
+
+    private String httpHost = DEFAULT_HTTP_HOST;
+    private Integer httpPort;
+    private Path migrations = DEFAULT_MIGRATIONS;
 
     public Builder managerId(String id) {
       this.managerId = id;
@@ -103,9 +118,36 @@ public record ManagerConfig(
       return this;
     }
 
+    public Builder httpHost(String host) {
+      this.httpHost = host;
+      return this;
+    }
+
+    /**
+     * The HTTP port; 0 picks a free one. Unset, it is {@link #DEFAULT_HTTP_PORT} — or 0 when the
+     * gRPC port is 0, so that managers started on free ports (tests, several in one process) never
+     * collide on a fixed HTTP port.
+     */
+    public Builder httpPort(int port) {
+      this.httpPort = port;
+      return this;
+    }
+
+    public Builder migrations(Path dir) {
+      this.migrations = dir;
+      return this;
+    }
+
     public ManagerConfig build() {
       if (grpcPort < 0 || grpcPort > 65535) {
         throw new IllegalArgumentException("grpc_port must be 0-65535, was " + grpcPort);
+      }
+      int http = httpPort != null ? httpPort : grpcPort == 0 ? 0 : DEFAULT_HTTP_PORT;
+      if (http < 0 || http > 65535) {
+        throw new IllegalArgumentException("http_port must be 0-65535, was " + http);
+      }
+      if (migrations == null) {
+        throw new IllegalArgumentException("migrations must name a directory");
       }
       if (shards.isEmpty()) {
         throw new IllegalArgumentException("shards: at least one shard is required");
@@ -152,7 +194,10 @@ public record ManagerConfig(
           shutdownTimeout,
           leaseTtl,
           leaseRenew,
-          forgetDelay);
+          forgetDelay,
+          httpHost,
+          http,
+          migrations);
     }
   }
 }

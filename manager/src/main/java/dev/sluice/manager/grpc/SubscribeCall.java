@@ -166,8 +166,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   private void fail(Status status) {
     ended = true;
     if (sub != null) {
-      engine.unsubscribe(sub, "stream failed: " + status.getCode());
       sub.close(status);
+      engine.unsubscribe(sub, "stream failed: " + status.getCode());
     } else {
       try {
         out.onError(status.asRuntimeException());
@@ -190,8 +190,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   public void onCompleted() {
     ended = true;
     if (sub != null) {
-      engine.unsubscribe(sub, "stream closed by receiver");
       sub.close(Status.OK);
+      engine.unsubscribe(sub, "stream closed by receiver");
     } else {
       out.onCompleted();
     }

@@ -88,6 +88,9 @@ final class Dispatcher implements Runnable {
 
   private long heldPublishedNs;
 
+  /** Per-receiver figures, republished with {@link #tenantSnapshot}. */
+  private volatile List<ReceiverStats> receiverSnapshot = List.of();
+
   private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
   private long tenantPublishedNs;
   private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
@@ -170,6 +173,10 @@ final class Dispatcher implements Runnable {
 
   boolean lastPollCapped() {
     return lastPollCapped;
+  }
+
+  List<ReceiverStats> receivers() {
+    return receiverSnapshot;
   }
 
   long settledSeq() {
@@ -260,6 +267,13 @@ final class Dispatcher implements Runnable {
         out.add(new TenantStats(t, queued.getOrDefault(t, 0), c[0], c[1]));
       }
       tenantSnapshot = List.copyOf(out);
+      List<ReceiverStats> rs = new ArrayList<>(receivers.size());
+      for (ReceiverStream r : receivers) {
+        rs.add(
+            new ReceiverStats(
+                r.receiverId(), r.streamId(), r.inFlight, r.maxInFlight(), r.draining()));
+      }
+      receiverSnapshot = List.copyOf(rs);
     }
   }
 

@@ -214,6 +214,11 @@ public final class QueueManager {
     return dispatcher.tenants();
   }
 
+  /** Attached receiver streams with their in-flight counts, refreshed about twice a second. */
+  public List<ReceiverStats> receivers() {
+    return dispatcher.receivers();
+  }
+
   /** Live figures of this manager: window, in flight, receivers. */
   public record LiveStats(int cached, int inFlight, int receivers) {}
 

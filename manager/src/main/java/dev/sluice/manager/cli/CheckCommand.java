@@ -1,0 +1,117 @@
+package dev.sluice.manager.cli;
+
+import dev.sluice.db.QueueCatalog;
+import dev.sluice.db.QueueConfigException;
+import dev.sluice.db.QueueOptions;
+import dev.sluice.db.SchemaProblem;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/**
+ * {@code sluice check}: validates every shard's queue tables — the comment's options and the table
+ * against the convention — and prints each problem with the statement that fixes it. Exit 1 if any
+ * problem (or an unreachable shard).
+ */
+@Command(
+    name = "check",
+    mixinStandardHelpOptions = true,
+    description =
+        "Validate every shard's queue tables (options comment, system columns, defaults, poll"
+            + " index, engine) and print each problem with the statement that fixes it. Exit 1 if"
+            + " there is any.")
+final class CheckCommand extends BaseCommand {
+  @Mixin ConfigOption config;
+
+  @Override
+  public Integer call() {
+    int problems = 0;
+    int tables = 0;
+    List<Object> out = new ArrayList<>();
+    try (ShardPools pools = new ShardPools(config.load())) {
+      for (ShardPools.Shard s : pools.all()) {
+        List<QueueCatalog.Candidate> candidates;
+        QueueCatalog catalog = s.catalog();
+        try {
+          candidates = catalog.candidates();
+        } catch (RuntimeException e) {
+          problems++;
+          out.add(entry(s.name(), null, "shard unreachable: " + e.getMessage(), null));
+          if (!json) {
+            println(s.name() + ": cannot read the schema: " + e.getMessage());
+          }
+          continue;
+        }
+        for (QueueCatalog.Candidate c : candidates) {
+          tables++;
+          List<Map<String, Object>> found = new ArrayList<>();
+          try {
+            QueueOptions.parseComment(c.table(), c.comment());
+          } catch (QueueConfigException e) {
+            found.add(entry(s.name(), c.table(), e.getMessage(), commentFix(c)));
+          }
+          for (SchemaProblem p : catalog.problems(c.table())) {
+            found.add(entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
+          }
+          problems += found.size();
+          out.addAll(found);
+          if (!json) {
+            if (found.isEmpty()) {
+              println(s.name() + "  " + c.table() + "  ok");
+            }
+            for (Map<String, Object> f : found) {
+              println(s.name() + "  " + c.table() + "  " + f.get("problem"));
+              println("    fix: " + f.get("fix"));
+            }
+          }
+        }
+      }
+    }
+    if (json) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("tables", tables);
+      m.put("problems", out);
+      printJson(m);
+    } else if (tables == 0 && problems == 0) {
+      note("no queue tables found");
+    } else {
+      note(problems == 0 ? tables + " queue table(s) ok" : problems + " problem(s) found");
+    }
+    return problems == 0 ? CliException.OK : CliException.FAILED;
+  }
+
+  private static Map<String, Object> entry(String shard, String table, String problem, String fix) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("shard", shard);
+    m.put("queue", table);
+    m.put("problem", problem);
+    m.put("fix", fix);
+    return m;
+  }
+
+  /** The comment without the options that do not parse on their own. */
+  static String commentFix(QueueCatalog.Candidate c) {
+    StringBuilder kept = new StringBuilder(QueueOptions.MARKER);
+    String rest = c.comment().strip().substring(QueueOptions.MARKER.length()).strip();
+    if (!rest.isEmpty()) {
+      for (String token : rest.split("\\s+")) {
+        try {
+          QueueOptions.parseComment(c.table(), kept + " " + token);
+          kept.append(' ').append(token);
+        } catch (QueueConfigException e) {
+          // dropped: the fix removes it
+        }
+      }
+    }
+    String comment = kept.toString();
+    try {
+      QueueOptions.parseComment(c.table(), comment);
+    } catch (QueueConfigException e) {
+      comment = QueueOptions.MARKER;
+    }
+    return "ALTER TABLE `" + c.table() + "` COMMENT = '" + comment.replace("'", "''") + "';";
+  }
+}

@@ -1,0 +1,96 @@
+package dev.sluice.manager.cli;
+
+import dev.sluice.db.store.EventRow;
+import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.manager.json.Json;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code sluice dead list NAME}: the dead events of a queue, with their data, by id. */
+@Command(
+    name = "list",
+    mixinStandardHelpOptions = true,
+    description =
+        "List a queue's dead events (attempts used up) by id, with tenant, attempts and their"
+            + " columns. Page with --after.")
+final class DeadListCommand extends BaseCommand {
+  @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
+  String name;
+
+  @Option(names = "--shard", paramLabel = "SHARD", description = "Only this shard.")
+  String shard;
+
+  @Option(
+      names = "--limit",
+      paramLabel = "N",
+      defaultValue = "100",
+      description = "At most this many events per shard (default ${DEFAULT-VALUE}).")
+  int limit;
+
+  @Option(
+      names = "--after",
+      paramLabel = "ID",
+      defaultValue = "0",
+      description = "Only ids above this one (to page).")
+  long after;
+
+  @Mixin ConfigOption config;
+
+  @Override
+  public Integer call() {
+    queueName(name);
+    if (limit < 1 || limit > 10_000) {
+      throw CliException.badInput("--limit must be 1..10000, was " + limit);
+    }
+    List<Object> events = new ArrayList<>();
+    TextTable table = new TextTable("SHARD", "ID", "ATTEMPTS", "TENANT", "CREATED_AGO", "COLUMNS");
+    try (ShardPools pools = new ShardPools(config.load())) {
+      for (ShardPools.Found f : pools.find(name, shard)) {
+        JdbcEventStore store = f.store();
+        long now = store.serverTimeNs();
+        for (EventRow r : store.listDead(after, limit)) {
+          Map<String, Object> m = new LinkedHashMap<>();
+          m.put("shard", f.shard().name());
+          m.put("id", r.id());
+          m.put("attempts", r.epoch());
+          m.put("tenant", r.tenant());
+          m.put("time_created_ns", r.timeCreatedNs());
+          Map<String, Object> cols = new LinkedHashMap<>();
+          r.userColumns().forEach((k, v) -> cols.put(k, v instanceof byte[] b ? hex(b) : v));
+          m.put("columns", cols);
+          events.add(m);
+          String text = Json.write(cols);
+          table.row(
+              f.shard().name(),
+              r.id(),
+              r.epoch(),
+              r.tenant().isEmpty() ? "''" : r.tenant(),
+              QueueStatsCommand.age((now - r.timeCreatedNs()) / 1_000_000),
+              text.length() > 80 ? text.substring(0, 77) + "..." : text);
+        }
+      }
+    }
+    if (json) {
+      printJson(Map.of("queue", name, "dead", events));
+    } else if (table.isEmpty()) {
+      note("queue " + name + " has no dead events" + (after > 0 ? " after id " + after : ""));
+    } else {
+      table.print(out());
+    }
+    return CliException.OK;
+  }
+
+  private static String hex(byte[] b) {
+    StringBuilder sb = new StringBuilder("0x");
+    for (byte x : b) {
+      sb.append(String.format("%02x", x));
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,12 @@
+package dev.sluice.manager.cli;
+
+/** Help text about queue options, as a compile-time constant for annotations. */
+final class QueueOptionsHelp {
+  /** {@code QueueOptions.NAMES}, spelled out (a test keeps the two equal). */
+  static final String KNOWN =
+      "ack_wait, min_backoff, max_backoff, max_attempts, purge_after, cache_size, poll_interval,"
+          + " max_qps, max_concurrency, max_receivers_per_tenant, fair, tenant_cache_share,"
+          + " tenant_max_in_flight, actor_max_depth, class_shares.";
+
+  private QueueOptionsHelp() {}
+}

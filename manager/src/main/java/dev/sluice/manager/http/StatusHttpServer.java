@@ -1,0 +1,184 @@
+package dev.sluice.manager.http;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.sluice.manager.json.Json;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The manager's HTTP port, on the JDK's built-in server:
+ *
+ * <ul>
+ *   <li>{@code /} — the live status page (HTML, JS and CSS from this package's resources)
+ *   <li>{@code /api/status} — the JSON behind it ({@link StatusReport})
+ *   <li>{@code /metrics} — Prometheus text format, when the registry is a {@link
+ *       PrometheusMeterRegistry}; 503 otherwise
+ *   <li>{@code /healthz} — 200 while the process runs; {@code /readyz} — 200 when started and not
+ *       stopping, else 503
+ * </ul>
+ *
+ * <p>Threads: requests run on two daemon threads, {@code sluice-http-N}. Handlers only read
+ * published snapshots and meters: no request queries the database. {@link #start()} and {@link
+ * #stop()} are idempotent.
+ */
+public final class StatusHttpServer {
+  private static final Logger log = LoggerFactory.getLogger(StatusHttpServer.class);
+
+  /** Where the page's files live on the classpath. */
+  static final String RESOURCES = "/dev/sluice/manager/http/";
+
+  /** Whether the manager is ready, and if not, why (e.g. "starting", "stopping"). */
+  public interface Readiness {
+    boolean ready();
+
+    String state();
+  }
+
+  private final String host;
+  private final int port;
+  private final MeterRegistry registry;
+  private final Supplier<StatusReport> report;
+  private final Readiness readiness;
+  private HttpServer server;
+  private ExecutorService executor;
+
+  public StatusHttpServer(
+      String host,
+      int port,
+      MeterRegistry registry,
+      Supplier<StatusReport> report,
+      Readiness readiness) {
+    this.host = host;
+    this.port = port;
+    this.registry = registry;
+    this.report = report;
+    this.readiness = readiness;
+  }
+
+  public synchronized StatusHttpServer start() {
+    if (server != null) {
+      return this;
+    }
+    try {
+      server = HttpServer.create(new InetSocketAddress(host, port), 64);
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage(), e);
+    }
+    AtomicInteger n = new AtomicInteger();
+    executor =
+        Executors.newFixedThreadPool(
+            2,
+            r -> {
+              Thread t = new Thread(r, "sluice-http-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    server.setExecutor(executor);
+    server.createContext("/", this::handle);
+    server.start();
+    log.info("status page and /metrics on http://{}:{}/", host, port());
+    return this;
+  }
+
+  /** The port actually bound (useful with port 0). */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  public synchronized void stop() {
+    if (server == null) {
+      return;
+    }
+    server.stop(0);
+    executor.shutdownNow();
+    try {
+      executor.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    server = null;
+  }
+
+  private void handle(HttpExchange x) throws IOException {
+    try (x) {
+      String method = x.getRequestMethod();
+      if (!method.equals("GET") && !method.equals("HEAD")) {
+        x.getResponseHeaders().set("Allow", "GET, HEAD");
+        send(x, 405, "text/plain", "only GET and HEAD are served here\n");
+        return;
+      }
+      String path = x.getRequestURI().getPath();
+      switch (path) {
+        case "/healthz" -> send(x, 200, "text/plain", "ok\n");
+        case "/readyz" ->
+            send(
+                x,
+                readiness.ready() ? 200 : 503,
+                "text/plain",
+                (readiness.ready() ? "ready" : "not ready: " + readiness.state()) + "\n");
+        case "/metrics" -> metrics(x);
+        case "/api/status" ->
+            send(x, 200, "application/json", Json.write(report.get().toMap()) + "\n");
+        case "/", "/index.html" -> resource(x, "index.html", "text/html");
+        case "/status.js" -> resource(x, "status.js", "text/javascript");
+        case "/status.css" -> resource(x, "status.css", "text/css");
+        default -> send(x, 404, "text/plain", "not found: " + path + "\n");
+      }
+    } catch (RuntimeException e) {
+      log.warn("HTTP {} failed: {}", x.getRequestURI(), e.toString(), e);
+      send(x, 500, "text/plain", "internal error: " + e + "\n");
+    }
+  }
+
+  private void metrics(HttpExchange x) throws IOException {
+    if (registry instanceof PrometheusMeterRegistry p) {
+      send(x, 200, "text/plain; version=0.0.4", p.scrape());
+    } else {
+      send(
+          x,
+          503,
+          "text/plain",
+          "/metrics is unavailable: this manager was started with a "
+              + registry.getClass().getSimpleName()
+              + ", not a PrometheusMeterRegistry (sluice serve uses one).\n");
+    }
+  }
+
+  private void resource(HttpExchange x, String name, String type) throws IOException {
+    try (var in = StatusHttpServer.class.getResourceAsStream(RESOURCES + name)) {
+      if (in == null) {
+        send(x, 404, "text/plain", "missing resource " + name + "\n");
+        return;
+      }
+      send(x, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    }
+  }
+
+  private static void send(HttpExchange x, int status, String type, String body)
+      throws IOException {
+    byte[] b = body.getBytes(StandardCharsets.UTF_8);
+    x.getResponseHeaders().set("Content-Type", type + "; charset=utf-8");
+    x.getResponseHeaders().set("Cache-Control", "no-store");
+    boolean head = x.getRequestMethod().equals("HEAD");
+    x.sendResponseHeaders(status, head ? -1 : b.length);
+    if (!head) {
+      try (OutputStream out = x.getResponseBody()) {
+        out.write(b);
+      }
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package dev.sluice.manager.http;
+
+import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.QueueEngine;
+import dev.sluice.manager.ShardManager;
+import dev.sluice.manager.metrics.LiveSeries;
+import dev.sluice.manager.metrics.StateSampler;
+import dev.sluice.manager.metrics.Telemetry;
+import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.queue.ReceiverStats;
+import dev.sluice.manager.queue.TenantStats;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@code /api/status} answers and the status page draws: shards, queues with rows by state
+ * (from the last sample, never a query per request), receivers, the busiest tenants and each
+ * queue's last two minutes of dispatch rate and latency.
+ */
+public final class StatusReport {
+  /** Tenants listed on the page, busiest first across all queues. */
+  static final int TOP_TENANTS = 20;
+
+  private final Map<String, Object> root = new LinkedHashMap<>();
+
+  private StatusReport() {}
+
+  /** A report of this moment. Safe from any thread. */
+  public static StatusReport of(
+      String managerId, boolean ready, String state, QueueEngine engine, Telemetry telemetry) {
+    StatusReport r = new StatusReport();
+    r.root.put("manager", managerId);
+    r.root.put("ready", ready);
+    r.root.put("state", state);
+    r.root.put("time_ms", System.currentTimeMillis());
+    r.root.put("sample_every_ms", StateSampler.DEFAULT_EVERY.toMillis());
+
+    List<Object> shards = new ArrayList<>();
+    List<Object> disabled = new ArrayList<>();
+    for (ShardManager s : engine.shards()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("name", s.name());
+      m.put("lease_held", s.leaseHeld());
+      m.put("queues", s.queues().size());
+      m.put("disabled", s.disabled().size());
+      shards.add(m);
+      s.disabled()
+          .forEach(
+              (q, problem) -> {
+                Map<String, Object> d = new LinkedHashMap<>();
+                d.put("shard", s.name());
+                d.put("queue", q);
+                d.put("problem", problem);
+                disabled.add(d);
+              });
+    }
+    r.root.put("shards", shards);
+
+    Map<StateSampler.Key, StateSampler.Sample> samples = telemetry.sampler().samples();
+    Map<StateSampler.Key, List<LiveSeries.Point>> series = telemetry.series().series();
+    List<Object> queues = new ArrayList<>();
+    List<Object> receivers = new ArrayList<>();
+    List<Map<String, Object>> tenants = new ArrayList<>();
+    Map<String, Object> charts = new LinkedHashMap<>();
+    for (QueueManager q : engine.served()) {
+      StateSampler.Key k = new StateSampler.Key(q.shard(), q.queue());
+      String key = q.shard() + "/" + q.queue();
+      QueueManager.LiveStats live = q.live();
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("key", key);
+      m.put("shard", q.shard());
+      m.put("queue", q.queue());
+      m.put("paused", q.paused());
+      StateSampler.Sample s = samples.get(k);
+      m.put("sampled", s != null);
+      StateCounts c = s == null ? new StateCounts(0, 0, 0, 0, 0, 0) : s.counts();
+      m.put("pending", c.pending());
+      m.put("fired", c.fired());
+      m.put("acked", c.acked());
+      m.put("dead", c.dead());
+      m.put("cancelled", c.cancelled());
+      m.put("oldest_due_age_ms", s == null ? 0 : s.oldestDueAgeMs());
+      m.put("sampled_at_ms", s == null ? 0 : s.sampledAtMs());
+      m.put("window", live.cached());
+      m.put("in_flight", live.inFlight());
+      m.put("receivers", live.receivers());
+      m.put("dispatched_total", q.metrics().dispatched().count());
+      queues.add(m);
+
+      for (ReceiverStats rs : q.receivers()) {
+        Map<String, Object> rm = new LinkedHashMap<>();
+        rm.put("shard", q.shard());
+        rm.put("queue", q.queue());
+        rm.put("receiver_id", rs.receiverId());
+        rm.put("stream", rs.streamId());
+        rm.put("in_flight", rs.inFlight());
+        rm.put("max_in_flight", rs.maxInFlight());
+        rm.put("draining", rs.draining());
+        receivers.add(rm);
+      }
+      for (TenantStats t : q.tenants()) {
+        Map<String, Object> tm = new LinkedHashMap<>();
+        tm.put("shard", q.shard());
+        tm.put("queue", q.queue());
+        tm.put("tenant", t.tenant());
+        tm.put("queued", t.queued());
+        tm.put("in_flight", t.inFlight());
+        tm.put("dispatched", t.dispatched());
+        tenants.add(tm);
+      }
+      List<Object> points = new ArrayList<>();
+      for (LiveSeries.Point p : series.getOrDefault(k, List.of())) {
+        points.add(
+            List.of(p.timeMs(), p.dispatchedPerSecond(), p.latencyMeanMs(), p.latencyP99Ms()));
+      }
+      charts.put(key, points);
+    }
+    tenants.sort(
+        Comparator.comparingLong(
+                (Map<String, Object> t) -> (long) t.get("queued") + (long) t.get("in_flight"))
+            .thenComparingLong(t -> (long) t.get("dispatched"))
+            .reversed());
+    r.root.put("queues", queues);
+    r.root.put("disabled", disabled);
+    r.root.put("receivers", receivers);
+    r.root.put("tenants", tenants.subList(0, Math.min(TOP_TENANTS, tenants.size())));
+    r.root.put("series_columns", List.of("time_ms", "dispatched_per_s", "mean_ms", "p99_ms"));
+    r.root.put("series", charts);
+    return r;
+  }
+
+  /** The report as nested maps and lists, for {@link dev.sluice.manager.json.Json}. */
+  public Map<String, Object> toMap() {
+    return root;
+  }
+}
