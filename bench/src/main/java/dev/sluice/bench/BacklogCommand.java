@@ -38,6 +38,15 @@ final class BacklogCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
 
   @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
+  @Option(
       names = "--rows",
       defaultValue = "10000000",
       description = "Pending future rows at full size. Default: ${DEFAULT-VALUE}")
@@ -59,6 +68,7 @@ final class BacklogCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
     if (rows < SMALL) {
       throw new IllegalArgumentException("--rows must be at least " + SMALL);
     }

@@ -10,8 +10,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 
@@ -61,7 +64,7 @@ public final class DbSchedulerSide implements AutoCloseable {
     public String toString() {
       return String.format(
           "threads=%d polling=%dms lock-and-fetch(%.1f, %.1f) MySQL8JdbcCustomization(true)"
-              + " pool=%d",
+              + " with microsecond instants, pool=%d",
           threads, pollingInterval.toMillis(), lowerLimit, upperLimit, poolSize);
     }
   }
@@ -101,7 +104,7 @@ public final class DbSchedulerSide implements AutoCloseable {
             .threads(settings.threads())
             .pollingInterval(settings.pollingInterval())
             .pollUsingLockAndFetch(settings.lowerLimit(), settings.upperLimit())
-            .jdbcCustomization(new MySQL8JdbcCustomization(true))
+            .jdbcCustomization(new FractionalSecondsMySql8())
             .alwaysPersistTimestampInUTC()
             .addSchedulerListener(
                 new AbstractSchedulerListener() {
@@ -156,6 +159,34 @@ public final class DbSchedulerSide implements AutoCloseable {
       sb.append(i == 0 ? "" : ",").append("('" + TASK + "', ?, NULL, UTC_TIMESTAMP(6), 0, 1, 0)");
     }
     return sb.toString();
+  }
+
+  /**
+   * {@code MySQL8JdbcCustomization(true)} — lock-and-fetch with {@code SELECT ... FOR UPDATE SKIP
+   * LOCKED}, timestamps in UTC — binding instants with their microseconds.
+   *
+   * <p>Connector/J sees MariaDB as version {@code 5.5.5-10.x}, older than 5.6.4, and so drops the
+   * fraction of every {@code Timestamp} or {@code LocalDateTime} it binds. db-scheduler's poll
+   * ({@code execution_time <= ?}) would then only see tasks due before the current whole second,
+   * adding 0.5 s on average to every task inserted with a precise due time. Bound as text, the
+   * value keeps its microseconds, as the driver would send it to a server it recognised.
+   */
+  static final class FractionalSecondsMySql8 extends MySQL8JdbcCustomization {
+    private static final DateTimeFormatter MICROS =
+        DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
+
+    FractionalSecondsMySql8() {
+      super(true);
+    }
+
+    @Override
+    public void setInstant(PreparedStatement p, int index, Instant value) throws SQLException {
+      if (value == null) {
+        p.setNull(index, Types.TIMESTAMP);
+      } else {
+        p.setString(index, MICROS.format(value));
+      }
+    }
   }
 
   @Override

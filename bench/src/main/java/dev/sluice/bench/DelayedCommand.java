@@ -22,6 +22,15 @@ final class DelayedCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
 
   @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
+  @Option(
       names = "--seconds",
       defaultValue = "60",
       description = "Spread of due times. Default: ${DEFAULT-VALUE}")
@@ -53,6 +62,7 @@ final class DelayedCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
     long n = events != null ? events : Math.round(1000 * seconds);
     Latencies lat = new Latencies();
     try (BenchServer server = BenchServer.of(serverOptions)) {

@@ -27,6 +27,15 @@ import picocli.CommandLine.Option;
 final class DrainCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
 
+  @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
   @Option(names = "--events", description = "Events per peer (default 200,000; --quick 50,000)")
   Long events;
 
@@ -69,6 +78,7 @@ final class DrainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
     long n = events != null ? events : quick ? 50_000 : 200_000;
     for (String p : peers) {
       if (!List.of("sluice", "floor", "db-scheduler").contains(p)) {
@@ -91,7 +101,7 @@ final class DrainCommand implements Callable<Integer> {
               receivers,
               concurrency,
               maxInFlight,
-              SluiceSide.COMMENT,
+              SluiceSide.comment(),
               DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
       for (String p : peers) {
         switch (p) {

@@ -202,6 +202,6 @@ public final class RawFloor {
   /** Rows in the floor's table use the queue convention's DDL, like Sluice's. */
   public static String ddl() {
     return QueueConvention.createTableSql(
-        SluiceSide.QUEUE, List.of("`payload` VARCHAR(32) NULL"), SluiceSide.COMMENT);
+        SluiceSide.QUEUE, List.of("`payload` VARCHAR(32) NULL"), SluiceSide.comment());
   }
 }

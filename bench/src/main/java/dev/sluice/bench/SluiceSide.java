@@ -29,6 +29,9 @@ public final class SluiceSide implements AutoCloseable {
   public static final String COMMENT =
       "sluice_queue ack_wait=30s cache_size=10000 poll_interval=100ms";
 
+  /** The table comment the queue is created with: {@link #COMMENT} unless overridden. */
+  private static volatile String comment = COMMENT;
+
   public final Database db;
   public final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private SluiceServer server;
@@ -41,6 +44,34 @@ public final class SluiceSide implements AutoCloseable {
   /** The queue table with one small user column, {@code payload}. */
   public void createQueue() throws SQLException {
     db.exec(QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), COMMENT));
+  }
+
+  /**
+   * Sets the queue options of this run: {@code options} (e.g. {@code poll_interval=10ms}) replace
+   * or add to the defaults of {@link #COMMENT}.
+   */
+  public static String useOptions(String options) {
+    java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+    for (String kv :
+        (COMMENT.substring("sluice_queue".length()) + " " + options).trim().split("\\s+")) {
+      if (!kv.isEmpty()) {
+        int eq = kv.indexOf('=');
+        if (eq < 1) {
+          throw new IllegalArgumentException(
+              "--queue-options: expected key=value, got '" + kv + "'");
+        }
+        m.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+    }
+    StringBuilder sb = new StringBuilder("sluice_queue");
+    m.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+    comment = sb.toString();
+    return comment;
+  }
+
+  /** The table comment queues of this run get. */
+  public static String comment() {
+    return comment;
   }
 
   /** Starts the manager and waits until it serves the queue. */

@@ -25,6 +25,15 @@ final class SteadyCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
 
   @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
+  @Option(
       names = "--rate",
       defaultValue = "2000",
       description = "Events/s. Default: ${DEFAULT-VALUE}")
@@ -86,6 +95,7 @@ final class SteadyCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
     Outcome sluice = null;
     Outcome dbs = null;
     try (BenchServer server = BenchServer.of(serverOptions);
@@ -104,7 +114,7 @@ final class SteadyCommand implements Callable<Integer> {
               receivers,
               concurrency,
               maxInFlight,
-              SluiceSide.COMMENT,
+              SluiceSide.comment(),
               DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
       for (String p : peers) {
         switch (p) {
