@@ -75,6 +75,7 @@ final class BacklogCommand implements Callable<Integer> {
     Sample small;
     Sample full;
     try (BenchServer server = BenchServer.of(serverOptions)) {
+      Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
       Database db = server.createDatabase("bench_backlog");
       try (SluiceSide s = new SluiceSide(db);
@@ -105,6 +106,7 @@ final class BacklogCommand implements Callable<Integer> {
             full.pollMaxMs(),
             small.selfPollMs(),
             full.selfPollMs()));
+    Machine.noteEnd();
     System.out.println(
         String.format(
             Locale.ROOT,

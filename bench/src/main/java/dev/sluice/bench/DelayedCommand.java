@@ -66,6 +66,7 @@ final class DelayedCommand implements Callable<Integer> {
     long n = events != null ? events : Math.round(1000 * seconds);
     Latencies lat = new Latencies();
     try (BenchServer server = BenchServer.of(serverOptions)) {
+      Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
       Progress.note(
           String.format(
@@ -111,6 +112,7 @@ final class DelayedCommand implements Callable<Integer> {
             Thread.sleep(10);
           }
         }
+        Progress.note(s.timerSummary("sluice_due_to_dispatch"));
         s.stopReceivers();
       } finally {
         server.drop(db);
@@ -126,6 +128,7 @@ final class DelayedCommand implements Callable<Integer> {
             SteadyCommand.fmt(Latencies.ms(h, 99)),
             SteadyCommand.fmt(Latencies.ms(h, 99.9)),
             SteadyCommand.fmt(Latencies.ms(h, 100))));
+    Machine.noteEnd();
     System.out.println(
         String.format(
             Locale.ROOT,

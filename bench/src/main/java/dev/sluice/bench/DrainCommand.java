@@ -91,6 +91,7 @@ final class DrainCommand implements Callable<Integer> {
     double floor = Double.NaN;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
+      Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
       Progress.note(
           String.format(
@@ -115,6 +116,7 @@ final class DrainCommand implements Callable<Integer> {
         }
       }
     }
+    Machine.noteEnd();
     System.out.println(
         String.format(
             Locale.ROOT,

@@ -8,6 +8,7 @@ import dev.sluice.manager.queue.QueueManager;
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -16,6 +17,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
 /**
@@ -137,6 +140,24 @@ public final class SluiceSide implements AutoCloseable {
       throw new IllegalStateException("the manager has no counter " + name);
     }
     return c;
+  }
+
+  /**
+   * The manager's own view of a latency timer ({@code sluice_due_to_dispatch}: due time to fire),
+   * for splitting a receiver-measured latency into the manager's part and the delivery's.
+   */
+  public String timerSummary(String name) {
+    Timer t = registry.find(name).timer();
+    if (t == null || t.count() == 0) {
+      return name + ": no samples";
+    }
+    return String.format(
+        Locale.ROOT,
+        "%s (the manager's timer, whole run): count=%d mean=%.2fms recent max=%.2fms",
+        name,
+        t.count(),
+        t.mean(TimeUnit.MILLISECONDS),
+        t.max(TimeUnit.MILLISECONDS));
   }
 
   /**

@@ -100,6 +100,7 @@ final class SteadyCommand implements Callable<Integer> {
     Outcome dbs = null;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
+      Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
       Progress.note(
           String.format(
@@ -129,6 +130,7 @@ final class SteadyCommand implements Callable<Integer> {
       }
     }
     Histogram h = sluice == null ? new Histogram(3) : sluice.latency();
+    Machine.noteEnd();
     System.out.println(
         String.format(
             Locale.ROOT,
@@ -163,6 +165,7 @@ final class SteadyCommand implements Callable<Integer> {
       double achieved = produce("sluice", producer, lat);
       awaitDelivered("sluice", producer::sent, lat);
       report("sluice", lat.snapshot(), achieved);
+      Progress.note(s.timerSummary("sluice_due_to_dispatch"));
       double idle = idleQps("sluice", status);
       s.stopReceivers();
       return new Outcome(achieved, lat.snapshot(), idle);
