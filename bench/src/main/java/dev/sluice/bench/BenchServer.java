@@ -49,10 +49,50 @@ public final class BenchServer implements AutoCloseable {
     return new BenchServer(null, withOptions(jdbcUrl), user, password, keep);
   }
 
-  public static BenchServer of(ServerOptions o) {
-    return o.jdbcUrl == null || o.jdbcUrl.isBlank()
-        ? embedded()
-        : external(o.jdbcUrl, o.user, o.password, o.keep);
+  public static BenchServer of(ServerOptions o) throws SQLException {
+    BenchServer s =
+        o.jdbcUrl == null || o.jdbcUrl.isBlank()
+            ? embedded()
+            : external(o.jdbcUrl, o.user, o.password, o.keep);
+    for (String kv : o.setGlobal) {
+      s.setGlobal(kv);
+    }
+    return s;
+  }
+
+  private final java.util.Map<String, String> restore = new java.util.LinkedHashMap<>();
+
+  /** {@code SET GLOBAL name = value}, remembering the old value to restore on close. */
+  void setGlobal(String assignment) throws SQLException {
+    int eq = assignment.indexOf('=');
+    if (eq < 1 || !assignment.substring(0, eq).matches("[A-Za-z0-9_]+")) {
+      throw new IllegalArgumentException("--set-global: expected name=value, got " + assignment);
+    }
+    String name = assignment.substring(0, eq);
+    String value = assignment.substring(eq + 1);
+    try (Connection c = connectServer();
+        Statement s = c.createStatement()) {
+      try (ResultSet rs = s.executeQuery("SELECT @@GLOBAL." + name)) {
+        rs.next();
+        restore.putIfAbsent(name, rs.getString(1));
+      }
+      s.execute(
+          "SET GLOBAL "
+              + name
+              + " = "
+              + (value.matches("-?[0-9.]+") ? value : "'" + value.replace("'", "''") + "'"));
+    }
+    Progress.note("server: SET GLOBAL " + name + " = " + value + " for this run");
+  }
+
+  /** The server's TCP port (for finding its process on this machine). */
+  public int port() {
+    if (embedded != null) {
+      return embedded.port();
+    }
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("//[^/:?]+:(\\d+)").matcher(serverUrl);
+    return m.find() ? Integer.parseInt(m.group(1)) : 3306;
   }
 
   /** Where the server is, for the report. */
@@ -114,6 +154,19 @@ public final class BenchServer implements AutoCloseable {
 
   @Override
   public void close() {
+    restore.forEach(
+        (name, old) -> {
+          try (Connection c = connectServer();
+              Statement s = c.createStatement()) {
+            s.execute(
+                "SET GLOBAL "
+                    + name
+                    + " = "
+                    + (old.matches("-?[0-9.]+") ? old : "'" + old.replace("'", "''") + "'"));
+          } catch (SQLException e) {
+            Progress.note("could not restore " + name + " to " + old + ": " + e.getMessage());
+          }
+        });
     if (embedded != null) {
       embedded.stopServer();
       return;

@@ -76,6 +76,8 @@ final class DrainCommand implements Callable<Integer> {
       description = "db-scheduler's polling interval. Default: ${DEFAULT-VALUE}")
   long dbsPollingMs;
 
+  private CpuMeter cpu;
+
   @Override
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
@@ -93,6 +95,7 @@ final class DrainCommand implements Callable<Integer> {
         ServerStatus status = new ServerStatus(server)) {
       Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
+      cpu = new CpuMeter(server);
       Progress.note(
           String.format(
               Locale.ROOT,
@@ -150,6 +153,7 @@ final class DrainCommand implements Callable<Integer> {
       load("sluice", n, p -> s.insertDueNow(n, p));
       Progress.note("sluice: receivers subscribed, queue paused with the events loaded; resuming");
       Map<String, Long> before = status.read();
+      cpu.start();
       long t0 = System.nanoTime();
       q.setPaused(false);
       var ackedCounter = s.counterOf("sluice_events_acked");
@@ -185,6 +189,7 @@ final class DrainCommand implements Callable<Integer> {
       load("floor", n, p -> loader.insertDueNow(n, p));
       RawFloor floor = new RawFloor(ds);
       Map<String, Long> before = status.read();
+      cpu.start();
       long t0 = System.nanoTime();
       Thread runner =
           new Thread(
@@ -216,6 +221,7 @@ final class DrainCommand implements Callable<Integer> {
       d.createTable();
       load("db-scheduler", n, p -> d.insertDueNow(n, "t", p));
       Map<String, Long> before = status.read();
+      cpu.start();
       long started = System.nanoTime();
       d.start(due -> executed.incrementAndGet());
       // The clock starts at the first execution, as for the others at the first dispatch.
@@ -295,7 +301,8 @@ final class DrainCommand implements Callable<Integer> {
     String get();
   }
 
-  static void report(String peer, ServerStatus.Delta d, long n) {
+  void report(String peer, ServerStatus.Delta d, long n) {
+    Progress.note(peer + ": CPU per event: " + cpu.perEvent(n));
     Progress.note(peer + ": statements per event: " + d.perEvent(n));
   }
 }

@@ -21,4 +21,11 @@ public final class ServerOptions {
       names = "--keep",
       description = "Keep the databases the run creates on an existing server (default: drop)")
   boolean keep;
+
+  @Option(
+      names = "--set-global",
+      description =
+          "A server variable to set for the run, e.g. innodb_flush_log_at_trx_commit=2"
+              + " (repeatable; a diagnostic: stated in the output, and restored at the end)")
+  java.util.List<String> setGlobal = new java.util.ArrayList<>();
 }
