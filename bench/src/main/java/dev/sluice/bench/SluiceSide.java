@@ -46,7 +46,8 @@ public final class SluiceSide implements AutoCloseable {
 
   /** The queue table with one small user column, {@code payload}. */
   public void createQueue() throws SQLException {
-    db.exec(QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), COMMENT));
+    db.exec(
+        QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), comment()));
   }
 
   /**
