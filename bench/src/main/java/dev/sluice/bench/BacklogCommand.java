@@ -129,7 +129,17 @@ final class BacklogCommand implements Callable<Integer> {
     Thread.sleep(1000);
     long c0 = timer.count();
     double t0 = timer.totalTime(TimeUnit.MILLISECONDS);
-    Thread.sleep((long) (windowSeconds * 1000));
+    try (Progress p =
+        Progress.start(
+            "backlog " + label,
+            () ->
+                String.format(
+                    Locale.ROOT,
+                    "watching the poller: %d polls, window=%d",
+                    timer.count() - c0,
+                    q.live().cached()))) {
+      Thread.sleep((long) (windowSeconds * 1000));
+    }
     long polls = timer.count() - c0;
     double pollMs = polls == 0 ? Double.NaN : (timer.totalTime(TimeUnit.MILLISECONDS) - t0) / polls;
     double[] self = new double[20];

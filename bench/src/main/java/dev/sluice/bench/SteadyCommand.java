@@ -259,7 +259,9 @@ final class SteadyCommand implements Callable<Integer> {
   private double idleQps(String peer, ServerStatus status) throws Exception {
     Thread.sleep(2000); // last acks written, nothing left to do
     var before = status.read();
-    Thread.sleep((long) (idleSeconds * 1000));
+    try (Progress p = Progress.start(peer + " idle", () -> "measuring the idle query rate")) {
+      Thread.sleep((long) (idleSeconds * 1000));
+    }
     var d = ServerStatus.Delta.between(before, status.read());
     double qps = d.questions() / idleSeconds;
     Progress.note(
