@@ -1,0 +1,308 @@
+package dev.sluice.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.manager.queue.QueueManager;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code drain}: N events due now, drained by each peer in turn, each in a fresh database on the
+ * same server. The rate counts from the first dispatch to the last ack written.
+ */
+@Command(
+    name = "drain",
+    mixinStandardHelpOptions = true,
+    description = {
+      "N events due now; events/s from first dispatch to last ack, per peer.",
+      "Ends with: drain: sluice=X/s db_scheduler=Y/s floor=Z/s ratio=X/Y floor_ratio=X/Z"
+    })
+final class DrainCommand implements Callable<Integer> {
+  @Mixin ServerOptions serverOptions;
+
+  @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
+  @Option(names = "--events", description = "Events per peer (default 200,000; --quick 50,000)")
+  Long events;
+
+  @Option(names = "--quick", description = "50,000 events per peer")
+  boolean quick;
+
+  @Option(names = "--receivers", defaultValue = "4", description = "Default: ${DEFAULT-VALUE}")
+  int receivers;
+
+  @Option(
+      names = "--concurrency",
+      defaultValue = "4",
+      description = "Handler threads per receiver. Default: ${DEFAULT-VALUE}")
+  int concurrency;
+
+  @Option(
+      names = "--max-in-flight",
+      defaultValue = "256",
+      description = "Credits per receiver. Default: ${DEFAULT-VALUE}")
+  int maxInFlight;
+
+  @Option(
+      names = "--pool-size",
+      defaultValue = "10",
+      description = "The manager's connections to the shard. Default: ${DEFAULT-VALUE}")
+  int poolSize;
+
+  @Option(
+      names = "--peers",
+      split = ",",
+      defaultValue = "sluice,floor,db-scheduler",
+      description = "Which to run, in order. Default: ${DEFAULT-VALUE}")
+  List<String> peers;
+
+  @Option(
+      names = "--db-scheduler-polling-ms",
+      defaultValue = "100",
+      description = "db-scheduler's polling interval. Default: ${DEFAULT-VALUE}")
+  long dbsPollingMs;
+
+  private CpuMeter cpu;
+
+  @Override
+  public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
+    long n = events != null ? events : quick ? 50_000 : 200_000;
+    for (String p : peers) {
+      if (!List.of("sluice", "floor", "db-scheduler").contains(p)) {
+        throw new IllegalArgumentException(
+            "--peers: unknown peer '" + p + "' (sluice, floor, db-scheduler)");
+      }
+    }
+    double sluice = Double.NaN;
+    double dbs = Double.NaN;
+    double floor = Double.NaN;
+    try (BenchServer server = BenchServer.of(serverOptions);
+        ServerStatus status = new ServerStatus(server)) {
+      Progress.note(Machine.describe());
+      Progress.note("server: " + server.describe());
+      cpu = new CpuMeter(server);
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "drain: %,d events per peer; sluice: %d receivers x %d handler threads, %d credits"
+                  + " each, queue '%s'; db-scheduler: %s",
+              n,
+              receivers,
+              concurrency,
+              maxInFlight,
+              SluiceSide.comment(),
+              DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
+      for (String p : peers) {
+        switch (p) {
+          case "sluice" -> sluice = runSluice(server, status, n);
+          case "floor" -> floor = runFloor(server, status, n);
+          default -> dbs = runDbScheduler(server, status, n);
+        }
+        if (n >= 10_000) {
+          System.gc(); // the next peer starts on an even footing
+          Thread.sleep(1000);
+        }
+      }
+    }
+    Machine.noteEnd();
+    System.out.println(
+        String.format(
+            Locale.ROOT,
+            "drain: sluice=%s db_scheduler=%s floor=%s ratio=%s floor_ratio=%s",
+            rate(sluice),
+            rate(dbs),
+            rate(floor),
+            ratio(sluice, dbs),
+            ratio(sluice, floor)));
+    return 0;
+  }
+
+  static String rate(double r) {
+    return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.0f/s", r);
+  }
+
+  static String ratio(double a, double b) {
+    return Double.isNaN(a) || Double.isNaN(b) || b == 0
+        ? "n/a"
+        : String.format(Locale.ROOT, "%.2f", a / b);
+  }
+
+  private double runSluice(BenchServer server, ServerStatus status, long n) throws Exception {
+    Database db = server.createDatabase("bench_sluice");
+    AtomicLong delivered = new AtomicLong();
+    try (SluiceSide s = new SluiceSide(db)) {
+      s.createQueue();
+      QueueManager q = s.startManager(poolSize);
+      q.setPaused(true);
+      s.startReceivers(receivers, concurrency, maxInFlight, due -> delivered.incrementAndGet());
+      load("sluice", n, p -> s.insertDueNow(n, p));
+      Progress.note("sluice: receivers subscribed, queue paused with the events loaded; resuming");
+      Map<String, Long> before = status.read();
+      cpu.start();
+      long t0 = System.nanoTime();
+      q.setPaused(false);
+      var ackedCounter = s.counterOf("sluice_events_acked");
+      LongSupplier acked = () -> (long) ackedCounter.count();
+      double rate =
+          await(
+              "sluice",
+              n,
+              acked,
+              t0,
+              () -> {
+                QueueManager.LiveStats live = q.live();
+                return String.format(
+                    Locale.ROOT,
+                    "delivered=%,d window=%,d in_flight=%,d",
+                    delivered.get(),
+                    live.cached(),
+                    live.inFlight());
+              });
+      report("sluice", ServerStatus.Delta.between(before, status.read()), n);
+      s.stopReceivers();
+      return rate;
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  private double runFloor(BenchServer server, ServerStatus status, long n) throws Exception {
+    Database db = server.createDatabase("bench_floor");
+    try (HikariDataSource ds = db.pool("floor", 4)) {
+      db.exec(RawFloor.ddl());
+      SluiceSide loader = new SluiceSide(db);
+      load("floor", n, p -> loader.insertDueNow(n, p));
+      RawFloor floor = new RawFloor(ds);
+      Map<String, Long> before = status.read();
+      cpu.start();
+      long t0 = System.nanoTime();
+      Thread runner =
+          new Thread(
+              () -> {
+                try {
+                  floor.drain(n);
+                } catch (Exception e) {
+                  throw new IllegalStateException("floor failed", e);
+                }
+              },
+              "floor-runner");
+      runner.start();
+      double rate =
+          await("floor", n, floor::acked, t0, () -> String.format("fired=%,d", floor.fired()));
+      runner.join();
+      report("floor", ServerStatus.Delta.between(before, status.read()), n);
+      return rate;
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  private double runDbScheduler(BenchServer server, ServerStatus status, long n) throws Exception {
+    Database db = server.createDatabase("bench_dbsched");
+    AtomicLong executed = new AtomicLong();
+    try (DbSchedulerSide d =
+        new DbSchedulerSide(
+            db, DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs)))) {
+      d.createTable();
+      load("db-scheduler", n, p -> d.insertDueNow(n, "t", p));
+      Map<String, Long> before = status.read();
+      cpu.start();
+      long started = System.nanoTime();
+      d.start(due -> executed.incrementAndGet());
+      // The clock starts at the first execution, as for the others at the first dispatch.
+      while (d.firstExecutionNs() == 0 && System.nanoTime() - started < 60_000_000_000L) {
+        Thread.sleep(1);
+      }
+      long t0 = d.firstExecutionNs();
+      double rate =
+          await(
+              "db-scheduler",
+              n,
+              d::completed,
+              t0,
+              () -> String.format("executed=%,d", executed.get()));
+      report("db-scheduler", ServerStatus.Delta.between(before, status.read()), n);
+      return rate;
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  interface Loader {
+    void load(java.util.function.LongConsumer progress) throws Exception;
+  }
+
+  static void load(String peer, long n, Loader loader) throws Exception {
+    AtomicLong done = new AtomicLong();
+    long t0 = System.nanoTime();
+    try (Progress p =
+        Progress.start(
+            peer + " load", () -> String.format(Locale.ROOT, "inserted=%,d/%,d", done.get(), n))) {
+      loader.load(done::set);
+    }
+    double s = (System.nanoTime() - t0) / 1e9;
+    Progress.note(
+        String.format(Locale.ROOT, "%s: loaded %,d events in %.1f s (%.0f/s)", peer, n, s, n / s));
+  }
+
+  /**
+   * Waits until {@code done} reaches {@code n}, printing progress; returns events/s from {@code t0}
+   * to the moment it did.
+   */
+  static double await(String peer, long n, LongSupplier done, long t0, Extra extra)
+      throws InterruptedException {
+    long timeoutNs = Math.max(120, n / 500) * 1_000_000_000L;
+    long[] last = {0, t0};
+    try (Progress p =
+        Progress.start(
+            peer,
+            () -> {
+              long now = System.nanoTime();
+              long d = done.getAsLong();
+              double r = (d - last[0]) / ((now - last[1]) / 1e9);
+              last[0] = d;
+              last[1] = now;
+              return String.format(
+                  Locale.ROOT, "acked=%,d/%,d rate=%,.0f/s %s", d, n, r, extra.get());
+            })) {
+      while (done.getAsLong() < n) {
+        if (System.nanoTime() - t0 > timeoutNs) {
+          throw new IllegalStateException(
+              peer + ": only " + done.getAsLong() + " of " + n + " done after the timeout");
+        }
+        Thread.sleep(1);
+      }
+    }
+    long t1 = System.nanoTime();
+    double s = (t1 - t0) / 1e9;
+    double rate = n / s;
+    Progress.note(
+        String.format(Locale.ROOT, "%s: %,d events in %.2f s = %.0f/s", peer, n, s, rate));
+    return rate;
+  }
+
+  /** A workload's own figures for the progress line. */
+  interface Extra {
+    String get();
+  }
+
+  void report(String peer, ServerStatus.Delta d, long n) {
+    Progress.note(peer + ": CPU per event: " + cpu.perEvent(n));
+    Progress.note(peer + ": statements per event: " + d.perEvent(n));
+  }
+}

@@ -1,0 +1,235 @@
+package dev.sluice.bench;
+
+import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.SluiceServer;
+import dev.sluice.manager.config.ManagerConfig;
+import dev.sluice.manager.config.ShardConfig;
+import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.receiver.EventHandler;
+import dev.sluice.receiver.SluiceReceiver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
+
+/**
+ * Sluice as the benchmark runs it: a queue table made by {@link QueueConvention}, the manager
+ * in-process ({@link SluiceServer} on a loopback port) and receivers from the real SDK.
+ */
+public final class SluiceSide implements AutoCloseable {
+  public static final String QUEUE = "bench_events";
+
+  /** The queue's options: the documented defaults, spelled out. */
+  public static final String COMMENT =
+      "sluice_queue ack_wait=30s cache_size=10000 poll_interval=100ms";
+
+  /** The table comment the queue is created with: {@link #COMMENT} unless overridden. */
+  private static volatile String comment = COMMENT;
+
+  public final Database db;
+  public final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private SluiceServer server;
+  private final List<SluiceReceiver> receivers = new ArrayList<>();
+
+  public SluiceSide(Database db) {
+    this.db = db;
+  }
+
+  /** The queue table with one small user column, {@code payload}. */
+  public void createQueue() throws SQLException {
+    db.exec(
+        QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), comment()));
+  }
+
+  /**
+   * Sets the queue options of this run: {@code options} (e.g. {@code poll_interval=10ms}) replace
+   * or add to the defaults of {@link #COMMENT}.
+   */
+  public static String useOptions(String options) {
+    java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+    for (String kv :
+        (COMMENT.substring("sluice_queue".length()) + " " + options).trim().split("\\s+")) {
+      if (!kv.isEmpty()) {
+        int eq = kv.indexOf('=');
+        if (eq < 1) {
+          throw new IllegalArgumentException(
+              "--queue-options: expected key=value, got '" + kv + "'");
+        }
+        m.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+    }
+    StringBuilder sb = new StringBuilder("sluice_queue");
+    m.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
+    comment = sb.toString();
+    return comment;
+  }
+
+  /** The table comment queues of this run get. */
+  public static String comment() {
+    return comment;
+  }
+
+  /** Starts the manager and waits until it serves the queue. */
+  public QueueManager startManager(int poolSize) throws InterruptedException {
+    ManagerConfig config =
+        ManagerConfig.builder()
+            .managerId("bench")
+            .grpcHost("127.0.0.1")
+            .grpcPort(0)
+            .shard(new ShardConfig("bench", db.url(), db.user(), db.password(), poolSize))
+            .shutdownTimeout(Duration.ofSeconds(5))
+            .build();
+    server = new SluiceServer(config, Clock.systemUTC(), registry).start();
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (System.nanoTime() < deadline) {
+      var q = server.engine().find(QUEUE);
+      if (q.isPresent()) {
+        return q.get();
+      }
+      Thread.sleep(20);
+    }
+    throw new IllegalStateException("the manager did not serve " + QUEUE + " within 30 s");
+  }
+
+  public QueueManager queue() {
+    return server.engine().find(QUEUE).orElseThrow();
+  }
+
+  public SluiceServer server() {
+    return server;
+  }
+
+  /**
+   * Starts {@code count} receivers whose handler calls {@code onEvent} with the event's due time
+   * and returns (an immediate ack); waits until each is subscribed.
+   */
+  public void startReceivers(int count, int concurrency, int maxInFlight, LongConsumer onDue) {
+    EventHandler handler = e -> onDue.accept(e.dueTimeNanos());
+    for (int i = 0; i < count; i++) {
+      receivers.add(
+          SluiceReceiver.builder()
+              .target("127.0.0.1:" + server.port())
+              .queue(QUEUE)
+              .receiverId("bench-" + i)
+              .concurrency(concurrency)
+              .maxInFlight(maxInFlight)
+              .shutdownTimeout(Duration.ofSeconds(5))
+              .handler(handler)
+              .build()
+              .start());
+    }
+    for (SluiceReceiver r : receivers) {
+      if (!r.awaitSubscribed(Duration.ofSeconds(30))) {
+        throw new IllegalStateException("receiver " + r.receiverId() + " did not subscribe");
+      }
+    }
+  }
+
+  /** One of the manager's counters, e.g. {@code sluice_events_acked} (once the queue runs). */
+  public Counter counterOf(String name) {
+    Counter c = registry.find(name).counter();
+    if (c == null) {
+      throw new IllegalStateException("the manager has no counter " + name);
+    }
+    return c;
+  }
+
+  /**
+   * The manager's own view of a latency timer ({@code sluice_due_to_dispatch}: due time to fire),
+   * for splitting a receiver-measured latency into the manager's part and the delivery's.
+   */
+  public String timerSummary(String name) {
+    Timer t = registry.find(name).timer();
+    if (t == null || t.count() == 0) {
+      return name + ": no samples";
+    }
+    return String.format(
+        Locale.ROOT,
+        "%s (the manager's timer, whole run): count=%d mean=%.2fms recent max=%.2fms",
+        name,
+        t.count(),
+        t.mean(TimeUnit.MILLISECONDS),
+        t.max(TimeUnit.MILLISECONDS));
+  }
+
+  /**
+   * Inserts {@code n} events due now with 100-row INSERTs (time_next and the other system columns
+   * take their defaults).
+   */
+  public void insertDueNow(long n, LongConsumer progress) throws SQLException {
+    insertRows(n, 0, 0, progress);
+  }
+
+  /**
+   * Inserts {@code n} events with 100-row INSERTs; event {@code i} is due {@code firstDelayNs + i *
+   * spacingNs} after the database's now (both 0: due now, by the column default).
+   */
+  public void insertRows(long n, long firstDelayNs, long spacingNs, LongConsumer progress)
+      throws SQLException {
+    boolean scheduled = firstDelayNs != 0 || spacingNs != 0;
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(true);
+      int batch = 100;
+      String one = scheduled ? "(" + QueueConvention.NOW_NS_SQL + " + ?, ?)" : "(?)";
+      String cols = scheduled ? "(time_next, payload)" : "(payload)";
+      String full = insertSql(cols, one, batch);
+      long done = 0;
+      try (PreparedStatement ps = c.prepareStatement(full)) {
+        while (done < n) {
+          int k = (int) Math.min(batch, n - done);
+          PreparedStatement use = k == batch ? ps : c.prepareStatement(insertSql(cols, one, k));
+          int p = 1;
+          for (int i = 0; i < k; i++) {
+            long idx = done + i;
+            if (scheduled) {
+              use.setLong(p++, firstDelayNs + idx * spacingNs);
+            }
+            use.setString(p++, "e" + idx);
+          }
+          use.executeUpdate();
+          if (use != ps) {
+            use.close();
+          }
+          done += k;
+          progress.accept(done);
+        }
+      }
+    }
+  }
+
+  private static String insertSql(String cols, String one, int k) {
+    StringBuilder sb = new StringBuilder("INSERT INTO " + QUEUE + " " + cols + " VALUES ");
+    for (int i = 0; i < k; i++) {
+      sb.append(i == 0 ? "" : ",").append(one);
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Disconnects the receivers once the run's events are all acked. They are aborted rather than
+   * closed: a graceful close can wait 5 s for the manager to end the stream (see BENCHMARKS.md),
+   * and with nothing in flight both end the same way.
+   */
+  public void stopReceivers() {
+    receivers.forEach(SluiceReceiver::abort);
+    receivers.clear();
+  }
+
+  @Override
+  public void close() {
+    receivers.forEach(SluiceReceiver::abort);
+    receivers.clear();
+    if (server != null) {
+      server.stop();
+    }
+  }
+}

@@ -1,0 +1,277 @@
+package dev.sluice.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code steady}: an application inserting at a fixed rate, one event per transaction; due →
+ * delivered latency at the receiver, then the database's queries/s while the manager idles.
+ */
+@Command(
+    name = "steady",
+    mixinStandardHelpOptions = true,
+    description = {
+      "A producer at a fixed rate; due->delivered latency, and the manager's idle queries/s.",
+      "Ends with: steady: rate=R p50_ms=.. p99_ms=.. p999_ms=.. db_scheduler_p99_ms=.. idle_qps=.."
+    })
+final class SteadyCommand implements Callable<Integer> {
+  @Mixin ServerOptions serverOptions;
+
+  @Option(
+      names = "--queue-options",
+      defaultValue = "",
+      description =
+          "Queue options replacing the defaults, e.g. 'poll_interval=10ms' (default: "
+              + SluiceSide.COMMENT
+              + ")")
+  String queueOptions;
+
+  @Option(
+      names = "--rate",
+      defaultValue = "2000",
+      description = "Events/s. Default: ${DEFAULT-VALUE}")
+  double rate;
+
+  @Option(
+      names = "--seconds",
+      defaultValue = "30",
+      description = "Measured seconds. Default: ${DEFAULT-VALUE}")
+  double seconds;
+
+  @Option(
+      names = "--warmup",
+      defaultValue = "5",
+      description = "Seconds at the same rate before measuring (JIT). Default: ${DEFAULT-VALUE}")
+  double warmup;
+
+  @Option(
+      names = "--idle-seconds",
+      defaultValue = "5",
+      description = "Length of the idle window. Default: ${DEFAULT-VALUE}")
+  double idleSeconds;
+
+  @Option(
+      names = "--producers",
+      defaultValue = "4",
+      description = "Producer threads (a connection each). Default: ${DEFAULT-VALUE}")
+  int producers;
+
+  @Option(names = "--receivers", defaultValue = "4", description = "Default: ${DEFAULT-VALUE}")
+  int receivers;
+
+  @Option(
+      names = "--concurrency",
+      defaultValue = "4",
+      description = "Handler threads per receiver. Default: ${DEFAULT-VALUE}")
+  int concurrency;
+
+  @Option(
+      names = "--max-in-flight",
+      defaultValue = "64",
+      description = "Credits per receiver. Default: ${DEFAULT-VALUE}")
+  int maxInFlight;
+
+  @Option(
+      names = "--peers",
+      split = ",",
+      defaultValue = "sluice,db-scheduler",
+      description = "Which to run, in order. Default: ${DEFAULT-VALUE}")
+  List<String> peers;
+
+  @Option(
+      names = "--db-scheduler-polling-ms",
+      defaultValue = "100",
+      description = "db-scheduler's polling interval. Default: ${DEFAULT-VALUE}")
+  long dbsPollingMs;
+
+  record Outcome(double achievedRate, Histogram latency, double idleQps) {}
+
+  @Override
+  public Integer call() throws Exception {
+    SluiceSide.useOptions(queueOptions);
+    Outcome sluice = null;
+    Outcome dbs = null;
+    try (BenchServer server = BenchServer.of(serverOptions);
+        ServerStatus status = new ServerStatus(server)) {
+      Progress.note(Machine.describe());
+      Progress.note("server: " + server.describe());
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "steady: %.0f events/s for %.0f s after %.0f s warm-up, %d producer threads (one"
+                  + " event per transaction); sluice: %d receivers x %d threads, %d credits, queue"
+                  + " '%s'; db-scheduler: %s",
+              rate,
+              seconds,
+              warmup,
+              producers,
+              receivers,
+              concurrency,
+              maxInFlight,
+              SluiceSide.comment(),
+              DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
+      for (String p : peers) {
+        switch (p) {
+          case "sluice" -> sluice = runSluice(server, status);
+          case "db-scheduler" -> dbs = runDbScheduler(server, status);
+          default ->
+              throw new IllegalArgumentException(
+                  "--peers: unknown peer '" + p + "' (sluice, db-scheduler)");
+        }
+        System.gc();
+        Thread.sleep(1000);
+      }
+    }
+    Histogram h = sluice == null ? new Histogram(3) : sluice.latency();
+    Machine.noteEnd();
+    System.out.println(
+        String.format(
+            Locale.ROOT,
+            "steady: rate=%.0f p50_ms=%s p99_ms=%s p999_ms=%s db_scheduler_p99_ms=%s idle_qps=%s",
+            sluice == null ? rate : sluice.achievedRate(),
+            fmt(Latencies.ms(h, 50)),
+            fmt(Latencies.ms(h, 99)),
+            fmt(Latencies.ms(h, 99.9)),
+            dbs == null ? "n/a" : fmt(Latencies.ms(dbs.latency(), 99)),
+            sluice == null ? "n/a" : String.format(Locale.ROOT, "%.1f", sluice.idleQps())));
+    return 0;
+  }
+
+  static String fmt(double ms) {
+    return Double.isNaN(ms) ? "n/a" : String.format(Locale.ROOT, "%.2f", ms);
+  }
+
+  private Outcome runSluice(BenchServer server, ServerStatus status) throws Exception {
+    Database db = server.createDatabase("bench_sluice");
+    Latencies lat = new Latencies();
+    try (SluiceSide s = new SluiceSide(db)) {
+      s.createQueue();
+      s.startManager(10);
+      s.startReceivers(
+          receivers, concurrency, maxInFlight, due -> lat.record(due, Latencies.wallNanos()));
+      Producer producer =
+          new Producer(
+              db,
+              "INSERT INTO " + SluiceSide.QUEUE + " (payload) VALUES (?)",
+              (ps, i) -> ps.setString(1, "e" + i),
+              producers);
+      double achieved = produce("sluice", producer, lat);
+      awaitDelivered("sluice", producer::sent, lat);
+      report("sluice", lat.snapshot(), achieved);
+      Progress.note(s.timerSummary("sluice_due_to_dispatch"));
+      double idle = idleQps("sluice", status);
+      s.stopReceivers();
+      return new Outcome(achieved, lat.snapshot(), idle);
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  private Outcome runDbScheduler(BenchServer server, ServerStatus status) throws Exception {
+    Database db = server.createDatabase("bench_dbsched");
+    Latencies lat = new Latencies();
+    try (DbSchedulerSide d =
+        new DbSchedulerSide(
+            db, DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs)))) {
+      d.createTable();
+      d.start(due -> lat.record(due, Latencies.wallNanos()));
+      Producer producer =
+          new Producer(
+              db, DbSchedulerSide.insertOneSql(), (ps, i) -> ps.setString(1, "s" + i), producers);
+      double achieved = produce("db-scheduler", producer, lat);
+      awaitDelivered("db-scheduler", producer::sent, lat);
+      report("db-scheduler", lat.snapshot(), achieved);
+      double idle = idleQps("db-scheduler", status);
+      return new Outcome(achieved, lat.snapshot(), idle);
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  /** Runs the producer for warm-up + measured seconds; returns the measured rate achieved. */
+  private double produce(String peer, Producer producer, Latencies lat) throws Exception {
+    lat.recording(warmup <= 0);
+    long t0 = System.nanoTime();
+    long warmupNs = (long) (warmup * 1e9);
+    long[] sentAtWarmupEnd = {-1};
+    try (Progress p =
+        Progress.start(
+            peer,
+            () -> {
+              boolean measuring = System.nanoTime() - t0 >= warmupNs;
+              if (measuring && sentAtWarmupEnd[0] < 0) {
+                sentAtWarmupEnd[0] = producer.sent();
+                lat.recording(true);
+              }
+              Histogram h = lat.interval();
+              return String.format(
+                  Locale.ROOT,
+                  "%s sent=%,d delivered=%,d last-second p50=%sms p99=%sms max=%sms",
+                  measuring ? "measuring" : "warm-up",
+                  producer.sent(),
+                  lat.count(),
+                  fmt(Latencies.ms(h, 50)),
+                  fmt(Latencies.ms(h, 99)),
+                  fmt(Latencies.ms(h, 100)));
+            })) {
+      producer.run(rate, warmup + seconds);
+    }
+    double s = (System.nanoTime() - t0) / 1e9;
+    return producer.sent() / s;
+  }
+
+  private static void awaitDelivered(String peer, LongSupplier sent, Latencies lat)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (lat.count() < sent.getAsLong()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            peer + ": only " + lat.count() + " of " + sent.getAsLong() + " delivered in 60 s");
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  private static void report(String peer, Histogram h, double achieved) {
+    Progress.note(
+        String.format(
+            Locale.ROOT,
+            "%s: produced %.0f/s; due->delivered over %,d events: p50=%sms p90=%sms p99=%sms"
+                + " p99.9=%sms max=%sms",
+            peer,
+            achieved,
+            h.getTotalCount(),
+            fmt(Latencies.ms(h, 50)),
+            fmt(Latencies.ms(h, 90)),
+            fmt(Latencies.ms(h, 99)),
+            fmt(Latencies.ms(h, 99.9)),
+            fmt(Latencies.ms(h, 100))));
+  }
+
+  /** The server's queries/s over an idle window, without the probe's own two statements. */
+  private double idleQps(String peer, ServerStatus status) throws Exception {
+    Thread.sleep(2000); // last acks written, nothing left to do
+    var before = status.read();
+    try (Progress p = Progress.start(peer + " idle", () -> "measuring the idle query rate")) {
+      Thread.sleep((long) (idleSeconds * 1000));
+    }
+    var d = ServerStatus.Delta.between(before, status.read());
+    double qps = d.questions() / idleSeconds;
+    Progress.note(
+        String.format(
+            Locale.ROOT,
+            "%s: idle for %.0f s: %.1f queries/s (%s per second)",
+            peer,
+            idleSeconds,
+            qps,
+            d.perEvent(Math.round(idleSeconds)).replace("=", ":")));
+    return qps;
+  }
+}
