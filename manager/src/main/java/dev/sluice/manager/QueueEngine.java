@@ -16,6 +16,7 @@ import dev.sluice.proto.v1.Nack;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -99,6 +100,54 @@ public final class QueueEngine {
   /** Sorted names of every known queue. */
   public List<String> knownNames() {
     return shards.stream().flatMap(s -> s.discoveredNames().stream()).distinct().sorted().toList();
+  }
+
+  /**
+   * pending → cancelled on one shard's table. Ids are unique per shard only, so the shard must be
+   * named unless this process has just one. Through the queue's manager when this process leads the
+   * shard (so the events also leave its window), else straight through the CAS: the leader's fire
+   * then fails its guard and drops them.
+   *
+   * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT without a shard when there are several,
+   *     NOT_FOUND for an unknown shard or a queue that shard does not have
+   */
+  public Map<Long, CasOutcome> cancel(String queue, String shardName, Collection<Long> ids) {
+    ShardManager s;
+    if (shardName.isEmpty()) {
+      if (shards.size() != 1) {
+        throw io.grpc.Status.INVALID_ARGUMENT
+            .withDescription(
+                "cancel: this manager has several shards ("
+                    + String.join(", ", shards.stream().map(ShardManager::name).toList())
+                    + "); name the shard of the events (event ids are unique per shard only)")
+            .asRuntimeException();
+      }
+      s = shards.get(0);
+    } else {
+      s =
+          shard(shardName)
+              .orElseThrow(
+                  () ->
+                      io.grpc.Status.NOT_FOUND
+                          .withDescription("cancel: no shard named '" + shardName + "' here")
+                          .asRuntimeException());
+    }
+    QueueManager q = s.queue(queue);
+    if (q != null) {
+      return q.cancel(ids);
+    }
+    EventStore store = s.directStore(queue);
+    if (store == null) {
+      throw problem(queue)
+          .map(p -> io.grpc.Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
+          .orElseGet(
+              () ->
+                  io.grpc.Status.NOT_FOUND
+                      .withDescription("queue '" + queue + "' is not known on shard " + s.name())
+                      .asRuntimeException());
+    }
+    s.clock().sync(store::serverTimeNs);
+    return store.cancel(ids, s.clock().nowNs());
   }
 
   // ---------------------------------------------------------------- subscriptions
