@@ -5,11 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sluice.proto.v1.AckStatus;
+import dev.sluice.proto.v1.Event;
 import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.testkit.EmbeddedMariaDb;
 import dev.sluice.testkit.TestDatabases;
+import io.grpc.ManagedChannel;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,6 +79,46 @@ class DatabaseRestartTest {
           .as("the manager leads its shard again (the server was down %d ms)", downMs)
           .isTrue();
       assertThat(receiver.stats().streamsConnected()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * An ack that reaches a manager not leading the shard is applied straight through the CAS. If the
+   * database is down for longer than the pool waits for a connection (5 s), that write fails: it
+   * must be retried until the database is back, not end the receiver's stream (which would release
+   * everything the receiver holds from every shard of that manager).
+   */
+  @Test
+  void anAckThroughAStandbyOutlastsALongOutage() throws Exception {
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (Cluster c = new Cluster(DatabaseRestartTest.class, List.of("-"))) {
+      EmbeddedMariaDb server = TestDatabases.embedded();
+      assumeTrue(server != null, "tests run against SLUICE_TEST_JDBC_URL: no server to stop");
+      c.createQueue("outage_q", "ack_wait=60s");
+      SluiceServer leader = c.startManager("leader");
+      await().atMost(10, SECONDS).until(() -> Cluster.leading(leader) == 1);
+      SluiceServer standby = c.startManager("standby");
+      RawReceiver fromLeader = LeadershipTest.raw(leader, "outage_q", "r", 10, channels);
+      RawReceiver viaStandby = LeadershipTest.raw(standby, "outage_q", "r", 10, channels);
+      await().atMost(5, SECONDS).until(() -> fromLeader.subscribed && viaStandby.subscribed);
+      c.insert(0, "outage_q", 1);
+      Event e = fromLeader.events.poll(10, SECONDS);
+      assertThat(e).isNotNull();
+
+      server.stopServer();
+      try {
+        viaStandby.ack(e); // the receiver's stream to the leader is gone, say
+        Thread.sleep(7_000);
+        assertThat(viaStandby.error).as("the stream to the standby is intact").isNull();
+      } finally {
+        server.restartServer();
+      }
+      await().atMost(30, SECONDS).until(() -> viaStandby.results.size() == 1);
+      assertThat(viaStandby.results.get(0).getStatus()).isEqualTo(AckStatus.ACK_STATUS_OK);
+      assertThat(viaStandby.error).isNull();
+      assertThat(c.queryLong(0, "SELECT state FROM outage_q")).isEqualTo(2);
+    } finally {
+      channels.forEach(ManagedChannel::shutdownNow);
     }
   }
 
