@@ -319,6 +319,10 @@ public final class DemoCommand implements Callable<Integer> {
           cluster.managers().restart(m);
         }
       }
+      // The last step may have just happened: the failover it caused is measured to its end.
+      if (!cluster.watch().awaitAllLed(30_000)) {
+        err.println("demo: some shard still has no leader 30 s after the last chaos step");
+      }
     }
     awaitFinished(db, err);
   }

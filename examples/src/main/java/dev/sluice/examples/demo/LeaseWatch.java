@@ -114,6 +114,20 @@ final class LeaseWatch implements AutoCloseable {
     return false;
   }
 
+  /** Waits until every shard has a dispatching leader, up to the timeout. True if so. */
+  boolean awaitAllLed(long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    while (System.nanoTime() < deadline) {
+      synchronized (this) {
+        if (shards.stream().allMatch(s -> s.led)) {
+          return true;
+        }
+      }
+      Thread.sleep(POLL_MS);
+    }
+    return false;
+  }
+
   /** Starts counting failovers and gaps from now. */
   synchronized void baseline() {
     counting = true;
