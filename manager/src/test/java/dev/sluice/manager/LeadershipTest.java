@@ -90,6 +90,22 @@ class LeadershipTest {
   }
 
   @Test
+  void aGracefulStopHandsEveryShardOverAtTheNextRound() throws Exception {
+    try (Cluster c = new Cluster(LeadershipTest.class, List.of("-80", "80-"))) {
+      c.createQueue("bye_q", "");
+      SluiceServer a = c.startManager("a");
+      SluiceServer b = c.startManager("b");
+      await().atMost(15, SECONDS).until(() -> Cluster.leading(a) == 1 && Cluster.leading(b) == 1);
+      long t0 = System.nanoTime();
+      a.stop();
+      // a gave its lease up and left: b's share is both shards at once, not once a's heartbeat
+      // has aged past the lease TTL (2 s).
+      await().atMost(5, SECONDS).until(() -> Cluster.leading(b) == 2);
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(1200));
+    }
+  }
+
+  @Test
   void readOnlyPrimaryStopsDispatchAtOnceAndResumesAfter() throws Exception {
     List<ManagedChannel> channels = new ArrayList<>();
     try (Cluster c = new Cluster(LeadershipTest.class, List.of("-"))) {
