@@ -1,5 +1,6 @@
 package dev.sluice.examples.demo;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -158,7 +159,7 @@ final class Chaos implements Runnable {
       try {
         db.setReadOnly(false);
         return;
-      } catch (java.sql.SQLException e) {
+      } catch (SQLException e) {
         if (attempt == 10) {
           throw e;
         }

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -273,8 +275,10 @@ public final class DemoCommand implements Callable<Integer> {
       throws Exception {
     int orders = eventCount();
     DemoProducer producer = new DemoProducer(db, canceller, ledger, orders, rate, seedUsed);
+    AtomicInteger made = new AtomicInteger();
     ExecutorService threads =
-        Executors.newFixedThreadPool(2, r -> new Thread(r, "demo-producer-or-chaos"));
+        Executors.newFixedThreadPool(
+            2, r -> new Thread(r, made.getAndIncrement() == 0 ? "demo-producer" : "demo-chaos"));
     try {
       Future<?> produced = threads.submit(producer);
       Future<?> chaotic = null;
@@ -325,6 +329,9 @@ public final class DemoCommand implements Callable<Integer> {
       }
     }
     awaitFinished(db, err);
+    if (cluster != null) {
+      receivers.awaitAllStreams(Duration.ofSeconds(10));
+    }
   }
 
   /** Waits until no event is pending or fired: each is acked, dead or cancelled. */
@@ -337,7 +344,7 @@ public final class DemoCommand implements Callable<Integer> {
         if (unfinished == 0) {
           return;
         }
-      } catch (java.sql.SQLException e) {
+      } catch (SQLException e) {
         // The database may still be coming back from a restart: ask again.
       }
       if (System.nanoTime() > deadline) {

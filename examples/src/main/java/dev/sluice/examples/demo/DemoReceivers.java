@@ -69,6 +69,21 @@ final class DemoReceivers implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Waits, up to the timeout, until every live receiver has a stream to every manager: after a
+   * manager restart its streams come back within their reconnect backoff, and closing before that
+   * would leave that manager without the receivers' shutdown notice.
+   */
+  void awaitAllStreams(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (live.stream().allMatch(r -> r.stats().streamsConnected() == targets.size())) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+  }
+
   /** Graceful close of every live receiver: in-flight handlings finish and are acked. */
   @Override
   public void close() {
