@@ -139,7 +139,9 @@ final class LeaseKeeper implements Runnable {
 
   /**
    * Graceful exit, after the keeper's thread ended and the shard stopped dispatching: free the
-   * lease so another manager takes over at once instead of after the TTL.
+   * lease and withdraw this manager's heartbeat, so that another manager takes over at its next
+   * round instead of after the TTL — its share of leases grows at once, not when this manager's
+   * last heartbeat ages out.
    */
   void resign() {
     if (leader) {
@@ -153,6 +155,11 @@ final class LeaseKeeper implements Runnable {
             shard,
             e.toString());
       }
+    }
+    try {
+      store.leave(managerId);
+    } catch (RuntimeException e) {
+      log.debug("shard {}: could not withdraw the heartbeat: {}", shard, e.toString());
     }
   }
 }

@@ -16,10 +16,18 @@ import dev.sluice.proto.v1.Nack;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The shard managers of this process, the live subscriptions, and the routing between them: a
@@ -27,8 +35,12 @@ import java.util.Optional;
  * overlaps it; acks go back to the shard the event came from.
  */
 public final class QueueEngine {
+  private static final Logger log = LoggerFactory.getLogger(QueueEngine.class);
   private final List<ShardManager> shards = new ArrayList<>();
   private final Subscriptions subscriptions = new Subscriptions();
+
+  /** Per shard: the thread applying acks for shards this process does not lead. */
+  private final Map<String, ScheduledExecutorService> directWriters = new ConcurrentHashMap<>();
 
   public QueueEngine(ManagerConfig config, Clock clock, MeterRegistry registry) {
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
@@ -46,6 +58,7 @@ public final class QueueEngine {
   /** Stops every shard in parallel; each stop is bounded. Then ends every receiver's call. */
   public void stop() {
     shards.parallelStream().forEach(ShardManager::stop);
+    directWriters.values().forEach(ScheduledExecutorService::shutdownNow);
     for (Subscription s : subscriptions.all()) {
       s.close(io.grpc.Status.UNAVAILABLE.withDescription("manager is stopping; reconnect"));
     }
@@ -101,6 +114,54 @@ public final class QueueEngine {
     return shards.stream().flatMap(s -> s.discoveredNames().stream()).distinct().sorted().toList();
   }
 
+  /**
+   * pending → cancelled on one shard's table. Ids are unique per shard only, so the shard must be
+   * named unless this process has just one. Through the queue's manager when this process leads the
+   * shard (so the events also leave its window), else straight through the CAS: the leader's fire
+   * then fails its guard and drops them.
+   *
+   * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT without a shard when there are several,
+   *     NOT_FOUND for an unknown shard or a queue that shard does not have
+   */
+  public Map<Long, CasOutcome> cancel(String queue, String shardName, Collection<Long> ids) {
+    ShardManager s;
+    if (shardName.isEmpty()) {
+      if (shards.size() != 1) {
+        throw io.grpc.Status.INVALID_ARGUMENT
+            .withDescription(
+                "cancel: this manager has several shards ("
+                    + String.join(", ", shards.stream().map(ShardManager::name).toList())
+                    + "); name the shard of the events (event ids are unique per shard only)")
+            .asRuntimeException();
+      }
+      s = shards.get(0);
+    } else {
+      s =
+          shard(shardName)
+              .orElseThrow(
+                  () ->
+                      io.grpc.Status.NOT_FOUND
+                          .withDescription("cancel: no shard named '" + shardName + "' here")
+                          .asRuntimeException());
+    }
+    QueueManager q = s.queue(queue);
+    if (q != null) {
+      return q.cancel(ids);
+    }
+    EventStore store = s.directStore(queue);
+    if (store == null) {
+      throw problem(queue)
+          .map(p -> io.grpc.Status.FAILED_PRECONDITION.withDescription(p).asRuntimeException())
+          .orElseGet(
+              () ->
+                  io.grpc.Status.NOT_FOUND
+                      .withDescription("queue '" + queue + "' is not known on shard " + s.name())
+                      .asRuntimeException());
+    }
+    s.clock().sync(store::serverTimeNs);
+    return store.cancel(ids, s.clock().nowNs());
+  }
+
   // ---------------------------------------------------------------- subscriptions
 
   public void subscribe(Subscription sub) {
@@ -139,6 +200,12 @@ public final class QueueEngine {
    * Applies acks (or nacks) on the shard the events came from: through its queue manager when this
    * process dispatches it, else directly through the CAS (the events were fired by this process
    * before it lost the lease, or by another).
+   *
+   * <p>Direct writes run on the shard's own {@code sluice-<shard>-direct-acks} thread, never on the
+   * gRPC thread, and one that fails (the database is down) is retried with backoff until it applies
+   * or the stream ends — it never fails the receiver's stream, which would release everything the
+   * receiver holds from every shard of this process. Answers are sent once applied; the receiver
+   * sends again on its next stream what a broken one left unanswered.
    */
   public void route(Subscription sub, String shardName, List<EventRef> acks, List<Nack> nacks) {
     ShardManager s =
@@ -162,28 +229,79 @@ public final class QueueEngine {
       answerUnknown(sub, s.name(), acks, nacks);
       return;
     }
-    s.clock().sync(store::serverTimeNs);
-    long now = s.clock().nowNs();
-    AckResults.Builder b = AckResults.newBuilder();
-    if (!acks.isEmpty()) {
-      Map<EventRef, CasOutcome> out = store.ack(acks, now);
-      acks.forEach(r -> b.addResults(result(r, s.name(), out.get(r), "ACKED")));
+    direct(s).execute(() -> applyDirect(sub, s, store, acks, nacks, 0));
+  }
+
+  private ScheduledExecutorService direct(ShardManager s) {
+    return directWriters.computeIfAbsent(
+        s.name(),
+        n ->
+            Executors.newSingleThreadScheduledExecutor(
+                r -> {
+                  Thread t = new Thread(r, "sluice-" + n + "-direct-acks");
+                  t.setDaemon(true);
+                  return t;
+                }));
+  }
+
+  private void applyDirect(
+      Subscription sub,
+      ShardManager s,
+      EventStore store,
+      List<EventRef> acks,
+      List<Nack> nacks,
+      int failures) {
+    if (sub.closed()) {
+      return; // the receiver sends them again on its next stream
     }
-    if (!nacks.isEmpty()) {
-      var table = s.table(sub.queue());
-      List<Release> rel = new ArrayList<>();
-      for (Nack n : nacks) {
-        EventRef r = new EventRef(n.getEvent().getId(), n.getEvent().getEpoch());
-        long delay =
-            Math.max(n.getRetryAfterMs() * 1_000_000L, table.options().minBackoff().toNanos());
-        int max = table.options().maxAttempts();
-        rel.add(new Release(r, now + delay, r.epoch() >= max && r.epoch() % max == 0));
+    AckResults.Builder b = AckResults.newBuilder();
+    try {
+      s.clock().sync(store::serverTimeNs);
+      long now = s.clock().nowNs();
+      if (!acks.isEmpty()) {
+        Map<EventRef, CasOutcome> out = store.ack(acks, now);
+        acks.forEach(r -> b.addResults(result(r, s.name(), out.get(r), "ACKED")));
       }
-      Map<EventRef, CasOutcome> out = store.release(rel);
-      rel.forEach(
-          r ->
-              b.addResults(
-                  result(r.ref(), s.name(), out.get(r.ref()), r.dead() ? "DEAD" : "RETRY")));
+      if (!nacks.isEmpty()) {
+        var table = s.table(sub.queue());
+        List<Release> rel = new ArrayList<>();
+        for (Nack n : nacks) {
+          EventRef r = new EventRef(n.getEvent().getId(), n.getEvent().getEpoch());
+          long delay =
+              Math.max(n.getRetryAfterMs() * 1_000_000L, table.options().minBackoff().toNanos());
+          int max = table.options().maxAttempts();
+          rel.add(new Release(r, now + delay, r.epoch() >= max && r.epoch() % max == 0));
+        }
+        Map<EventRef, CasOutcome> out = store.release(rel);
+        rel.forEach(
+            r ->
+                b.addResults(
+                    result(r.ref(), s.name(), out.get(r.ref()), r.dead() ? "DEAD" : "RETRY")));
+      }
+    } catch (RuntimeException e) {
+      // A release that half applied is harmless to redo: each row is a CAS on its epoch, and a
+      // row already changed answers STALE.
+      long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
+      log.warn(
+          "shard {}: applying {} acks and {} nacks of {} directly failed ({} in a row), retrying"
+              + " in {} ms: {}",
+          s.name(),
+          acks.size(),
+          nacks.size(),
+          sub,
+          failures + 1,
+          pauseMs,
+          e.toString());
+      try {
+        direct(s)
+            .schedule(
+                () -> applyDirect(sub, s, store, acks, nacks, failures + 1),
+                pauseMs,
+                TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException stopping) {
+        // The manager is stopping: the receiver sends them again to whoever serves next.
+      }
+      return;
     }
     sub.send(ManagerMessage.newBuilder().setAckResults(b).build());
   }

@@ -2,8 +2,11 @@ package dev.sluice.manager;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.proto.v1.CancelRequest;
+import dev.sluice.proto.v1.CancelStatus;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.SluiceGrpc;
 import dev.sluice.receiver.SluiceReceiver;
@@ -83,6 +86,22 @@ class LeadershipTest {
                   Cluster.leading(a) == 1
                       && Cluster.leading(b) == 1
                       && Cluster.leading(third) == 1);
+    }
+  }
+
+  @Test
+  void aGracefulStopHandsEveryShardOverAtTheNextRound() throws Exception {
+    try (Cluster c = new Cluster(LeadershipTest.class, List.of("-80", "80-"))) {
+      c.createQueue("bye_q", "");
+      SluiceServer a = c.startManager("a");
+      SluiceServer b = c.startManager("b");
+      await().atMost(15, SECONDS).until(() -> Cluster.leading(a) == 1 && Cluster.leading(b) == 1);
+      long t0 = System.nanoTime();
+      a.stop();
+      // a gave its lease up and left: b's share is both shards at once, not once a's heartbeat
+      // has aged past the lease TTL (2 s).
+      await().atMost(5, SECONDS).until(() -> Cluster.leading(b) == 2);
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(1200));
     }
   }
 
@@ -180,6 +199,49 @@ class LeadershipTest {
       } finally {
         receivers.forEach(SluiceReceiver::close);
       }
+    }
+  }
+
+  @Test
+  void cancelNamesTheShardAndAnyManagerAppliesIt() throws Exception {
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (Cluster c = new Cluster(LeadershipTest.class, List.of("-80", "80-"))) {
+      c.createQueue("cx_q", "");
+      SluiceServer a = c.startManager("a");
+      SluiceServer b = c.startManager("b");
+      await().atMost(15, SECONDS).until(() -> Cluster.leading(a) == 1 && Cluster.leading(b) == 1);
+      String later = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED) + 60000000000";
+      for (int shard = 0; shard < 2; shard++) {
+        // The same ids (1, 2) on both shards: only the shard tells them apart.
+        c.exec(
+            shard, "INSERT INTO cx_q (n, time_next) VALUES (1, " + later + "), (2, " + later + ")");
+      }
+      ManagedChannel ch =
+          NettyChannelBuilder.forAddress("127.0.0.1", a.port()).usePlaintext().build();
+      channels.add(ch);
+      var stub = SluiceGrpc.newBlockingStub(ch);
+      assertThatThrownBy(
+              () -> stub.cancel(CancelRequest.newBuilder().setQueue("cx_q").addIds(1).build()))
+          .hasMessageContaining("INVALID_ARGUMENT")
+          .hasMessageContaining("name the shard");
+      assertThatThrownBy(
+              () ->
+                  stub.cancel(
+                      CancelRequest.newBuilder().setQueue("cx_q").setShard("s9").addIds(1).build()))
+          .hasMessageContaining("NOT_FOUND");
+      // Through manager a, on both shards: one it leads, one it does not.
+      for (String shard : List.of("s0", "s1")) {
+        var r =
+            stub.cancel(
+                CancelRequest.newBuilder().setQueue("cx_q").setShard(shard).addIds(1).build());
+        assertThat(r.getResults(0).getStatus()).isEqualTo(CancelStatus.CANCEL_STATUS_CANCELLED);
+      }
+      for (int shard = 0; shard < 2; shard++) {
+        assertThat(c.queryLong(shard, "SELECT state FROM cx_q WHERE id = 1")).isEqualTo(4);
+        assertThat(c.queryLong(shard, "SELECT state FROM cx_q WHERE id = 2")).isEqualTo(0);
+      }
+    } finally {
+      channels.forEach(ManagedChannel::shutdownNow);
     }
   }
 }

@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One endpoint's completed handlings waiting to be sent, plus the count of those its manager has
  * not answered yet and of its events still being handled. Acks and nacks go back to the manager
- * that sent the event, so each endpoint has its own outbox and sender thread.
+ * that sent the event (or, while it is unreachable, through another: see {@link AckSender}), so
+ * each endpoint has its own outbox and sender thread.
  *
  * <p>Handler threads {@link #add} and the single sender thread {@link #takeBatch}es. Batching comes
  * for free: the sender blocks until one completion is there (no added delay when idle) and then

@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * <p>Each target (endpoint) is one manager process, which leads some of the deployment's shards.
  * The receiver keeps one Subscribe stream to every endpoint, each with its own reconnect backoff,
  * and all of them feed the same handler threads: the application sees one flow of events whatever
- * shard they come from. An event's ack or nack goes back to the endpoint that sent it, waiting for
- * that endpoint's stream to be back if it is down. {@code maxInFlight} is granted per stream.
+ * shard they come from. An event's ack or nack goes back to the endpoint that sent it; if that
+ * endpoint stays unreachable for a second, through another connected endpoint instead (any manager
+ * configured with the shard applies it through the same CAS). {@code maxInFlight} is granted per
+ * stream.
  *
  * <p>Threads (all daemons, named {@code sluice-receiver-<receiverId>-<role>}):
  *
@@ -203,8 +205,20 @@ public final class SluiceReceiver implements AutoCloseable {
             new Backoff(config.reconnectMin(), config.reconnectMax()),
             outbox,
             batch -> dispatcher.dispatch(batch, outbox));
-    Thread sender = senders.newThread(new AckSender(outbox, connector, silenced, stopped));
+    Thread sender =
+        senders.newThread(
+            new AckSender(name, outbox, connector, silenced, stopped, this::connectedOtherThan));
     return new Endpoint(name, channel, owned, outbox, connector, sender);
+  }
+
+  /** Another endpoint's outbox whose stream is subscribed now, or null (see {@link AckSender}). */
+  private Outbox connectedOtherThan(Outbox self) {
+    for (Endpoint e : endpoints) {
+      if (e.outbox() != self && e.connector().isConnected()) {
+        return e.outbox();
+      }
+    }
+    return null;
   }
 
   /**
@@ -302,9 +316,18 @@ public final class SluiceReceiver implements AutoCloseable {
       }
     }
     // One bound for all endpoints: a manager that is down costs PROTOCOL_TIMEOUT once, not each.
+    // Acks of a manager that is down move to another endpoint meanwhile, so sweep until every
+    // outbox is answered at the same time, or the bound is reached.
     long deadline = System.nanoTime() + PROTOCOL_TIMEOUT.toNanos();
+    boolean owed;
+    do {
+      for (Endpoint e : endpoints) {
+        e.outbox().awaitAllAnswered(left(deadline));
+      }
+      owed = endpoints.stream().anyMatch(e -> e.outbox().unanswered() > 0);
+    } while (owed && System.nanoTime() < deadline);
     for (Endpoint e : endpoints) {
-      if (!e.outbox().awaitAllAnswered(left(deadline))) {
+      if (e.outbox().unanswered() > 0) {
         log.warn(
             "receiver {}: {} acks/nacks not answered by manager {} within {}",
             receiverId(),

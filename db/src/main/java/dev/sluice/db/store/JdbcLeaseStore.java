@@ -75,4 +75,9 @@ public final class JdbcLeaseStore implements LeaseStore {
             ttlNs);
     return n instanceof Number num ? Math.max(1, num.intValue()) : 1;
   }
+
+  @Override
+  public void leave(String managerId) {
+    ctx.execute("DELETE FROM sluice_manager WHERE id = ?", managerId);
+  }
 }

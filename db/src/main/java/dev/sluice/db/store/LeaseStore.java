@@ -21,4 +21,10 @@ public interface LeaseStore {
 
   /** Announces a live manager and returns how many announced themselves within {@code ttlNs}. */
   int heartbeat(String managerId, long ttlNs);
+
+  /**
+   * Withdraws a manager's announcement (graceful stop), so that the others count one manager less
+   * at once instead of when its last heartbeat ages out.
+   */
+  void leave(String managerId);
 }

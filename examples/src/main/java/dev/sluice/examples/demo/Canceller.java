@@ -7,51 +7,82 @@ import dev.sluice.proto.v1.CancelStatus;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Cancels pending events through the manager's Cancel RPC, as an application would. */
+/**
+ * Cancels pending events through the managers' Cancel RPC, as an application would. The request
+ * names the event's shard, so any manager configured with that shard can apply it; with several
+ * managers, one that is unreachable (killed, restarting) is skipped for the next.
+ */
 final class Canceller implements AutoCloseable {
   private final String queue;
-  private final ManagedChannel channel;
-  private final SluiceGrpc.SluiceBlockingStub stub;
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private final List<SluiceGrpc.SluiceBlockingStub> stubs = new ArrayList<>();
+  private int next;
 
-  Canceller(String target, String queue) {
+  Canceller(List<String> targets, String queue) {
     this.queue = queue;
-    this.channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
-    this.stub = SluiceGrpc.newBlockingStub(channel);
+    for (String t : targets) {
+      ManagedChannel ch = ManagedChannelBuilder.forTarget(t).usePlaintext().build();
+      channels.add(ch);
+      stubs.add(SluiceGrpc.newBlockingStub(ch));
+    }
   }
 
   /**
-   * The manager's answer for one event. A failed call is reported as UNSPECIFIED: nothing was
-   * promised, so the event must still be delivered.
+   * The managers' answer for one event. A call that failed on every manager is reported as
+   * UNSPECIFIED: nothing was promised, so the event must still be delivered.
    */
-  CancelStatus cancel(long eventId) {
-    try {
-      CancelResponse r =
-          stub.withDeadlineAfter(5, TimeUnit.SECONDS)
-              .cancel(CancelRequest.newBuilder().setQueue(queue).addIds(eventId).build());
-      for (CancelResult result : r.getResultsList()) {
-        if (result.getId() == eventId) {
-          return result.getStatus();
-        }
-      }
-      return CancelStatus.CANCEL_STATUS_UNSPECIFIED;
-    } catch (StatusRuntimeException e) {
-      return CancelStatus.CANCEL_STATUS_UNSPECIFIED;
+  CancelStatus cancel(EventKey event) {
+    CancelRequest req =
+        CancelRequest.newBuilder()
+            .setQueue(queue)
+            .setShard(event.shard())
+            .addIds(event.id())
+            .build();
+    int start;
+    synchronized (this) {
+      start = next;
+      next = (next + 1) % stubs.size();
     }
+    for (int i = 0; i < stubs.size(); i++) {
+      SluiceGrpc.SluiceBlockingStub stub = stubs.get((start + i) % stubs.size());
+      try {
+        CancelResponse r = stub.withDeadlineAfter(5, TimeUnit.SECONDS).cancel(req);
+        for (CancelResult result : r.getResultsList()) {
+          if (result.getId() == event.id()) {
+            return result.getStatus();
+          }
+        }
+        return CancelStatus.CANCEL_STATUS_UNSPECIFIED;
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) {
+          return CancelStatus.CANCEL_STATUS_UNSPECIFIED;
+        }
+        // That manager is down (or its database is): try the next one.
+      }
+    }
+    return CancelStatus.CANCEL_STATUS_UNSPECIFIED;
   }
 
   @Override
   public void close() {
-    channel.shutdown();
-    try {
-      if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
+    for (ManagedChannel channel : channels) {
+      channel.shutdown();
+    }
+    for (ManagedChannel channel : channels) {
+      try {
+        if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
+          channel.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
         channel.shutdownNow();
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      channel.shutdownNow();
     }
   }
 }

@@ -4,8 +4,12 @@ import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -13,6 +17,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -25,6 +31,12 @@ import picocli.CommandLine.Spec;
  * go wrong on purpose (rollbacks, cancels, handler failures, a receiver crash); the summary line
  * counts, from what receivers saw and what the table holds, whether anything was lost or fired when
  * it must not.
+ *
+ * <p>With {@code --shards}, {@code --managers} or {@code --chaos}, the deployment is sharded and
+ * the managers run as separate processes ({@code sluice serve}), and with {@code --chaos} managers
+ * are killed with SIGKILL and restarted, the server turns read-only for a while and the database
+ * restarts, all while orders flow. The summary line then also tells how many times a shard's lease
+ * changed owner and the longest time a shard had no dispatching leader ({@link LeaseWatch}).
  */
 @Command(
     name = "demo",
@@ -34,19 +46,32 @@ import picocli.CommandLine.Spec;
       "A producer commits orders with their events in one transaction (some rolled back, some"
           + " scheduled ahead, some of those cancelled); two receivers handle them (one fails"
           + " now and then, the other is killed mid-run and replaced).",
+      "With --shards/--managers the orders are spread over shards by key range and the managers"
+          + " run as separate processes; --chaos kills and restarts managers, turns the database"
+          + " read-only for a while and restarts it.",
       "Prints progress every second, then one summary line. Exit code 0 when nothing was lost"
           + " and nothing fired that was rolled back, cancelled or not yet due."
     })
 public final class DemoCommand implements Callable<Integer> {
   private static final String QUEUE = DemoDatabase.QUEUE;
+  private static final int DEFAULT_EVENTS = 5000;
+
+  /**
+   * With --chaos and no --events, orders flow this long, so every chaos step meets live traffic.
+   */
+  private static final int CHAOS_SECONDS = 45;
 
   @Spec CommandSpec spec;
 
   @Option(
       names = "--events",
-      defaultValue = "5000",
-      description = "Order transactions to run, each adding one event (default: ${DEFAULT-VALUE}).")
-  int events;
+      description =
+          "Order transactions to run, each adding one event (default: "
+              + DEFAULT_EVENTS
+              + "; with --chaos, --rate times "
+              + CHAOS_SECONDS
+              + ").")
+  Integer events;
 
   @Option(
       names = "--rate",
@@ -65,10 +90,43 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--seed", description = "Seed of the producer's choices (default: random).")
   Long seed;
 
+  @Option(
+      names = "--shards",
+      defaultValue = "1",
+      description =
+          "Shards (databases on the embedded server) with even key ranges: -80 and 80- for 2"
+              + " (default: ${DEFAULT-VALUE}).")
+  int shards;
+
+  @Option(
+      names = "--managers",
+      defaultValue = "1",
+      description =
+          "Manager processes, each configured with every shard; they share the shard leases"
+              + " (default: ${DEFAULT-VALUE}).")
+  int managers;
+
+  @Option(
+      names = "--chaos",
+      description =
+          "Kill -9 and restart managers every interval, turn the database read-only once and"
+              + " restart it once, while orders flow.")
+  boolean chaos;
+
+  @Option(
+      names = "--chaos-interval",
+      defaultValue = "5",
+      paramLabel = "SECONDS",
+      description = "Seconds between chaos steps (default: ${DEFAULT-VALUE}).")
+  double chaosIntervalSeconds;
+
   @Override
   public Integer call() throws Exception {
     validate();
     DemoLogging.quiet();
+    if (clustered()) {
+      return callClustered();
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     long seedUsed = seed != null ? seed : ThreadLocalRandom.current().nextLong();
@@ -86,24 +144,122 @@ public final class DemoCommand implements Callable<Integer> {
         String target = "127.0.0.1:" + manager.port();
         err.printf(
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
-            db.port(), target, events, rate, seedUsed);
+            db.port(), target, eventCount(), rate, seedUsed);
         err.flush();
-        try (DemoReceivers receivers = new DemoReceivers(target, tally);
-            Canceller canceller = new Canceller(target, QUEUE)) {
+        try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
+            Canceller canceller = new Canceller(List.of(target), QUEUE)) {
           receivers.start();
           try (Progress progress = new Progress(out, ledger, tally, receivers).start()) {
-            run(db, receivers, canceller, ledger, progress, seedUsed, err);
+            run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
           }
         } // receivers close gracefully here, before the manager stops
       } finally {
         manager.stop();
       }
-      report = DemoReport.compute(ledger, tally, db.dataSource());
+      ledger.resolveInDoubt(db::eventOfOrder);
+      report = DemoReport.compute(ledger, tally, db, null);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
     out.println(report.summaryLine());
     out.flush();
     return report.passed() ? 0 : 1;
+  }
+
+  /** Whether shards and managers run as in production: several shards, manager processes. */
+  private boolean clustered() {
+    return shards > 1 || managers > 1 || chaos;
+  }
+
+  /** The sharded demo: managers as processes, receivers and canceller talking to all of them. */
+  private Integer callClustered() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    long seedUsed = seed != null ? seed : ThreadLocalRandom.current().nextLong();
+    long startNs = System.nanoTime();
+    Ledger ledger = new Ledger();
+    Tally tally = new Tally();
+
+    err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
+    err.flush();
+    DemoReport report;
+    LeaseWatch watch;
+    try (DemoDatabase db = DemoDatabase.start(shards)) {
+      Path logs = Files.createTempDirectory("sluice-demo-");
+      try (DemoManagers procs = new DemoManagers(db.shards(), managers, logs)) {
+        err.printf(
+            "demo: MariaDB on port %d with shards %s; starting %d manager processes (configs and"
+                + " logs in %s)...%n",
+            db.port(),
+            db.shards().stream()
+                .map(s -> s.name() + " (" + s.keyRange() + ")")
+                .collect(Collectors.joining(", ")),
+            managers,
+            logs);
+        err.flush();
+        procs.startAll();
+        watch = new LeaseWatch(db, procs::alive).start();
+        if (!watch.awaitSpread(managers, 30_000)) {
+          err.println("demo: the shard leases did not spread within 30 s; going on anyway");
+        }
+        watch.baseline();
+        err.printf(
+            "demo: managers %s; leaders %s; lease_ttl %d ms, lease_renew %d ms; %d orders at %d/s"
+                + " (seed %d)%s%n",
+            procs.all().stream()
+                .map(m -> m.id + " on " + m.target() + " (pid " + m.pid() + ")")
+                .collect(Collectors.joining(", ")),
+            watch.leaders(),
+            DemoManagers.LEASE_TTL.toMillis(),
+            DemoManagers.LEASE_RENEW.toMillis(),
+            eventCount(),
+            rate,
+            seedUsed,
+            chaos ? "; chaos every " + chaosIntervalSeconds + " s" : "");
+        err.flush();
+        try (DemoReceivers receivers = new DemoReceivers(procs.targets(), tally);
+            Canceller canceller = new Canceller(procs.targets(), QUEUE)) {
+          receivers.start();
+          try (Progress progress =
+              new Progress(out, ledger, tally, receivers, () -> " leaders=" + watch.leaders())
+                  .start()) {
+            Cluster cluster = new Cluster(procs, watch);
+            try {
+              run(db, receivers, canceller, ledger, progress, seedUsed, err, cluster);
+            } finally {
+              // The measurement ends with the run, before managers stop and give leases up.
+              watch.close();
+            }
+          }
+        } // receivers close gracefully here, before the managers stop
+      } // managers stop (SIGTERM) here
+      ledger.resolveInDoubt(db::eventOfOrder);
+      report =
+          DemoReport.compute(
+              ledger, tally, db, new DemoReport.Failover(watch.failovers(), watch.maxGapMs()));
+    } // the database stops last
+    printDiagnostics(err, ledger, tally, report, startNs);
+    for (LeaseWatch.Gap g : watch.gaps()) {
+      err.printf(
+          "demo: failover: shard %s had no dispatching leader for %d ms after %s; then %s%n",
+          g.shard(),
+          g.ms(),
+          g.cause(),
+          g.newOwner().equals("-") ? "none" : "led by " + g.newOwner());
+    }
+    err.flush();
+    out.println(report.summaryLine());
+    out.flush();
+    return report.passed() ? 0 : 1;
+  }
+
+  /** The managers' side of a clustered run. */
+  private record Cluster(DemoManagers managers, LeaseWatch watch) {}
+
+  private int eventCount() {
+    if (events != null) {
+      return events;
+    }
+    return chaos ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
   }
 
   /** Produces, kills a receiver half way, then waits until every event is finished. */
@@ -114,16 +270,32 @@ public final class DemoCommand implements Callable<Integer> {
       Ledger ledger,
       Progress progress,
       long seedUsed,
-      PrintWriter err)
+      PrintWriter err,
+      Cluster cluster)
       throws Exception {
-    DemoProducer producer =
-        new DemoProducer(db.dataSource(), canceller, ledger, events, rate, seedUsed);
-    ExecutorService producerThread =
-        Executors.newSingleThreadExecutor(r -> new Thread(r, "demo-producer"));
+    int orders = eventCount();
+    DemoProducer producer = new DemoProducer(db, canceller, ledger, orders, rate, seedUsed);
+    AtomicInteger made = new AtomicInteger();
+    ExecutorService threads =
+        Executors.newFixedThreadPool(
+            2, r -> new Thread(r, made.getAndIncrement() == 0 ? "demo-producer" : "demo-chaos"));
     try {
-      Future<?> produced = producerThread.submit(producer);
+      Future<?> produced = threads.submit(producer);
+      Future<?> chaotic = null;
+      Chaos chaosRun = null;
+      if (chaos && cluster != null) {
+        chaosRun =
+            new Chaos(
+                cluster.managers(),
+                db,
+                cluster.watch(),
+                progress,
+                Duration.ofMillis((long) (chaosIntervalSeconds * 1000)),
+                produced::isDone);
+        chaotic = threads.submit(chaosRun);
+      }
       // The crash comes half way, while events are flowing, so it holds some in flight.
-      while (ledger.attempted() < events / 2 && !produced.isDone()) {
+      while (ledger.attempted() < orders / 2 && !produced.isDone()) {
         Thread.sleep(10);
       }
       progress.note("killing receiver-doomed (abort: no more acks from it)");
@@ -134,21 +306,51 @@ public final class DemoCommand implements Callable<Integer> {
       } catch (ExecutionException e) {
         throw new IllegalStateException("the producer failed: " + e.getCause(), e.getCause());
       }
+      if (chaotic != null) {
+        chaotic.get();
+        if (chaosRun.failure() != null) {
+          err.println("demo: a chaos step failed: " + chaosRun.failure());
+        }
+      }
     } finally {
-      producerThread.shutdownNow();
+      threads.shutdownNow();
+    }
+    if (cluster != null) {
+      // A step that failed half way may have left a manager down: nothing may wait on it.
+      for (DemoManagers.Manager m : cluster.managers().all()) {
+        if (!m.alive()) {
+          progress.note("starting " + m.id + " again (it was down)");
+          cluster.managers().restart(m);
+        }
+      }
+      // The last step may have just happened: the failover it caused is measured to its end.
+      if (!cluster.watch().awaitAllLed(30_000)) {
+        err.println("demo: some shard still has no leader 30 s after the last chaos step");
+      }
     }
     awaitFinished(db, err);
+    if (cluster != null) {
+      receivers.awaitAllStreams(Duration.ofSeconds(10));
+    }
   }
 
   /** Waits until no event is pending or fired: each is acked, dead or cancelled. */
   private void awaitFinished(DemoDatabase db, PrintWriter err) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-    long unfinished;
-    while ((unfinished = db.unfinished()) > 0) {
+    long unfinished = -1;
+    while (true) {
+      try {
+        unfinished = db.unfinished();
+        if (unfinished == 0) {
+          return;
+        }
+      } catch (SQLException e) {
+        // The database may still be coming back from a restart: ask again.
+      }
       if (System.nanoTime() > deadline) {
         err.printf(
-            "demo: gave up after %d s with %d events still pending or fired%n",
-            timeoutSeconds, unfinished);
+            "demo: gave up after %d s with %s events still pending or fired%n",
+            timeoutSeconds, unfinished < 0 ? "an unknown number of" : String.valueOf(unfinished));
         err.flush();
         return;
       }
@@ -157,11 +359,12 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private static ManagerConfig managerConfig(DemoDatabase db) {
+    DemoDatabase.Shard shard = db.shards().get(0);
     return ManagerConfig.builder()
         .managerId("demo-manager")
         .grpcHost("127.0.0.1")
         .grpcPort(0)
-        .shard("demo", db.url(), DemoDatabase.USER, DemoDatabase.PASSWORD)
+        .shard(shard.name(), shard.url(), DemoDatabase.USER, DemoDatabase.PASSWORD)
         .discoveryInterval(Duration.ofSeconds(1))
         .shutdownTimeout(Duration.ofSeconds(5))
         .build();
@@ -174,11 +377,13 @@ public final class DemoCommand implements Callable<Integer> {
   private static void printDiagnostics(
       PrintWriter err, Ledger ledger, Tally tally, DemoReport report, long startNs) {
     err.printf(
-        "demo: %d scheduled ahead, %d cancels refused, %d transactions failed unexpectedly;"
-            + " handlers ran %d times for %d events, %d failures on purpose; took %.1f s%n",
+        "demo: %d scheduled ahead, %d cancels refused, %d transactions failed unexpectedly (%d of"
+            + " them had committed, per a read-back); handlers ran %d times for %d events, %d"
+            + " failures on purpose; took %.1f s%n",
         ledger.scheduledCount(),
         ledger.cancelRefusedCount(),
         ledger.failedCount(),
+        ledger.resolvedCommittedCount(),
         tally.deliveries(),
         tally.distinct(),
         tally.failures(),
@@ -191,9 +396,9 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private void validate() {
-    if (events < 2) {
-      throw new ParameterException(
-          spec.commandLine(), "--events must be at least 2, was " + events);
+    int n = eventCount();
+    if (n < 2) {
+      throw new ParameterException(spec.commandLine(), "--events must be at least 2, was " + n);
     }
     if (rate < 1 || rate > 100_000) {
       throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate);
@@ -201,6 +406,20 @@ public final class DemoCommand implements Callable<Integer> {
     if (timeoutSeconds < 1) {
       throw new ParameterException(
           spec.commandLine(), "--timeout must be at least 1 s, was " + timeoutSeconds);
+    }
+    if (shards < 1 || shards > DemoDatabase.MAX_SHARDS) {
+      throw new ParameterException(
+          spec.commandLine(), "--shards must be 1.." + DemoDatabase.MAX_SHARDS + ", was " + shards);
+    }
+    if (managers < 1 || managers > DemoManagers.MAX_MANAGERS) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--managers must be 1.." + DemoManagers.MAX_MANAGERS + ", was " + managers);
+    }
+    if (!(chaosIntervalSeconds >= 0.5 && chaosIntervalSeconds <= 600)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--chaos-interval must be 0.5..600 seconds, was " + chaosIntervalSeconds);
     }
   }
 }

@@ -21,6 +21,12 @@ final class DemoLogging {
     // The receiver SDK warns, with a stack trace, about every handler that throws. The demo's
     // failures are on purpose and counted in the progress lines, so they would only be noise.
     setLevel("dev.sluice.receiver.Dispatcher", Level.ERROR);
+    // With --chaos, managers and the database go away on purpose: receivers reconnecting, pools
+    // dropping dead connections and the server's own complaints are expected, and the progress
+    // lines say what happened. The managers' logs (in their own files) keep every detail.
+    setLevel("dev.sluice.receiver.Connector", Level.ERROR);
+    setLevel("com.zaxxer.hikari", Level.ERROR);
+    setLevel("ch.vorburger", Level.OFF);
   }
 
   private static void setLevel(String logger, Level level) {

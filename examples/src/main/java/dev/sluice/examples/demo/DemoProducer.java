@@ -10,20 +10,22 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
-import javax.sql.DataSource;
 
 /**
  * The application side: writes an order and its event in one transaction, at a steady rate, the way
  * a real service would use Sluice. On purpose, about 10% of transactions roll back (their events
  * must never fire), about 10% schedule the event 1–5 s ahead, and about a third of those are
  * cancelled over gRPC right after commit, while still in the future (they must never fire either).
+ *
+ * <p>With several shards each order goes, with its event in the same transaction, to the shard that
+ * {@link dev.sluice.db.ShardRouter} picks for its order id.
  */
 final class DemoProducer implements Runnable {
   static final double ROLLBACK_RATE = 0.10;
   static final double SCHEDULE_RATE = 0.10;
   static final double CANCEL_RATE_OF_SCHEDULED = 0.30;
 
-  private final DataSource dataSource;
+  private final DemoDatabase db;
   private final Canceller canceller;
   private final Ledger ledger;
   private final int orders;
@@ -35,13 +37,13 @@ final class DemoProducer implements Runnable {
    * @param ratePerSecond transactions per second; a steady pace keeps the demo live for a while
    */
   DemoProducer(
-      DataSource dataSource,
+      DemoDatabase db,
       Canceller canceller,
       Ledger ledger,
       int orders,
       int ratePerSecond,
       long seed) {
-    this.dataSource = dataSource;
+    this.db = db;
     this.canceller = canceller;
     this.ledger = ledger;
     this.orders = orders;
@@ -76,8 +78,9 @@ final class DemoProducer implements Runnable {
     String customer = "customer-" + (1 + random.nextInt(50));
     BigDecimal amount = BigDecimal.valueOf(100 + random.nextInt(99_900), 2);
 
+    DemoDatabase.Shard shard = db.shardFor(orderId);
     long eventId;
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = shard.pool().getConnection()) {
       c.setAutoCommit(false);
       try {
         insertOrder(c, orderId, customer, amount);
@@ -97,13 +100,14 @@ final class DemoProducer implements Runnable {
         throw e;
       }
     } catch (SQLException e) {
-      ledger.failed();
+      ledger.failed(shard.name(), orderId);
       return;
     }
-    ledger.committed(eventId, orderId, delay != null);
+    EventKey event = new EventKey(shard.name(), eventId);
+    ledger.committed(event, orderId, delay != null);
     if (cancel) {
       // Right after commit, while the event is still 1-5 s in the future: the cancel must win.
-      ledger.cancelAnswered(eventId, canceller.cancel(eventId));
+      ledger.cancelAnswered(event, canceller.cancel(event));
     }
   }
 

@@ -27,13 +27,16 @@ final class DemoReceivers implements AutoCloseable {
 
   private static final int MAX_WORK_MS = 50;
 
-  private final String target;
+  private final List<String> targets;
   private final Tally tally;
   private final List<SluiceReceiver> live = new CopyOnWriteArrayList<>();
   private SluiceReceiver doomed;
 
-  DemoReceivers(String target, Tally tally) {
-    this.target = target;
+  /**
+   * @param targets every manager's gRPC address: each receiver keeps a stream to each
+   */
+  DemoReceivers(List<String> targets, Tally tally) {
+    this.targets = List.copyOf(targets);
     this.tally = tally;
   }
 
@@ -66,6 +69,21 @@ final class DemoReceivers implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Waits, up to the timeout, until every live receiver has a stream to every manager: after a
+   * manager restart its streams come back within their reconnect backoff, and closing before that
+   * would leave that manager without the receivers' shutdown notice.
+   */
+  void awaitAllStreams(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (live.stream().allMatch(r -> r.stats().streamsConnected() == targets.size())) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+  }
+
   /** Graceful close of every live receiver: in-flight handlings finish and are acked. */
   @Override
   public void close() {
@@ -78,7 +96,7 @@ final class DemoReceivers implements AutoCloseable {
   private SluiceReceiver startReceiver(String id, double failureRate) {
     SluiceReceiver r =
         SluiceReceiver.builder()
-            .target(target)
+            .targets(targets)
             .queue(DemoDatabase.QUEUE)
             .receiverId(id)
             .concurrency(CONCURRENCY)
@@ -93,15 +111,15 @@ final class DemoReceivers implements AutoCloseable {
       throws InterruptedException {
     Instant now = Instant.now();
     long seenNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();
-    tally.delivered(
-        event.id(), event.getLong("order_id"), event.dueTimeNanos(), seenNs, receiverId);
+    EventKey key = new EventKey(event.shard(), event.id());
+    tally.delivered(key, event.getLong("order_id"), event.dueTimeNanos(), seenNs, receiverId);
     ThreadLocalRandom random = ThreadLocalRandom.current();
     Thread.sleep(random.nextInt(MIN_WORK_MS, MAX_WORK_MS + 1));
     if (random.nextDouble() < failureRate) {
       tally.failed();
       throw new IllegalStateException("demo: simulated handler failure");
     }
-    tally.handled(event.id());
+    tally.handled(key);
   }
 
   private static void awaitSubscribed(SluiceReceiver r) {

@@ -16,7 +16,8 @@ import javax.sql.DataSource;
  * ({@link Ledger}) and what the table holds at the end — never from Sluice's own counters.
  *
  * @param committed transactions that committed (each added one event)
- * @param cancelled events the Cancel RPC cancelled that the table holds as cancelled
+ * @param cancelled events the Cancel RPC cancelled that the table holds as cancelled (also those
+ *     whose answer was lost but the table shows cancelled, never seen by a receiver)
  * @param delivered distinct events a handler completed and the table holds as acked
  * @param dead events the table holds as dead (max_attempts reached)
  * @param rolledBackFired events of rolled-back transactions a receiver saw (must be 0)
@@ -25,6 +26,7 @@ import javax.sql.DataSource;
  * @param duplicates handler invocations beyond the first per event
  * @param lost committed, uncancelled events neither delivered nor dead (must be 0)
  * @param problems a few lost or wrongly fired events, described for the user
+ * @param failover lease hand-overs seen when managers run as processes; null for the core demo
  */
 record DemoReport(
     long committed,
@@ -36,7 +38,14 @@ record DemoReport(
     long early,
     long duplicates,
     long lost,
-    List<String> problems) {
+    List<String> problems,
+    Failover failover) {
+
+  /**
+   * @param failovers times a shard's lease changed owner
+   * @param maxGapMs the longest a shard went without a dispatching leader (see {@link LeaseWatch})
+   */
+  record Failover(long failovers, long maxGapMs) {}
 
   static final int ACKED = 2;
   static final int DEAD = 3;
@@ -45,16 +54,20 @@ record DemoReport(
   private static final int MAX_PROBLEMS = 10;
 
   /** Call once receivers and manager have stopped, so neither side changes any more. */
-  static DemoReport compute(Ledger ledger, Tally tally, DataSource dataSource) throws SQLException {
-    Map<Long, Integer> states = states(dataSource);
-    Map<Long, Tally.Seen> seen = tally.snapshot();
+  static DemoReport compute(Ledger ledger, Tally tally, DemoDatabase db, Failover failover)
+      throws SQLException {
+    Map<EventKey, Integer> states = new HashMap<>();
+    for (DemoDatabase.Shard shard : db.shards()) {
+      states.putAll(states(shard.name(), shard.pool()));
+    }
+    Map<EventKey, Tally.Seen> seen = tally.snapshot();
     List<String> problems = new ArrayList<>();
 
     long delivered = 0;
     long rolledBackFired = 0;
     long cancelledFired = 0;
-    for (Map.Entry<Long, Tally.Seen> e : seen.entrySet()) {
-      long eventId = e.getKey();
+    for (Map.Entry<EventKey, Tally.Seen> e : seen.entrySet()) {
+      EventKey eventId = e.getKey();
       Tally.Seen s = e.getValue();
       if (s.handled.get() && state(states, eventId) == ACKED) {
         delivered++;
@@ -71,13 +84,19 @@ record DemoReport(
 
     long cancelled = 0;
     long lost = 0;
-    for (Map.Entry<Long, Long> e : ledger.committedEvents().entrySet()) {
-      long eventId = e.getKey();
+    for (Map.Entry<EventKey, Long> e : ledger.committedEvents().entrySet()) {
+      EventKey eventId = e.getKey();
       int state = state(states, eventId);
       if (ledger.isCancelled(eventId)) {
         if (state == CANCELLED) {
           cancelled++;
         }
+        continue;
+      }
+      if (state == CANCELLED && ledger.cancelTried(eventId) && !seen.containsKey(eventId)) {
+        // The cancel applied but its answer was lost (its manager was killed in between): the
+        // table is the truth, and the event never fired.
+        cancelled++;
         continue;
       }
       Tally.Seen s = seen.get(eventId);
@@ -99,7 +118,8 @@ record DemoReport(
         tally.early(),
         tally.redeliveries(),
         lost,
-        List.copyOf(problems));
+        List.copyOf(problems),
+        failover);
   }
 
   /** True when Sluice kept every promise: nothing lost, nothing fired that must not, or early. */
@@ -108,6 +128,15 @@ record DemoReport(
   }
 
   String summaryLine() {
+    String line = coreLine();
+    return failover == null
+        ? line
+        : line
+            + String.format(
+                " failovers=%d max_failover_ms=%d", failover.failovers(), failover.maxGapMs());
+  }
+
+  private String coreLine() {
     return String.format(
         "demo: committed=%d cancelled=%d delivered=%d dead=%d rolled_back_fired=%d"
             + " cancelled_fired=%d early=%d duplicates=%d lost=%d",
@@ -134,24 +163,25 @@ record DemoReport(
     }
   }
 
-  private static Map<Long, Integer> states(DataSource dataSource) throws SQLException {
-    Map<Long, Integer> out = new HashMap<>();
+  private static Map<EventKey, Integer> states(String shard, DataSource dataSource)
+      throws SQLException {
+    Map<EventKey, Integer> out = new HashMap<>();
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT id, state FROM " + DemoDatabase.QUEUE)) {
       while (rs.next()) {
-        out.put(rs.getLong(1), rs.getInt(2));
+        out.put(new EventKey(shard, rs.getLong(1)), rs.getInt(2));
       }
     }
     return out;
   }
 
   /** The row's state, or -1 when the table has no such row. */
-  private static int state(Map<Long, Integer> states, long eventId) {
+  private static int state(Map<EventKey, Integer> states, EventKey eventId) {
     return states.getOrDefault(eventId, -1);
   }
 
-  private static String describe(long eventId, long orderId, int state, Tally.Seen s) {
+  private static String describe(EventKey eventId, long orderId, int state, Tally.Seen s) {
     String stateName =
         state >= 0 && state < STATE_NAMES.length ? STATE_NAMES[state] : "missing from the table";
     String sightings =

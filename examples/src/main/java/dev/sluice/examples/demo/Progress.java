@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /** Prints one live progress line a second, from the ledger, the tally and the receivers. */
 final class Progress implements AutoCloseable {
@@ -11,6 +12,7 @@ final class Progress implements AutoCloseable {
   private final Ledger ledger;
   private final Tally tally;
   private final DemoReceivers receivers;
+  private final Supplier<String> extra;
   private final long startNs = System.nanoTime();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
@@ -21,6 +23,19 @@ final class Progress implements AutoCloseable {
           });
 
   Progress(PrintWriter out, Ledger ledger, Tally tally, DemoReceivers receivers) {
+    this(out, ledger, tally, receivers, () -> "");
+  }
+
+  /**
+   * @param extra appended to each progress line (the shards' leaders, with several managers)
+   */
+  Progress(
+      PrintWriter out,
+      Ledger ledger,
+      Tally tally,
+      DemoReceivers receivers,
+      Supplier<String> extra) {
+    this.extra = extra;
     this.out = out;
     this.ledger = ledger;
     this.tally = tally;
@@ -41,7 +56,7 @@ final class Progress implements AutoCloseable {
   private void print() {
     out.printf(
         "[%2ds] committed=%d rolled_back=%d cancelled=%d delivered=%d in_flight=%d retries=%d"
-            + " receivers=%d%n",
+            + " receivers=%d%s%n",
         elapsedSeconds(),
         ledger.committedCount(),
         ledger.rolledBackCount(),
@@ -49,7 +64,8 @@ final class Progress implements AutoCloseable {
         tally.handledCount(),
         receivers.inFlight(),
         tally.redeliveries(),
-        receivers.liveCount());
+        receivers.liveCount(),
+        extra.get());
     out.flush();
   }
 

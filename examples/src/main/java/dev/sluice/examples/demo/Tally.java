@@ -29,7 +29,7 @@ final class Tally {
     }
   }
 
-  private final Map<Long, Seen> events = new ConcurrentHashMap<>();
+  private final Map<EventKey, Seen> events = new ConcurrentHashMap<>();
   private final AtomicLong deliveries = new AtomicLong();
   private final AtomicLong handled = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
@@ -42,21 +42,21 @@ final class Tally {
    * @param dueNs when the event was due (database clock; same machine, so comparable)
    * @param seenNs the receiver's clock when the handler started
    */
-  void delivered(long eventId, long orderId, long dueNs, long seenNs, String receiverId) {
-    events.computeIfAbsent(eventId, id -> new Seen(orderId)).deliveries.incrementAndGet();
+  void delivered(EventKey event, long orderId, long dueNs, long seenNs, String receiverId) {
+    events.computeIfAbsent(event, id -> new Seen(orderId)).deliveries.incrementAndGet();
     deliveries.incrementAndGet();
     if (seenNs < dueNs) {
       early.incrementAndGet();
       if (earlyExamples.size() < EXAMPLES) {
         earlyExamples.add(
-            "event " + eventId + " seen by " + receiverId + " " + (dueNs - seenNs) + " ns early");
+            "event " + event + " seen by " + receiverId + " " + (dueNs - seenNs) + " ns early");
       }
     }
   }
 
   /** The handler returned normally, so the receiver acks. */
-  void handled(long eventId) {
-    Seen s = events.get(eventId);
+  void handled(EventKey event) {
+    Seen s = events.get(event);
     if (s != null && s.handled.compareAndSet(false, true)) {
       handled.incrementAndGet();
     }
@@ -99,8 +99,8 @@ final class Tally {
     return earlyExamples;
   }
 
-  /** A copy of what was seen, by event id; call it once the receivers are closed. */
-  Map<Long, Seen> snapshot() {
+  /** A copy of what was seen, by event; call it once the receivers are closed. */
+  Map<EventKey, Seen> snapshot() {
     return new HashMap<>(events);
   }
 }

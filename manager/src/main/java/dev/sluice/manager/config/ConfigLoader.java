@@ -1,6 +1,7 @@
 package dev.sluice.manager.config;
 
 import dev.sluice.db.Durations;
+import dev.sluice.db.KeyRange;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -26,12 +27,16 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * shutdown_timeout: 10s
  * http_port: 7471              # status page, /metrics, /healthz, /readyz
  * migrations: db/migration     # relative to this file's directory
+ * lease_ttl: 2s
+ * lease_renew: 500ms
+ * forget_delay: 0s
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
  *     user: sluice
  *     password: ${SLUICE_DB_PASSWORD}
  *     pool_size: 10
+ *     key_range: "-"        # Vitess style: "-80", "80-", ...; "-" (the default) is everything
  * </pre>
  */
 public final class ConfigLoader {
@@ -155,11 +160,21 @@ public final class ConfigLoader {
               s.containsKey("user") ? str(s, "user") : null,
               s.containsKey("password") ? str(s, "password") : null,
               s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE,
-              s.containsKey("key_range")
-                  ? dev.sluice.db.KeyRange.parse(str(s, "key_range"))
-                  : dev.sluice.db.KeyRange.ALL));
+              keyRange(s)));
     }
     return b.build();
+  }
+
+  private KeyRange keyRange(Map<String, Object> s) {
+    if (!s.containsKey("key_range")) {
+      return KeyRange.ALL;
+    }
+    try {
+      return KeyRange.parse(str(s, "key_range"));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "shards[" + str(s, "name") + "].key_range: " + e.getMessage(), e);
+    }
   }
 
   private static void unknownKeys(

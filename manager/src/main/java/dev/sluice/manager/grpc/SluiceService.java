@@ -52,8 +52,11 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
             throw Statuses.invalid(
                 "cancel: give 1.." + MAX_CANCEL_IDS + " ids, got " + req.getIdsCount());
           }
-          QueueManager q = queueOrThrow(req.getQueue());
-          Map<Long, CasOutcome> r = q.cancel(new LinkedHashSet<>(req.getIdsList()));
+          if (req.getQueue().isBlank()) {
+            throw Statuses.invalid("queue is required");
+          }
+          Map<Long, CasOutcome> r =
+              engine.cancel(req.getQueue(), req.getShard(), new LinkedHashSet<>(req.getIdsList()));
           CancelResponse.Builder b = CancelResponse.newBuilder();
           r.forEach(
               (id, o) ->

@@ -3,6 +3,7 @@ package dev.sluice.manager.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.db.KeyRange;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +35,36 @@ class ConfigLoaderTest {
     assertThat(c.shards().get(0).password()).isEqualTo("s3cret");
     assertThat(c.shards().get(0).poolSize()).isEqualTo(6);
     assertThat(c.shards().get(0).toString()).doesNotContain("s3cret").contains("****");
+  }
+
+  @Test
+  void readsLeaseSettingsAndKeyRanges() throws Exception {
+    ManagerConfig c =
+        load(
+            "lease_ttl: 3s\nlease_renew: 750ms\nforget_delay: 10s\nshards:\n"
+                + "  - {name: lo, url: 'jdbc:mysql://a/q', key_range: -80}\n"
+                + "  - {name: hi, url: 'jdbc:mysql://b/q', key_range: '80-'}\n"
+                + "  - {name: all, url: 'jdbc:mysql://c/q'}\n",
+            Map.of());
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.leaseRenew()).isEqualTo(Duration.ofMillis(750));
+    assertThat(c.forgetDelay()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.shards().get(0).keyRange()).isEqualTo(KeyRange.parse("-80"));
+    assertThat(c.shards().get(1).keyRange()).isEqualTo(KeyRange.parse("80-"));
+    assertThat(c.shards().get(2).keyRange()).isEqualTo(KeyRange.ALL);
+    assertThatThrownBy(
+            () ->
+                load(
+                    "shards:\n  - {name: x, url: 'jdbc:mysql://a/q', key_range: '8-'}\n", Map.of()))
+        .hasMessageContaining("shards[x].key_range")
+        .hasMessageContaining("'8-' is not valid");
+    assertThatThrownBy(
+            () ->
+                load(
+                    "lease_ttl: 2s\nlease_renew: 1500ms\nshards:\n"
+                        + "  - {name: x, url: 'jdbc:mysql://a/q'}\n",
+                    Map.of()))
+        .hasMessageContaining("lease_renew must be positive and at most half of lease_ttl");
   }
 
   @Test
