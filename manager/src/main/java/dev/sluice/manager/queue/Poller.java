@@ -51,6 +51,12 @@ final class Poller implements Runnable {
   private static final long SWEEP_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
   private long lastCollect = Long.MIN_VALUE / 2;
   private int failures;
+
+  /** How long to wait before the next round; see {@link #pollOnce}. */
+  private long nextWaitNs;
+
+  private boolean foundRows;
+  static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(5);
   private final boolean fair;
   private boolean tenantMode;
   private final java.util.TreeSet<String> knownTenants = new java.util.TreeSet<>();
@@ -66,6 +72,7 @@ final class Poller implements Runnable {
     this.lookaheadNs = 2 * intervalNs;
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
+    this.nextWaitNs = intervalNs;
   }
 
   boolean tenantMode() {
@@ -87,7 +94,7 @@ final class Poller implements Runnable {
       try {
         pollOnce();
         failures = 0;
-        waiter.await(intervalNs);
+        waiter.await(nextWaitNs);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -121,7 +128,8 @@ final class Poller implements Runnable {
     long t0 = System.nanoTime();
     int lim;
     List<EventRow> rows;
-    if (cursor == null) {
+    boolean continued = cursor != null;
+    if (!continued) {
       sweepStartedMono = mono;
       lim = limit; // the window's own rows come first in poll order: read past them
       rows = ctx.store().pollPending(due, lim);
@@ -139,6 +147,8 @@ final class Poller implements Runnable {
     }
     if (!rows.isEmpty()) {
       dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
+      // A sweep's first page re-reads what the window holds: only more than that is news.
+      foundRows |= continued || rows.size() > dispatcher.cachedCount();
     }
   }
 
@@ -176,6 +186,7 @@ final class Poller implements Runnable {
       pressed |= rows.size() >= cap;
       if (!rows.isEmpty()) {
         dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
+        foundRows |= rows.size() > held;
       }
     }
     if (!pressed) {
@@ -186,6 +197,15 @@ final class Poller implements Runnable {
 
   /** One round; package-visible so tests can drive it. */
   void pollOnce() {
+    foundRows = false;
+    pollRound();
+    // Adaptive: a poll that found rows is followed quickly (new inserts keep coming); empty polls
+    // back off, doubling, to poll_interval, so an idle queue costs its few queries a second.
+    nextWaitNs =
+        foundRows ? Math.min(BUSY_WAIT_NS, intervalNs) : Math.min(intervalNs, nextWaitNs * 2);
+  }
+
+  private void pollRound() {
     long mono = System.nanoTime();
     if (mono - lastSync >= SYNC_EVERY_NS || !ctx.clock().synced()) {
       ctx.clock().sync(ctx.store()::serverTimeNs);

@@ -31,7 +31,7 @@ public final class WindowCache {
   }
 
   private static final Comparator<CachedEvent> BY_DUE =
-      Comparator.<CachedEvent>comparingLong(e -> e.dueNs).thenComparingLong(e -> e.id);
+      (a, b) -> a.dueNs != b.dueNs ? (a.dueNs < b.dueNs ? -1 : 1) : Long.compare(a.id, b.id);
 
   private final int capacity;
   private final int tenantCap;
