@@ -13,5 +13,6 @@ CREATE TABLE `order_events` (
   `order_id` BIGINT NOT NULL,
   `customer` VARCHAR(64) NOT NULL,
   PRIMARY KEY (`id`),
-  KEY `sluice_poll` (`state`, `time_next`)
+  KEY `sluice_poll` (`state`, `time_next`),
+  KEY `sluice_tenant` (`state`, `tenant`, `time_next`)
 ) ENGINE=InnoDB COMMENT='sluice_queue ack_wait=5s min_backoff=200ms max_backoff=2s max_attempts=8';

@@ -142,6 +142,9 @@ public final class SluiceServer implements AutoCloseable {
     health.enterTerminalState();
     telemetry.stop(); // before the pools close: its queries would count as database errors
     engine.stop();
+    if (server == null) {
+      return; // start failed before the gRPC server was up
+    }
     server.shutdown();
     try {
       if (!server.awaitTermination(5, TimeUnit.SECONDS)) {

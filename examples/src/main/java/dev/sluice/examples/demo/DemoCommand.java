@@ -2,7 +2,6 @@ package dev.sluice.examples.demo;
 
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,6 +71,14 @@ public final class DemoCommand implements Callable<Integer> {
               + CHAOS_SECONDS
               + ").")
   Integer events;
+
+  @Option(
+      names = "--linger",
+      defaultValue = "0",
+      paramLabel = "SECONDS",
+      description =
+          "After the summary, keep the manager (and its status page and /metrics) up this long.")
+  int linger;
 
   @Option(
       names = "--rate",
@@ -145,6 +152,8 @@ public final class DemoCommand implements Callable<Integer> {
         err.printf(
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
             db.port(), target, eventCount(), rate, seedUsed);
+        err.printf(
+            "demo: status page http://127.0.0.1:%d/  (metrics at /metrics)%n", manager.httpPort());
         err.flush();
         try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
             Canceller canceller = new Canceller(List.of(target), QUEUE)) {
@@ -153,6 +162,19 @@ public final class DemoCommand implements Callable<Integer> {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
           }
         } // receivers close gracefully here, before the manager stops
+        if (linger > 0) {
+          ledger.resolveInDoubt(db::eventOfOrder);
+          report = DemoReport.compute(ledger, tally, db, null);
+          printDiagnostics(err, ledger, tally, report, startNs);
+          out.println(report.summaryLine());
+          out.flush();
+          err.printf(
+              "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
+              linger, manager.httpPort());
+          err.flush();
+          Thread.sleep(linger * 1000L);
+          return report.passed() ? 0 : 1;
+        }
       } finally {
         manager.stop();
       }
@@ -370,8 +392,10 @@ public final class DemoCommand implements Callable<Integer> {
         .build();
   }
 
-  private static SimpleMeterRegistry meters() {
-    return new SimpleMeterRegistry();
+  /** Prometheus, so that /metrics works during the demo (and with --linger after it). */
+  private static io.micrometer.core.instrument.MeterRegistry meters() {
+    return new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+        io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
   }
 
   private static void printDiagnostics(

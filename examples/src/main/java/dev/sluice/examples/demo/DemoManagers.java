@@ -91,6 +91,8 @@ final class DemoManagers implements AutoCloseable {
     y.append("manager_id: ").append(id).append('\n');
     y.append("grpc_host: 127.0.0.1\n");
     y.append("grpc_port: ").append(port).append('\n');
+    y.append("http_host: 127.0.0.1\n");
+    y.append("http_port: 0\n"); // several managers on one host: any free port each
     y.append("discovery_interval: 1s\n");
     y.append("shutdown_timeout: 5s\n");
     y.append("lease_ttl: ").append(LEASE_TTL.toMillis()).append("ms\n");
