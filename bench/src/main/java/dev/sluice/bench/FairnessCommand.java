@@ -91,7 +91,7 @@ final class FairnessCommand implements Callable<Integer> {
 
   @Option(
       names = "--handle-ms",
-      defaultValue = "5",
+      defaultValue = "10",
       description = "Handling time per event (a sleep in the handler). Default: ${DEFAULT-VALUE}")
   long handleMs;
 
@@ -207,7 +207,11 @@ final class FairnessCommand implements Callable<Integer> {
     return e -> {
       record.handle(e);
       if (handleMs > 0) {
-        Thread.sleep(handleMs);
+        try {
+          Thread.sleep(handleMs);
+        } catch (InterruptedException stopped) {
+          Thread.currentThread().interrupt(); // the receivers are aborted at a phase's end
+        }
       }
     };
   }
