@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       SteadyCommand.class,
       DelayedCommand.class,
       BacklogCommand.class,
+      FairnessCommand.class,
       JfrTopCommand.class
     })
 public final class BenchMain implements Runnable {

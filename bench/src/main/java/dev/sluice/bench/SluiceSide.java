@@ -113,7 +113,11 @@ public final class SluiceSide implements AutoCloseable {
    * and returns (an immediate ack); waits until each is subscribed.
    */
   public void startReceivers(int count, int concurrency, int maxInFlight, LongConsumer onDue) {
-    EventHandler handler = e -> onDue.accept(e.dueTimeNanos());
+    startHandlers(count, concurrency, maxInFlight, e -> onDue.accept(e.dueTimeNanos()));
+  }
+
+  /** Starts {@code count} receivers running {@code handler}; waits until each is subscribed. */
+  public void startHandlers(int count, int concurrency, int maxInFlight, EventHandler handler) {
     for (int i = 0; i < count; i++) {
       receivers.add(
           SluiceReceiver.builder()
