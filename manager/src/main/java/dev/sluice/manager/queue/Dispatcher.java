@@ -163,6 +163,11 @@ final class Dispatcher implements Runnable {
     return tenantSnapshot;
   }
 
+  /** Tenants with events in the window (as last published). */
+  java.util.Set<String> heldTenants() {
+    return heldSnapshot.keySet();
+  }
+
   int held(String tenant) {
     return heldSnapshot.getOrDefault(tenant, 0);
   }

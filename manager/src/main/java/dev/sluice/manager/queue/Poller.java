@@ -56,10 +56,19 @@ final class Poller implements Runnable {
   private long nextWaitNs;
 
   private boolean foundRows;
+  private boolean lastGlobalFull;
+
+  /** Busy polling in per-tenant rounds costs a query per tenant: not faster than this. */
+  static final long BUSY_TENANT_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(20);
+
   static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(5);
   private final boolean fair;
   private boolean tenantMode;
-  private final java.util.TreeSet<String> knownTenants = new java.util.TreeSet<>();
+
+  /** Tenants known to have events, with when they were last seen (monotonic ns). */
+  private final java.util.Map<String, Long> knownTenants = new java.util.TreeMap<>();
+
+  private static final long FORGET_TENANT_NS = TimeUnit.SECONDS.toNanos(10);
   private long lastDiscovery = Long.MIN_VALUE / 2;
   private static final long DISCOVER_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
   static final int MAX_TENANTS_PER_ROUND = 1000;
@@ -139,6 +148,7 @@ final class Poller implements Runnable {
     }
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     boolean full = rows.size() >= lim;
+    lastGlobalFull = full;
     if (full) {
       EventRow last = rows.get(rows.size() - 1);
       cursor = new long[] {last.timeNextNs(), last.id()};
@@ -155,35 +165,31 @@ final class Poller implements Runnable {
   /** Reads each known tenant that has room in its share of the window. */
   private void tenantRound(long mono) {
     if (mono - lastDiscovery >= DISCOVER_EVERY_NS) {
-      lastDiscovery = mono;
-      knownTenants.clear();
-      String after = null;
-      for (int i = 0; i < MAX_TENANTS_PER_ROUND; i++) {
-        var td = ctx.store().nextTenant(after);
-        if (td == null) {
-          break;
-        }
-        knownTenants.add(td.tenant());
-        after = td.tenant();
-      }
+      discoverTenants(mono);
     }
-    int cap = dispatcher.tenantCap();
+    // Tenants seen in the window recently stay known between listings: a quiet tenant rarely has
+    // rows pending at the instant of a listing, yet its next event must be read within a round.
+    for (String t : dispatcher.heldTenants()) {
+      knownTenants.put(t, mono);
+    }
+    knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
+    int share = share();
     long due = ctx.clock().nowNs() + lookaheadNs;
     boolean pressed = false;
-    for (String t : knownTenants) {
+    for (String t : knownTenants.keySet()) {
       int held = dispatcher.held(t);
-      if (held >= cap) {
+      if (held >= share) {
         pressed = true;
         continue;
       }
-      if (held > cap / 2 || dispatcher.cacheRoom() <= 0) {
+      if (held > share / 2 || dispatcher.cacheRoom() <= 0) {
         continue; // still well stocked
       }
       long seq = dispatcher.settledSeq();
       long t0 = System.nanoTime();
-      List<EventRow> rows = ctx.store().pollTenant(t, due, cap);
+      List<EventRow> rows = ctx.store().pollTenant(t, due, share);
       ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-      pressed |= rows.size() >= cap;
+      pressed |= rows.size() >= share;
       if (!rows.isEmpty()) {
         dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
         foundRows |= rows.size() > held;
@@ -192,6 +198,29 @@ final class Poller implements Runnable {
     if (!pressed) {
       tenantMode = false;
       log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
+    }
+  }
+
+  /**
+   * A tenant's share of the window in per-tenant rounds: an equal part for every known tenant,
+   * never above tenant_cache_share — so a backlog of ten tenants puts all ten in the window.
+   */
+  private int share() {
+    int n = Math.max(1, knownTenants.size());
+    return Math.max(1, Math.min(dispatcher.tenantCap(), limit / n));
+  }
+
+  /** Lists the tenants with pending events: one index seek each. */
+  private void discoverTenants(long mono) {
+    lastDiscovery = mono;
+    String after = null;
+    for (int i = 0; i < MAX_TENANTS_PER_ROUND; i++) {
+      var td = ctx.store().nextTenant(after);
+      if (td == null) {
+        break;
+      }
+      knownTenants.put(td.tenant(), mono);
+      after = td.tenant();
     }
   }
 
@@ -210,6 +239,22 @@ final class Poller implements Runnable {
     if (mono - lastSync >= SYNC_EVERY_NS || !ctx.clock().synced()) {
       ctx.clock().sync(ctx.store()::serverTimeNs);
       lastSync = mono;
+    }
+    if (fair
+        && !tenantMode
+        && !dispatcher.lastPollCapped()
+        && lastGlobalFull
+        && mono - lastDiscovery >= DISCOVER_EVERY_NS) {
+      // A backlog deeper than the window: are tenants waiting on disk that the window lacks?
+      discoverTenants(mono);
+      if (knownTenants.size() > dispatcher.heldTenants().size()) {
+        tenantMode = true;
+        log.info(
+            "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
+            ctx.where(),
+            knownTenants.size(),
+            dispatcher.heldTenants().size());
+      }
     }
     if (fair && !tenantMode && dispatcher.lastPollCapped()) {
       tenantMode = true;
