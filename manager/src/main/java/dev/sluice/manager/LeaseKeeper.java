@@ -37,6 +37,7 @@ final class LeaseKeeper implements Runnable {
   private volatile boolean running = true;
   private volatile boolean leader;
   private long lastRenewedMono;
+  private long lastHeartbeatMono = Long.MIN_VALUE / 2;
   private final Object sleeper = new Object();
 
   LeaseKeeper(
@@ -93,7 +94,12 @@ final class LeaseKeeper implements Runnable {
         lose("the primary is read-only (demoted?)");
         return;
       }
-      balancer.managers(store.heartbeat(managerId, ttlNs));
+      long mono = System.nanoTime();
+      if (mono - lastHeartbeatMono >= ttlNs / 3) {
+        // Often enough to count as live within a TTL; not every round (idle queries add up).
+        balancer.managers(store.heartbeat(managerId, ttlNs));
+        lastHeartbeatMono = mono;
+      }
       if (leader) {
         if (balancer.shouldGiveUp()) {
           leader = false;
@@ -102,11 +108,11 @@ final class LeaseKeeper implements Runnable {
           log.info("shard {}: lease given up to rebalance (quota {})", shard, balancer.quota());
           return;
         }
-        LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
-        if (!l.held()) {
-          lose("lease now held by " + l.owner());
+        long before = System.nanoTime();
+        if (!store.renew(shard, managerId, ttlNs)) {
+          lose("the lease expired and another manager took it");
         } else {
-          lastRenewedMono = System.nanoTime();
+          lastRenewedMono = before;
         }
       } else if (balancer.reserve()) {
         long before = System.nanoTime();

@@ -11,31 +11,43 @@ import org.jooq.Record;
 public final class JdbcLeaseStore implements LeaseStore {
   private final DSLContext ctx;
 
+  /** Shards whose lease row is known to exist: no INSERT IGNORE on every round. */
+  private final java.util.Set<String> rows = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** MariaDB has no super_read_only; asked once, not every round. */
+  private volatile boolean superReadOnlyKnown = true;
+
+  private static final String TAKE_OR_RENEW =
+      "UPDATE sluice_lease SET token = IF(owner = ?, token, token + 1), owner = ?,"
+          + " expires_ns = "
+          + NOW_NS_SQL
+          + " + ?, renewed_ns = "
+          + NOW_NS_SQL
+          + " WHERE shard = ? AND (owner = ? OR expires_ns < "
+          + NOW_NS_SQL
+          + ")";
+
   public JdbcLeaseStore(DataSource ds) {
     this.ctx = Jooq.context(ds);
   }
 
   @Override
   public Lease acquire(String shard, String owner, long ttlNs) {
-    ctx.execute("INSERT IGNORE INTO sluice_lease (shard) VALUES (?)", shard);
-    ctx.execute(
-        "UPDATE sluice_lease SET token = IF(owner = ?, token, token + 1), owner = ?,"
-            + " expires_ns = "
-            + NOW_NS_SQL
-            + " + ?, renewed_ns = "
-            + NOW_NS_SQL
-            + " WHERE shard = ? AND (owner = ? OR expires_ns < "
-            + NOW_NS_SQL
-            + ")",
-        owner,
-        owner,
-        ttlNs,
-        shard,
-        owner);
+    if (!rows.contains(shard)) {
+      ctx.execute("INSERT IGNORE INTO sluice_lease (shard) VALUES (?)", shard);
+      rows.add(shard);
+    }
+    ctx.execute(TAKE_OR_RENEW, owner, owner, ttlNs, shard, owner);
     Record r =
         ctx.fetchOne("SELECT owner, token, expires_ns FROM sluice_lease WHERE shard = ?", shard);
     String o = r.get(0, String.class);
     return new Lease(owner.equals(o), o, r.get(1, Long.class), r.get(2, Long.class));
+  }
+
+  /** One UPDATE: renewed_ns always changes, so one row changed means the lease is ours. */
+  @Override
+  public boolean renew(String shard, String owner, long ttlNs) {
+    return ctx.execute(TAKE_OR_RENEW, owner, owner, ttlNs, shard, owner) == 1;
   }
 
   @Override
@@ -49,13 +61,14 @@ public final class JdbcLeaseStore implements LeaseStore {
     Object ro = ctx.fetchValue("SELECT @@global.read_only");
     boolean readOnly =
         ro != null && !"0".equals(ro.toString()) && !"OFF".equalsIgnoreCase(ro.toString());
-    if (!readOnly) {
+    if (!readOnly && superReadOnlyKnown) {
       try {
         Object sro = ctx.fetchValue("SELECT @@global.super_read_only");
         readOnly =
             sro != null && !"0".equals(sro.toString()) && !"OFF".equalsIgnoreCase(sro.toString());
       } catch (org.jooq.exception.DataAccessException e) {
         // MariaDB has no super_read_only: read_only is the whole story there.
+        superReadOnlyKnown = false;
       }
     }
     return readOnly;

@@ -13,6 +13,14 @@ public interface LeaseStore {
   /** Takes the lease if it is free or expired, or renews it if {@code owner} holds it. */
   Lease acquire(String shard, String owner, long ttlNs);
 
+  /**
+   * Renews a lease {@code owner} holds, in one statement; false when it no longer holds it (taken
+   * after expiry). The default reads the lease back; implementations may do less.
+   */
+  default boolean renew(String shard, String owner, long ttlNs) {
+    return acquire(shard, owner, ttlNs).held();
+  }
+
   /** Gives the lease up at once (it must be ours). */
   void release(String shard, String owner);
 
