@@ -50,13 +50,13 @@ public final class SluiceServer implements AutoCloseable {
     this.config = config;
     this.registry = registry;
     this.engine = new QueueEngine(config, clock, registry);
-    this.telemetry = new Telemetry(engine, registry);
+    this.telemetry = new Telemetry(engine, registry, clock);
     this.http =
         new StatusHttpServer(
             config.httpHost(),
             config.httpPort(),
             registry,
-            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry),
+            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock),
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {

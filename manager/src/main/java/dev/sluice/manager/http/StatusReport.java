@@ -30,12 +30,17 @@ public final class StatusReport {
 
   /** A report of this moment. Safe from any thread. */
   public static StatusReport of(
-      String managerId, boolean ready, String state, QueueEngine engine, Telemetry telemetry) {
+      String managerId,
+      boolean ready,
+      String state,
+      QueueEngine engine,
+      Telemetry telemetry,
+      java.time.Clock clock) {
     StatusReport r = new StatusReport();
     r.root.put("manager", managerId);
     r.root.put("ready", ready);
     r.root.put("state", state);
-    r.root.put("time_ms", System.currentTimeMillis());
+    r.root.put("time_ms", clock.millis());
     r.root.put("sample_every_ms", StateSampler.DEFAULT_EVERY.toMillis());
 
     List<Object> shards = new ArrayList<>();

@@ -53,7 +53,10 @@ public final class LiveSeries implements Runnable {
   private final Map<StateSampler.Key, Last> last = new HashMap<>();
   private volatile Map<StateSampler.Key, List<Point>> published = Map.of();
 
-  public LiveSeries(QueueEngine engine) {
+  private final java.time.Clock clock;
+
+  public LiveSeries(QueueEngine engine, java.time.Clock clock) {
+    this.clock = clock;
     this.engine = engine;
   }
 
@@ -65,7 +68,7 @@ public final class LiveSeries implements Runnable {
   @Override
   public void run() {
     long nowNanos = System.nanoTime();
-    long nowMs = System.currentTimeMillis();
+    long nowMs = clock.millis();
     Map<StateSampler.Key, List<Point>> out = new LinkedHashMap<>();
     Map<StateSampler.Key, Last> seen = new HashMap<>();
     for (QueueManager q : engine.served()) {

@@ -73,7 +73,10 @@ public final class StateSampler implements Runnable {
   private volatile Map<Key, QueueManager> served = Map.of();
   private volatile Map<TenantKey, TenantStats> tenants = Map.of();
 
-  public StateSampler(QueueEngine engine, MeterRegistry registry) {
+  private final java.time.Clock clock;
+
+  public StateSampler(QueueEngine engine, MeterRegistry registry, java.time.Clock clock) {
+    this.clock = clock;
     this.engine = engine;
     this.registry = registry;
     events =
@@ -127,7 +130,7 @@ public final class StateSampler implements Runnable {
         long nowNs = q.nowNs();
         long age =
             c.pending() == 0 || c.oldestDueNs() > nowNs ? 0 : (nowNs - c.oldestDueNs()) / 1_000_000;
-        next.put(e.getKey(), new Sample(c, age, System.currentTimeMillis()));
+        next.put(e.getKey(), new Sample(c, age, clock.millis()));
       } catch (RuntimeException ex) {
         registry.counter("sluice_db_errors", e.getKey().tags()).increment();
         log.debug("metrics: counting {} failed: {}", e.getKey(), ex.toString());

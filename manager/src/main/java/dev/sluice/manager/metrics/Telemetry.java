@@ -33,9 +33,10 @@ public final class Telemetry {
   private ScheduledExecutorService thread;
   private boolean stopped;
 
-  public Telemetry(QueueEngine engine, MeterRegistry registry, Duration sampleEvery) {
-    this.sampler = new StateSampler(engine, registry);
-    this.series = new LiveSeries(engine);
+  public Telemetry(
+      QueueEngine engine, MeterRegistry registry, Duration sampleEvery, java.time.Clock clock) {
+    this.sampler = new StateSampler(engine, registry, clock);
+    this.series = new LiveSeries(engine, clock);
     this.sampleEvery = sampleEvery;
     this.registry = registry;
     for (ShardManager s : engine.shards()) {
@@ -48,8 +49,8 @@ public final class Telemetry {
     }
   }
 
-  public Telemetry(QueueEngine engine, MeterRegistry registry) {
-    this(engine, registry, StateSampler.DEFAULT_EVERY);
+  public Telemetry(QueueEngine engine, MeterRegistry registry, java.time.Clock clock) {
+    this(engine, registry, StateSampler.DEFAULT_EVERY, clock);
   }
 
   public StateSampler sampler() {
