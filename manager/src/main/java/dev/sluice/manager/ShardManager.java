@@ -276,7 +276,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             dbClock,
             registry,
             maintenance,
-            manager.forgetDelay());
+            manager.forgetDelay(),
+            manager.tenantLimitsFor(table.name()));
     qm.setPaused(paused.getOrDefault(table.name(), false));
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.config.TenantLimit;
 import dev.sluice.manager.queue.QueueManager;
 import dev.sluice.manager.queue.TenantStats;
 import dev.sluice.proto.v1.Event;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +25,10 @@ class FairnessTest {
   @BeforeAll
   static void start() {
     h = new Harness(FairnessTest.class);
-    h.startManager();
+    // A paying tenant may have more in flight than the queue's comment allows everyone.
+    h.startManager(
+        h.configBuilder().tenantLimit(new TenantLimit("fair_vip", "vip", null, 7)).build(),
+        Clock.systemUTC());
   }
 
   @AfterAll
@@ -128,6 +133,19 @@ class FairnessTest {
     Map<String, Long> byTenant =
         r.all.stream().collect(Collectors.groupingBy(Event::getTenant, Collectors.counting()));
     assertThat(byTenant).containsEntry("a", 3L).containsEntry("b", 3L);
+  }
+
+  @Test
+  void aTenantsOverrideFromConfigLiftsItsCapAlone() throws Exception {
+    queue("fair_vip", "tenant_max_in_flight=3");
+    insert("fair_vip", "vip", "", 20);
+    insert("fair_vip", "c", "", 20);
+    RawReceiver r = h.rawReceiver("fair_vip", "r2", 30);
+    await().atMost(10, SECONDS).until(() -> r.all.size() >= 10);
+    assertThat(r.events.poll(500, TimeUnit.MILLISECONDS)).isNotNull();
+    Map<String, Long> byTenant =
+        r.all.stream().collect(Collectors.groupingBy(Event::getTenant, Collectors.counting()));
+    assertThat(byTenant).containsEntry("vip", 7L).containsEntry("c", 3L);
   }
 
   @Test

@@ -85,6 +85,11 @@ public final class Harness implements AutoCloseable {
   }
 
   public ManagerConfig config() {
+    return configBuilder().build();
+  }
+
+  /** The test manager's settings, to add to before building. */
+  public ManagerConfig.Builder configBuilder() {
     return ManagerConfig.builder()
         .managerId("test")
         .grpcHost("127.0.0.1")
@@ -93,8 +98,7 @@ public final class Harness implements AutoCloseable {
         .httpPort(0)
         .shard(new ShardConfig("s1", url(), db.user(), db.password(), 8))
         .discoveryInterval(Duration.ofMillis(300))
-        .shutdownTimeout(Duration.ofSeconds(3))
-        .build();
+        .shutdownTimeout(Duration.ofSeconds(3));
   }
 
   public SluiceServer startManager() {

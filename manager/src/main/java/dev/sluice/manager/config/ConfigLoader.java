@@ -37,6 +37,11 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *     password: ${SLUICE_DB_PASSWORD}
  *     pool_size: 10
  *     key_range: "-"        # Vitess style: "-80", "80-", ...; "-" (the default) is everything
+ * tenant_limits:            # optional: per-tenant overrides of the queue comment's limits
+ *   - tenant: acme
+ *     queue: order_events   # optional; "*" (the default) is every queue
+ *     cache_share: 60%      # of the window; overrides tenant_cache_share
+ *     max_in_flight: 200    # overrides tenant_max_in_flight; 0 = no cap
  * </pre>
  */
 public final class ConfigLoader {
@@ -54,9 +59,12 @@ public final class ConfigLoader {
           "lease_ttl",
           "lease_renew",
           "forget_delay",
-          "shards");
+          "shards",
+          "tenant_limits");
   private static final Set<String> SHARD =
       Set.of("name", "url", "user", "password", "pool_size", "key_range");
+  private static final Set<String> TENANT_LIMIT =
+      Set.of("tenant", "queue", "cache_share", "max_in_flight");
 
   private final Function<String, String> env;
 
@@ -76,19 +84,7 @@ public final class ConfigLoader {
       if (dir == null || c.migrations().isAbsolute()) {
         return c;
       }
-      return new ManagerConfig(
-          c.managerId(),
-          c.grpcHost(),
-          c.grpcPort(),
-          c.shards(),
-          c.discoveryInterval(),
-          c.shutdownTimeout(),
-          c.leaseTtl(),
-          c.leaseRenew(),
-          c.forgetDelay(),
-          c.httpHost(),
-          c.httpPort(),
-          dir.resolve(c.migrations()).normalize());
+      return c.withMigrations(dir.resolve(c.migrations()).normalize());
     } catch (IOException e) {
       throw new IllegalArgumentException(
           "cannot read config file " + file + ": " + e.getMessage(), e);
@@ -162,7 +158,49 @@ public final class ConfigLoader {
               s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE,
               keyRange(s)));
     }
+    Object limits = m.get("tenant_limits");
+    if (limits != null) {
+      if (!(limits instanceof List<?> ll)) {
+        throw new IllegalArgumentException(source + ": 'tenant_limits' must be a list");
+      }
+      for (Object o : ll) {
+        if (!(o instanceof Map<?, ?> tm)) {
+          throw new IllegalArgumentException(
+              source + ": each entry of 'tenant_limits' must be a mapping");
+        }
+        Map<String, Object> t = (Map<String, Object>) tm;
+        unknownKeys(source, "tenant_limits[].", t, TENANT_LIMIT);
+        try {
+          b.tenantLimit(
+              new TenantLimit(
+                  str(t, "queue"),
+                  str(t, "tenant"),
+                  t.containsKey("cache_share") ? percent(t, "cache_share") : null,
+                  t.containsKey("max_in_flight") ? integer(t, "max_in_flight") : null));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        }
+      }
+    }
     return b.build();
+  }
+
+  private int percent(Map<String, Object> m, String key) {
+    String v = str(m, key);
+    String n = v == null ? "" : v.strip();
+    n = n.endsWith("%") ? n.substring(0, n.length() - 1).strip() : n;
+    try {
+      return Integer.parseInt(n);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "tenant_limits[tenant="
+              + str(m, "tenant")
+              + "]: "
+              + key
+              + " must be a percentage such as 50%, was '"
+              + v
+              + "'");
+    }
   }
 
   private KeyRange keyRange(Map<String, Object> s) {

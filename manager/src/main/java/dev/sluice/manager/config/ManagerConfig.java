@@ -23,6 +23,7 @@ import java.util.Set;
  * @param httpPort HTTP port; 0 picks a free one
  * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
  *     {@code sluice migrate}
+ * @param tenantLimits per-tenant overrides of the queues' tenant limits
  */
 public record ManagerConfig(
     String managerId,
@@ -36,7 +37,8 @@ public record ManagerConfig(
     Duration forgetDelay,
     String httpHost,
     int httpPort,
-    Path migrations) {
+    Path migrations,
+    List<TenantLimit> tenantLimits) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
   public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
@@ -51,6 +53,29 @@ public record ManagerConfig(
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /** The same configuration with the migration directory replaced. */
+  public ManagerConfig withMigrations(Path dir) {
+    return new ManagerConfig(
+        managerId,
+        grpcHost,
+        grpcPort,
+        shards,
+        discoveryInterval,
+        shutdownTimeout,
+        leaseTtl,
+        leaseRenew,
+        forgetDelay,
+        httpHost,
+        httpPort,
+        dir,
+        tenantLimits);
+  }
+
+  /** The overrides that concern queue {@code queue}. */
+  public List<TenantLimit> tenantLimitsFor(String queue) {
+    return tenantLimits.stream().filter(t -> t.appliesTo(queue)).toList();
   }
 
   /** Builds and validates a {@link ManagerConfig}; errors name the field. */
@@ -83,6 +108,13 @@ public record ManagerConfig(
     private String httpHost = DEFAULT_HTTP_HOST;
     private Integer httpPort;
     private Path migrations = DEFAULT_MIGRATIONS;
+    private final List<TenantLimit> tenantLimits = new ArrayList<>();
+
+    /** Adds a per-tenant override; a tenant may appear once per queue (and once for "*"). */
+    public Builder tenantLimit(TenantLimit t) {
+      this.tenantLimits.add(t);
+      return this;
+    }
 
     public Builder managerId(String id) {
       this.managerId = id;
@@ -181,6 +213,18 @@ public record ManagerConfig(
       if (forgetDelay == null || forgetDelay.isNegative()) {
         throw new IllegalArgumentException("forget_delay must not be negative, was " + forgetDelay);
       }
+      Set<String> limited = new HashSet<>();
+      for (TenantLimit t : tenantLimits) {
+        if (!limited.add(t.queue() + "\u0000" + t.tenant())) {
+          throw new IllegalArgumentException(
+              "tenant_limits: tenant '"
+                  + t.tenant()
+                  + "' is given twice for "
+                  + (t.queue().equals(TenantLimit.ANY_QUEUE)
+                      ? "every queue (\"*\")"
+                      : "queue " + t.queue()));
+        }
+      }
       String id = managerId;
       if (id == null || id.isBlank()) {
         id = "manager-" + ProcessHandle.current().pid();
@@ -197,7 +241,8 @@ public record ManagerConfig(
           forgetDelay,
           httpHost,
           http,
-          migrations);
+          migrations,
+          List.copyOf(tenantLimits));
     }
   }
 }

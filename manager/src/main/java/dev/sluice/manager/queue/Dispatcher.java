@@ -49,7 +49,7 @@ final class Dispatcher implements Runnable {
   private final long ackWaitNs;
   private final int maxAttempts;
   private final int maxConcurrency;
-  private final int tenantMaxInFlight;
+  private final TenantLimits tenantLimits;
   private final Map<String, Integer> classShares;
   private final ShuffleSharder sharder;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -115,9 +115,9 @@ final class Dispatcher implements Runnable {
     this.ctx = ctx;
     this.cache =
         new WindowCache(
-            ctx.options().cacheSize(), ctx.options().tenantCacheCap(), ctx.options().fair());
+            ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
     this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
-    this.tenantMaxInFlight = ctx.options().tenantMaxInFlight();
+    this.tenantLimits = ctx.tenantLimits();
     this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
@@ -172,8 +172,9 @@ final class Dispatcher implements Runnable {
     return heldSnapshot.getOrDefault(tenant, 0);
   }
 
-  int tenantCap() {
-    return cache.tenantCap();
+  /** The window slots {@code tenant} may hold. */
+  int tenantCap(String tenant) {
+    return cache.tenantCap(tenant);
   }
 
   boolean lastPollCapped() {
@@ -310,9 +311,10 @@ final class Dispatcher implements Runnable {
   }
 
   private boolean tenantCanTake(String tenant) {
-    if (tenantMaxInFlight > 0) {
+    int cap = tenantLimits.maxInFlight(tenant);
+    if (cap > 0) {
       long[] c = tenantCounts.get(tenant);
-      if (c != null && c[0] >= tenantMaxInFlight) {
+      if (c != null && c[0] >= cap) {
         return false;
       }
     }

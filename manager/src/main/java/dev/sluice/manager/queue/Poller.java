@@ -173,10 +173,11 @@ final class Poller implements Runnable {
       knownTenants.put(t, mono);
     }
     knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
-    int share = share();
+    int equal = equalShare();
     long due = ctx.clock().nowNs() + lookaheadNs;
     boolean pressed = false;
     for (String t : knownTenants.keySet()) {
+      int share = Math.max(1, Math.min(dispatcher.tenantCap(t), equal));
       int held = dispatcher.held(t);
       if (held >= share) {
         pressed = true;
@@ -202,12 +203,12 @@ final class Poller implements Runnable {
   }
 
   /**
-   * A tenant's share of the window in per-tenant rounds: an equal part for every known tenant,
-   * never above tenant_cache_share — so a backlog of ten tenants puts all ten in the window.
+   * An equal part of the window for every known tenant: in per-tenant rounds a tenant reads at most
+   * this, and never above its own cap — so a backlog of ten tenants puts all ten in the window.
    */
-  private int share() {
+  private int equalShare() {
     int n = Math.max(1, knownTenants.size());
-    return Math.max(1, Math.min(dispatcher.tenantCap(), limit / n));
+    return Math.max(1, limit / n);
   }
 
   /** Lists the tenants with pending events: one index seek each. */

@@ -4,14 +4,18 @@ import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
 
-/** What every part of one queue's manager shares: who it is, its store, clock and policy. */
+/**
+ * What every part of one queue's manager shares: who it is, its store, clock and policy (the
+ * comment's options, with per-tenant limits that config may override).
+ */
 record QueueContext(
     String shard,
     QueueTable table,
     EventStore store,
     DbClock clock,
     Backoff backoff,
-    QueueMetrics metrics) {
+    QueueMetrics metrics,
+    TenantLimits tenantLimits) {
 
   String queue() {
     return table.name();

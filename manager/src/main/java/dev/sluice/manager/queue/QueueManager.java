@@ -5,6 +5,7 @@ import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.config.TenantLimit;
 import dev.sluice.proto.v1.Nack;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -52,7 +53,8 @@ public final class QueueManager {
       DbClock clock,
       MeterRegistry registry,
       ScheduledExecutorService maintenance,
-      Duration forgetDelay) {
+      Duration forgetDelay,
+      List<TenantLimit> tenantOverrides) {
     this.ctx =
         new QueueContext(
             shard,
@@ -60,7 +62,8 @@ public final class QueueManager {
             store,
             clock,
             new Backoff(table.options().minBackoff(), table.options().maxBackoff()),
-            new QueueMetrics(registry, shard, table.name()));
+            new QueueMetrics(registry, shard, table.name()),
+            TenantLimits.of(table.options(), table.name(), tenantOverrides));
     this.maintenance = maintenance;
     this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
     this.acks = new AckBatcher(ctx, dispatcher);
@@ -108,6 +111,9 @@ public final class QueueManager {
     purgeTask =
         maintenance.scheduleWithFixedDelay(purger, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
     log.info("{}: serving (options: {})", ctx.where(), ctx.options().asMap());
+    if (ctx.tenantLimits().hasOverrides()) {
+      log.info("{}: per-tenant limits from config: {}", ctx.where(), ctx.tenantLimits());
+    }
   }
 
   // ---------------------------------------------------------------- receivers

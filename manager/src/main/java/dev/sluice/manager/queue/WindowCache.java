@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 
 /**
  * The in-memory window of a queue's upcoming events: a bounded set of pending events, split into
@@ -14,9 +15,9 @@ import java.util.function.Predicate;
  * then actor paths, then priority). Only due events compete: a tenant whose events are all in the
  * future takes no turn.
  *
- * <p>Each tenant may hold at most {@code tenantCap} events, so a noisy tenant cannot fill the
- * window and hide quiet tenants' due events on disk. With {@code fair} off it is one plain FIFO by
- * (priority, due time, id), for comparison.
+ * <p>Each tenant may hold at most its cap of events (the same for all, or per tenant), so a noisy
+ * tenant cannot fill the window and hide quiet tenants' due events on disk. With {@code fair} off
+ * it is one plain FIFO by (priority, due time, id), for comparison.
  *
  * <p>A pure data structure with no locks and no threads: the {@link Dispatcher} thread owns it.
  * Removal by id is lazy: a removed event stays in its heap and is skipped when it surfaces.
@@ -34,7 +35,7 @@ public final class WindowCache {
       (a, b) -> a.dueNs != b.dueNs ? (a.dueNs < b.dueNs ? -1 : 1) : Long.compare(a.id, b.id);
 
   private final int capacity;
-  private final int tenantCap;
+  private final ToIntFunction<String> tenantCap;
   private final boolean fair;
 
   /** Every live event by id: the one copy that counts. */
@@ -50,11 +51,16 @@ public final class WindowCache {
   }
 
   public WindowCache(int capacity, int tenantCap, boolean fair) {
+    this(capacity, t -> tenantCap, fair);
+  }
+
+  /** A window whose tenants may each hold {@code tenantCap.applyAsInt(tenant)} events. */
+  public WindowCache(int capacity, ToIntFunction<String> tenantCap, boolean fair) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be >= 1, was " + capacity);
     }
     this.capacity = capacity;
-    this.tenantCap = Math.max(1, Math.min(tenantCap, capacity));
+    this.tenantCap = tenantCap;
     this.fair = fair;
   }
 
@@ -62,8 +68,9 @@ public final class WindowCache {
     return capacity;
   }
 
-  public int tenantCap() {
-    return tenantCap;
+  /** The events {@code tenant} may hold: at least one, at most the whole window. */
+  public int tenantCap(String tenant) {
+    return Math.max(1, Math.min(tenantCap.applyAsInt(tenant), capacity));
   }
 
   /** Live events held (due or not). */
@@ -97,7 +104,7 @@ public final class WindowCache {
     if (byId.size() >= capacity) {
       return Added.FULL;
     }
-    if (fair && held(e.tenant) >= tenantCap) {
+    if (fair && held(e.tenant) >= tenantCap(e.tenant)) {
       return Added.TENANT_CAPPED;
     }
     byId.put(e.id, e);

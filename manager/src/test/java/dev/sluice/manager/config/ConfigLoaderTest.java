@@ -68,6 +68,56 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void readsPerTenantLimits() throws Exception {
+    ManagerConfig c =
+        load(
+            "shards:\n  - {name: a, url: 'jdbc:mysql://a/q'}\ntenant_limits:\n"
+                + "  - {tenant: acme, cache_share: 60%, max_in_flight: 200}\n"
+                + "  - {tenant: acme, queue: orders, max_in_flight: 0}\n"
+                + "  - {tenant: tiny, queue: orders, cache_share: '5'}\n",
+            Map.of());
+    assertThat(c.tenantLimits())
+        .containsExactly(
+            new TenantLimit("*", "acme", 60, 200),
+            new TenantLimit("orders", "acme", null, 0),
+            new TenantLimit("orders", "tiny", 5, null));
+    assertThat(c.tenantLimitsFor("orders")).hasSize(3);
+    assertThat(c.tenantLimitsFor("payments"))
+        .containsExactly(new TenantLimit("*", "acme", 60, 200));
+  }
+
+  @Test
+  void refusesBadTenantLimits() {
+    String shards = "shards:\n  - {name: a, url: 'jdbc:mysql://a/q'}\n";
+    assertThatThrownBy(() -> load(shards + "tenant_limits:\n  - {cache_share: 10%}\n", Map.of()))
+        .hasMessageContaining("tenant_limits[]: 'tenant' is required");
+    assertThatThrownBy(() -> load(shards + "tenant_limits:\n  - {tenant: a}\n", Map.of()))
+        .hasMessageContaining("tenant_limits[tenant=a]: give cache_share, max_in_flight or both");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, cache_share: 150%}\n", Map.of()))
+        .hasMessageContaining("cache_share must be 1% to 100%, was 150%");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, cache_share: lots}\n", Map.of()))
+        .hasMessageContaining("cache_share must be a percentage such as 50%, was 'lots'");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, max_in_flight: -1}\n", Map.of()))
+        .hasMessageContaining("max_in_flight must be 0 (no cap) or more, was -1");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, max_inflight: 3}\n", Map.of()))
+        .hasMessageContaining("unknown setting 'tenant_limits[].max_inflight'");
+    assertThatThrownBy(
+            () ->
+                load(
+                    shards
+                        + "tenant_limits:\n  - {tenant: a, queue: q, max_in_flight: 3}\n"
+                        + "  - {tenant: a, queue: q, cache_share: 3%}\n",
+                    Map.of()))
+        .hasMessageContaining("tenant_limits: tenant 'a' is given twice for queue q");
+    assertThatThrownBy(() -> load(shards + "tenant_limits: {a: 1}\n", Map.of()))
+        .hasMessageContaining("'tenant_limits' must be a list");
+  }
+
+  @Test
   void errorsNameTheSetting() {
     assertThatThrownBy(
             () ->
