@@ -223,6 +223,7 @@ final class FairnessCommand implements Callable<Integer> {
     Progress.note(label + ": fresh queue '" + comment + "', noisy backlog " + backlogN);
     Database db = server.createDatabase("bench_fair_" + label.replace('-', '_'));
     Latencies lat = new Latencies();
+    Latencies toFire = new Latencies(); // due -> the dispatcher's fire round, by the DB clock
     AtomicLong noisy = new AtomicLong();
     try (SluiceSide s = new SluiceSide(db)) {
       s.createQueue();
@@ -250,6 +251,7 @@ final class FairnessCommand implements Callable<Integer> {
                   noisy.incrementAndGet();
                 } else {
                   lat.record(e.dueTimeNanos(), now);
+                  toFire.record(e.dueTimeNanos(), e.firedTimeNanos());
                 }
               }));
       Producer producer =
@@ -262,6 +264,7 @@ final class FairnessCommand implements Callable<Integer> {
               },
               producers);
       lat.recording(warm <= 0);
+      toFire.recording(warm <= 0);
       long t0 = System.nanoTime();
       long warmNs = (long) (warm * 1e9);
       long[] noisyPrev = {0};
@@ -272,6 +275,7 @@ final class FairnessCommand implements Callable<Integer> {
                 boolean measuring = System.nanoTime() - t0 >= warmNs;
                 if (measuring) {
                   lat.recording(true);
+                  toFire.recording(true);
                 }
                 Histogram h = lat.interval();
                 long n = noisy.get();
@@ -336,6 +340,15 @@ final class FairnessCommand implements Callable<Integer> {
               fmt(Latencies.ms(h, 100)),
               noisyAtEnd,
               backlogN));
+      Histogram f = toFire.snapshot();
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: of which due->fire round (poll, a credit, its turn): p50=%sms p99=%sms; the rest"
+                  + " is the fire UPDATE, the send and the receiver",
+              label,
+              fmt(Latencies.ms(f, 50)),
+              fmt(Latencies.ms(f, 99))));
       Progress.note(label + ": " + s.timerSummary("sluice_due_to_dispatch"));
       s.stopReceivers();
       return new Phase(h, producer.sent(), noisyAtEnd);

@@ -172,6 +172,50 @@ class SchemaTest {
     assertThat(next.get(0).get("Extra")).doesNotContain("filesort");
   }
 
+  @Test
+  void severalTenantsAreReadInOneStatementEachPartOnTheTenantIndex() throws Exception {
+    exec(QueueConvention.createTableSql("tenants_q", List.of(), "sluice_queue"));
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      StringBuilder sb = new StringBuilder("INSERT INTO tenants_q (tenant, time_next) VALUES ");
+      for (int i = 0; i < 3000; i++) {
+        String tenant = i < 2900 ? "noisy" : "quiet-" + (i % 3);
+        sb.append(i == 0 ? "" : ",").append("('").append(tenant).append("',").append(i).append(")");
+      }
+      s.execute(sb.toString());
+      s.execute("ANALYZE TABLE tenants_q");
+    }
+    QueueTable q = catalog.inspect(new QueueCatalog.Candidate("tenants_q", "sluice_queue")).queue();
+    JdbcEventStore store = new JdbcEventStore(ds, q);
+    Map<String, Integer> limits = new java.util.LinkedHashMap<>();
+    limits.put("noisy", 5);
+    limits.put("quiet-0", 100);
+    limits.put("quiet-1", 2);
+    limits.put("absent", 10);
+    List<dev.sluice.db.store.EventRow> rows = store.pollTenants(limits, Long.MAX_VALUE);
+    Map<String, Long> byTenant =
+        rows.stream()
+            .collect(
+                java.util.stream.Collectors.groupingBy(
+                    dev.sluice.db.store.EventRow::tenant, java.util.stream.Collectors.counting()));
+    assertThat(byTenant)
+        .containsOnly(Map.entry("noisy", 5L), Map.entry("quiet-0", 33L), Map.entry("quiet-1", 2L));
+    // Each tenant's oldest first.
+    assertThat(rows.subList(0, 5))
+        .extracting(r -> r.timeNextNs())
+        .containsExactly(0L, 1L, 2L, 3L, 4L);
+    List<Map<String, String>> plan = explain(ds, store.pollTenantsSql(limits, Long.MAX_VALUE));
+    for (Map<String, String> part : plan) {
+      if (part.get("table") == null || part.get("table").startsWith("<union")) {
+        continue; // the union's own result row
+      }
+      assertThat(part.get("key")).as(part.toString()).isEqualTo(QueueConvention.TENANT_INDEX);
+      assertThat(part.get("Extra")).as(part.toString()).doesNotContain("filesort");
+    }
+    assertThat(plan.stream().filter(p -> QueueConvention.TENANT_INDEX.equals(p.get("key"))))
+        .hasSize(4);
+  }
+
   static List<Map<String, String>> explain(DataSource ds, String sql) throws Exception {
     List<Map<String, String>> rows = new ArrayList<>();
     try (Connection c = ds.getConnection();

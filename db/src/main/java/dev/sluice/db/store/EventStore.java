@@ -31,6 +31,16 @@ public interface EventStore {
   List<EventRow> pollTenant(String tenant, long dueBeforeNs, int limit);
 
   /**
+   * {@link #pollTenant} for several tenants at once — each tenant's oldest due events up to its own
+   * limit — in as few round trips as the implementation can (one, for the JDBC store).
+   */
+  default List<EventRow> pollTenants(Map<String, Integer> limits, long dueBeforeNs) {
+    List<EventRow> out = new java.util.ArrayList<>();
+    limits.forEach((tenant, limit) -> out.addAll(pollTenant(tenant, dueBeforeNs, limit)));
+    return out;
+  }
+
+  /**
    * The first tenant after {@code afterTenant} (null: the first) that has pending events, with its
    * earliest due time; null when there is none. One index seek: repeated, it lists tenants in time
    * proportional to their number, not to the backlog.

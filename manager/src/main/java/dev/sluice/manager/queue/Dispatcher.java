@@ -25,22 +25,32 @@ import org.slf4j.LoggerFactory;
  *
  * One thread ({@code sluice-<shard>-<queue>-dispatcher}) owns all mutable state here — the {@link
  * WindowCache}, the in-flight table, the receiver list and each receiver's in-flight count — so it
- * needs no locks. Other threads (gRPC, poller, ack batcher) never touch that state: they {@link
- * #post} commands to the inbox, which this thread runs between dispatch rounds. The only database
- * call made on this thread is the batched fire UPDATE; acks and releases go to the {@link
- * AckBatcher}'s thread so that they never hold up dispatch.
+ * needs no locks. Other threads (gRPC, poller, firer, ack batcher) never touch that state: they
+ * {@link #post} commands to the inbox, which this thread runs between dispatch rounds. It makes no
+ * database call: the batched fire UPDATE runs on the {@link Firer}'s thread, acks and releases on
+ * the {@link AckBatcher}'s, so that neither holds up dispatch.
  *
  * <h2>A dispatch round</h2>
  *
  * Take up to {@link #MAX_BATCH} due events (tenants in turn), give each to the receiver with the
- * most free credits, fire them all with one compare-and-set UPDATE per epoch (pending → fired,
- * epoch + 1, time_next = ack deadline), and only then send them. An event whose CAS fails (acked,
- * cancelled or fired elsewhere meanwhile) is dropped silently.
+ * most free credits (reserving the credit), and hand them to the firer, which fires them all with
+ * one compare-and-set UPDATE per epoch (pending → fired, epoch + 1, time_next = ack deadline). Up
+ * to {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
+ * next is prepared. Only when a batch's UPDATE has applied ({@link #onFired}) are its events in
+ * flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
+ * dropped silently.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
   static final int MAX_BATCH = 256;
+
+  /**
+   * Batches handed to the firer and not yet back: one group in the database, the rest waiting to be
+   * fired together next.
+   */
+  static final int MAX_FIRING_BATCHES = 4;
+
   private static final long IDLE_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long ERROR_PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -59,6 +69,11 @@ final class Dispatcher implements Runnable {
   private final LinkedHashMap<Long, InFlight> inFlight = new LinkedHashMap<>();
 
   private final List<ReceiverStream> receivers = new ArrayList<>();
+
+  /** Ids of events handed to the firer and not yet back: neither in the window nor in flight. */
+  private final java.util.Set<Long> firing = new java.util.HashSet<>();
+
+  private int firingBatches;
 
   /** Ids settled recently, with the settle sequence number; see {@link #onPolled}. */
   private final LinkedHashMap<Long, Long> recentlySettled = new LinkedHashMap<>();
@@ -98,6 +113,7 @@ final class Dispatcher implements Runnable {
 
   private AckBatcher acks;
   private Poller poller;
+  private Firer firer;
 
   private final long forgetDelayNs;
 
@@ -124,9 +140,10 @@ final class Dispatcher implements Runnable {
     this.maxConcurrency = ctx.options().maxConcurrency();
   }
 
-  void wire(AckBatcher acks, Poller poller) {
+  void wire(AckBatcher acks, Poller poller, Firer firer) {
     this.acks = acks;
     this.poller = poller;
+    this.firer = firer;
   }
 
   // ------------------------------------------------------------------ any thread
@@ -218,9 +235,15 @@ final class Dispatcher implements Runnable {
         forgetDeparted();
         cache.promoteDue(now);
         publish();
-        if (dispatching && !paused && now >= pausedUntilNs && cache.hasReady() && freeSlots() > 0) {
-          fireRound(now);
-          continue;
+        if (dispatching
+            && !paused
+            && now >= pausedUntilNs
+            && firingBatches < MAX_FIRING_BATCHES
+            && cache.hasReady()
+            && freeSlots() > 0) {
+          if (fireRound(now)) {
+            continue;
+          }
         }
         if (pollerHasMore && cache.size() <= cache.capacity() * 3 / 4) {
           pollerHasMore = false;
@@ -255,7 +278,7 @@ final class Dispatcher implements Runnable {
 
   private void publish() {
     cachedCount = cache.size();
-    inFlightCount = inFlight.size();
+    inFlightCount = inFlight.size() + firing.size();
     receiverCount = receivers.size();
     long mono = System.nanoTime();
     if (mono - heldPublishedNs >= HELD_EVERY_NS) {
@@ -289,7 +312,7 @@ final class Dispatcher implements Runnable {
       free += r.freeSlots();
     }
     if (maxConcurrency > 0) {
-      free = Math.min(free, maxConcurrency - inFlight.size());
+      free = Math.min(free, maxConcurrency - inFlight.size() - firing.size());
     }
     return free;
   }
@@ -377,7 +400,8 @@ final class Dispatcher implements Runnable {
     }
   }
 
-  private void fireRound(long now) {
+  /** Takes a batch of due events for free receivers and hands it to the firer; false if none. */
+  private boolean fireRound(long now) {
     int budget = Math.min(MAX_BATCH, freeSlots());
     List<CachedEvent> events = new ArrayList<>(budget);
     List<ReceiverStream> owners = new ArrayList<>(budget);
@@ -395,21 +419,35 @@ final class Dispatcher implements Runnable {
       owners.add(r);
     }
     if (events.isEmpty()) {
-      return;
+      return false;
     }
     List<EventRef> refs = new ArrayList<>(events.size());
     for (CachedEvent e : events) {
       refs.add(new EventRef(e.id, e.epoch));
+      firing.add(e.id);
     }
-    long deadline = now + ackWaitNs;
-    Map<EventRef, CasOutcome> outcome;
-    try {
-      outcome = ctx.store().fire(refs, deadline);
-    } catch (RuntimeException ex) {
+    firingBatches++;
+    firer.submit(new Firer.Batch(events, owners, refs, now, now + ackWaitNs));
+    inFlightCount = inFlight.size() + firing.size();
+    return true;
+  }
+
+  /**
+   * A batch came back from the firer. Fired events go in flight and are sent — unless their
+   * receiver left or dispatch stopped meanwhile: those are released at once, without backoff (they
+   * were never sent). A batch whose UPDATE failed goes back to the window.
+   */
+  void onFired(Firer.Batch b) {
+    firingBatches--;
+    List<CachedEvent> events = b.events;
+    for (CachedEvent e : events) {
+      firing.remove(e.id);
+    }
+    if (b.error != null) {
       // Unknown whether it committed. Put the events back: if it did, their epoch is stale and
       // the next fire's CAS drops them; the rows come back through the retry collector.
       for (int i = 0; i < events.size(); i++) {
-        unassign(owners.get(i), events.get(i));
+        unassign(b.owners.get(i), events.get(i));
         cache.add(events.get(i));
       }
       ctx.metrics().dbErrors.increment();
@@ -417,31 +455,45 @@ final class Dispatcher implements Runnable {
           "{}: firing {} events failed, retrying shortly: {}",
           ctx.where(),
           events.size(),
-          ex.toString());
-      pausedUntilNs = now + ERROR_PAUSE_NS;
+          b.error.toString());
+      pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
+      publish();
       return;
     }
+    long now = b.firedAtNs;
     Map<ReceiverStream, EventBatch.Builder> batches = new LinkedHashMap<>();
     int fired = 0;
+    int unsent = 0;
     for (int i = 0; i < events.size(); i++) {
       CachedEvent e = events.get(i);
-      ReceiverStream r = owners.get(i);
-      if (outcome.get(refs.get(i)) != CasOutcome.APPLIED) {
+      ReceiverStream r = b.owners.get(i);
+      EventRef ref = b.refs.get(i);
+      if (b.outcome.get(ref) != CasOutcome.APPLIED) {
         unassign(r, e);
         ctx.metrics().casMisses.increment();
         continue;
       }
       long epoch = e.epoch + 1;
-      inFlight.put(e.id, new InFlight(e, epoch, r, deadline));
+      InFlight f = new InFlight(e, epoch, r, b.firedDeadlineNs);
+      inFlight.put(e.id, f);
+      fired++;
+      if (!dispatching || !receivers.contains(r)) {
+        f.settling = true;
+        free(f);
+        acks.submit(
+            Completion.release(
+                new EventRef(e.id, epoch), now, false, null, "receiver gone before the send"));
+        unsent++;
+        continue;
+      }
       ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
       tenantCounts.get(e.tenant)[1]++; // dispatched
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
-      fired++;
     }
-    ctx.metrics().dispatched.increment(fired);
+    ctx.metrics().dispatched.increment(fired - unsent);
     // A failed send leaves the events in flight: the stream's close releases them at once.
-    batches.forEach((r, b) -> r.send(ManagerMessage.newBuilder().setEvents(b).build()));
-    inFlightCount = inFlight.size();
+    batches.forEach((r, eb) -> r.send(ManagerMessage.newBuilder().setEvents(eb).build()));
+    inFlightCount = inFlight.size() + firing.size();
   }
 
   private Event toWire(CachedEvent e, long epoch, long now) {
@@ -632,7 +684,7 @@ final class Dispatcher implements Runnable {
     boolean capped = false;
     for (EventRow row : rows) {
       long id = row.id();
-      if (cache.contains(id) || inFlight.containsKey(id)) {
+      if (cache.contains(id) || inFlight.containsKey(id) || firing.contains(id)) {
         continue;
       }
       Long settledAt = recentlySettled.get(id);

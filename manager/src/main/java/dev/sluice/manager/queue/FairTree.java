@@ -12,9 +12,14 @@ import java.util.function.Predicate;
  * The due events of a queue as a tree: tenant, then each segment of the actor path, then a FIFO by
  * (priority, due time, id) at every node. Each node serves its children round-robin, its own events
  * taking one equal turn (like Loki's hierarchical scheduler): with own events [0,1,2] and children
- * a[10,11,12], b[20,21,22] a node yields 0,10,20,1,11,21,… A child with nothing left leaves the
- * rotation and rejoins at its end when it gets events again, so a tenant with a million-event
- * backlog delays another tenant's event by at most one round.
+ * a[10,11,12], b[20,21,22] a node yields 0,10,20,1,11,21,… A tenant with a million-event backlog
+ * delays another tenant's event by at most one round.
+ *
+ * <p>A child with nothing left leaves the rotation. When it gets events again it is <em>new</em>:
+ * new children are served before the rotation, in the order they arrived, once each — then they
+ * join the rotation's end (FQ-CoDel's sparse-flow rule). So a quiet tenant's occasional event goes
+ * out with the next free credit instead of after a turn of every busy tenant, and a tenant cannot
+ * profit from it beyond one event per time it runs empty.
  *
  * <p>Pure data structure, no locks: owned by the dispatcher thread. Removal is lazy: a removed
  * event stays in its FIFO and is dropped when it reaches the head.
@@ -44,13 +49,13 @@ final class FairTree {
         n.children.put(seg, child);
       }
       if (child.size == 0) {
-        n.turns.addLast(child);
+        n.fresh.addLast(child);
       }
       n.size++;
       n = child;
     }
     if (n.localSize == 0) {
-      n.turns.addLast(n);
+      n.fresh.addLast(n);
     }
     n.local.computeIfAbsent(e.workClass, k -> new PriorityQueue<>(BY_PRIORITY)).add(e);
     n.localSize++;
@@ -81,24 +86,24 @@ final class FairTree {
       Predicate<String> tenantOk,
       Predicate<CachedEvent> eventOk,
       Predicate<CachedEvent> live) {
+    // New entries first, once each (one not served now keeps its place among the new), then
+    // the rotation.
+    int fresh = n.fresh.size();
+    for (int i = 0; i < fresh; i++) {
+      Node entry = n.fresh.pollFirst();
+      CachedEvent got = serve(n, entry, isRoot, tenantOk, eventOk, live);
+      if (entry.holds(n)) {
+        (got != null ? n.turns : n.fresh).addLast(entry);
+      }
+      if (got != null) {
+        return got;
+      }
+    }
     int turns = n.turns.size();
     for (int i = 0; i < turns; i++) {
       Node entry = n.turns.pollFirst();
-      CachedEvent got = null;
-      boolean left;
-      if (entry == n) {
-        got = takeLocal(n, eventOk, live);
-        left = n.localSize > 0;
-      } else {
-        if (!isRoot || tenantOk.test(entry.name)) {
-          got = take(entry, false, tenantOk, eventOk, live);
-        }
-        left = entry.size > 0;
-        if (!left) {
-          n.children.remove(entry.name);
-        }
-      }
-      if (left) {
+      CachedEvent got = serve(n, entry, isRoot, tenantOk, eventOk, live);
+      if (entry.holds(n)) {
         n.turns.addLast(entry);
       }
       if (got != null) {
@@ -106,6 +111,27 @@ final class FairTree {
       }
     }
     return null;
+  }
+
+  /** One turn of {@code entry} (a child of {@code n}, or {@code n} itself for its own events). */
+  private CachedEvent serve(
+      Node n,
+      Node entry,
+      boolean isRoot,
+      Predicate<String> tenantOk,
+      Predicate<CachedEvent> eventOk,
+      Predicate<CachedEvent> live) {
+    if (entry == n) {
+      return takeLocal(n, eventOk, live);
+    }
+    CachedEvent got = null;
+    if (!isRoot || tenantOk.test(entry.name)) {
+      got = take(entry, false, tenantOk, eventOk, live);
+    }
+    if (entry.size == 0) {
+      n.children.remove(entry.name);
+    }
+    return got;
   }
 
   /**
@@ -163,11 +189,19 @@ final class FairTree {
     /** Whose turn is next: child nodes, and this node itself for its own events. */
     final ArrayDeque<Node> turns = new ArrayDeque<>();
 
+    /** Entries that just got events after having none: served before {@link #turns}. */
+    final ArrayDeque<Node> fresh = new ArrayDeque<>();
+
     int size;
 
     Node(Node parent, String name) {
       this.parent = parent;
       this.name = name;
+    }
+
+    /** Whether this entry of {@code owner}'s turns still has events to serve. */
+    boolean holds(Node owner) {
+      return this == owner ? localSize > 0 : size > 0;
     }
   }
 }

@@ -11,16 +11,22 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each round: re-measure the database clock (at most once a second), then — if the window has
  * room — read the oldest pending events due within the look-ahead (the index on (state, time_next)
- * serves it), and hand them to the dispatcher. It polls every {@code poll_interval}, and at once
- * when the dispatcher says the window drained while the last poll came back full. The {@link
- * RetryCollector} runs on this thread too.
+ * serves it), and hand them to the dispatcher. It polls at least every {@code poll_interval}, and
+ * at once when the dispatcher says the window drained while the last poll came back full. The
+ * {@link RetryCollector} runs on this thread too.
  *
  * <p>Fairness: each tenant may hold only its share of the window. When the last poll over all
  * tenants brought rows a full tenant could not take, a backlog may be hiding other tenants' events
  * behind it in the poll index, so the poller switches to per-tenant rounds: it lists the tenants
  * with pending events (one index seek per tenant, at most once a second) and reads each tenant that
- * has room separately, on the (state, tenant, time_next) index. It returns to the single poll once
- * no tenant is at its share.
+ * has room up to its share, on the (state, tenant, time_next) index — all such tenants in one UNION
+ * ALL statement, every 20 ms at most. Between those rounds it reads only the rows that came due in
+ * the last second, a short range of the poll index in front of the backlog, so a quiet tenant's new
+ * event is seen within milliseconds. It returns to the single poll once no tenant is at its share
+ * and none has more on disk than it last read.
+ *
+ * <p>Pace: a poll that found rows is followed after {@link #BUSY_WAIT_NS}; after the last rows the
+ * pause grows with the quiet time, up to {@code poll_interval}.
  *
  * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
  * never dies.
@@ -59,9 +65,14 @@ final class Poller implements Runnable {
   private boolean lastGlobalFull;
 
   /** Busy polling in per-tenant rounds costs a query per tenant: not faster than this. */
-  static final long BUSY_TENANT_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(20);
+  static final long BUSY_TENANT_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
 
-  static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(5);
+  /** The pause between polls while rows keep coming. */
+  static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  /** When a poll last found rows (monotonic ns). */
+  private long lastFoundMono = Long.MIN_VALUE / 2;
+
   private final boolean fair;
   private boolean tenantMode;
 
@@ -72,6 +83,23 @@ final class Poller implements Runnable {
   private long lastDiscovery = Long.MIN_VALUE / 2;
   private static final long DISCOVER_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
   static final int MAX_TENANTS_PER_ROUND = 1000;
+
+  /**
+   * In per-tenant mode, full rounds come at most this often; between them a cheap poll reads only
+   * the rows that became due lately ({@link #recentPoll}).
+   */
+  static final long TENANT_ROUND_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
+
+  /** How far back {@link #recentPoll} looks: rows due before that are the backlog's. */
+  static final long RECENT_NS = TimeUnit.SECONDS.toNanos(1);
+
+  private long lastTenantRound = Long.MIN_VALUE / 2;
+
+  /** Tenants whose last per-tenant read came back full: more of theirs waits on disk. */
+  private final java.util.Set<String> backlogged = new java.util.HashSet<>();
+
+  /** Tenants read by one UNION ALL statement in a per-tenant round. */
+  static final int TENANTS_PER_STATEMENT = 50;
 
   Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
     this.ctx = ctx;
@@ -162,8 +190,17 @@ final class Poller implements Runnable {
     }
   }
 
-  /** Reads each known tenant that has room in its share of the window. */
+  /**
+   * In per-tenant mode: at most every {@link #TENANT_ROUND_EVERY_NS}, reads each known tenant that
+   * has room in its share of the window (one statement for all); between such rounds, only the
+   * recently due rows ({@link #recentPoll}).
+   */
   private void tenantRound(long mono) {
+    if (mono - lastTenantRound < TENANT_ROUND_EVERY_NS) {
+      recentPoll();
+      return;
+    }
+    lastTenantRound = mono;
     if (mono - lastDiscovery >= DISCOVER_EVERY_NS) {
       discoverTenants(mono);
     }
@@ -173,32 +210,92 @@ final class Poller implements Runnable {
       knownTenants.put(t, mono);
     }
     knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
+    backlogged.retainAll(knownTenants.keySet());
     int equal = equalShare();
     long due = ctx.clock().nowNs() + lookaheadNs;
     boolean pressed = false;
+    java.util.Map<String, Integer> toRead = new java.util.LinkedHashMap<>();
+    java.util.Map<String, Integer> heldBefore = new java.util.HashMap<>();
     for (String t : knownTenants.keySet()) {
       int share = Math.max(1, Math.min(dispatcher.tenantCap(t), equal));
       int held = dispatcher.held(t);
       if (held >= share) {
         pressed = true;
+        backlogged.add(t); // until a read shows otherwise
         continue;
       }
       if (held > share / 2 || dispatcher.cacheRoom() <= 0) {
-        continue; // still well stocked
+        // Still well stocked; if its last read was full, more waits on disk all the same.
+        pressed |= backlogged.contains(t);
+        continue;
+      }
+      toRead.put(t, share);
+      heldBefore.put(t, held);
+    }
+    // The window's room, split evenly: rows beyond it would be dropped, and those dropped would
+    // always be the same tenants' (the last ones read).
+    int room = dispatcher.cacheRoom();
+    if (!toRead.isEmpty()) {
+      int each = Math.max(1, room / toRead.size());
+      toRead.replaceAll((t, share) -> Math.min(share, heldBefore.get(t) + each));
+    }
+    // All tenants that need rows in one statement (a UNION ALL, TENANTS_PER_STATEMENT at most).
+    List<String> names = new java.util.ArrayList<>(toRead.keySet());
+    for (int from = 0; from < names.size(); from += TENANTS_PER_STATEMENT) {
+      java.util.Map<String, Integer> part = new java.util.LinkedHashMap<>();
+      for (String t : names.subList(from, Math.min(names.size(), from + TENANTS_PER_STATEMENT))) {
+        part.put(t, toRead.get(t));
       }
       long seq = dispatcher.settledSeq();
       long t0 = System.nanoTime();
-      List<EventRow> rows = ctx.store().pollTenant(t, due, share);
+      List<EventRow> rows = ctx.store().pollTenants(part, due);
       ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-      pressed |= rows.size() >= share;
+      java.util.Map<String, Integer> read = new java.util.HashMap<>();
+      for (EventRow r : rows) {
+        read.merge(r.tenant(), 1, Integer::sum);
+      }
+      for (String t : part.keySet()) {
+        int n = read.getOrDefault(t, 0);
+        if (n >= part.get(t)) {
+          backlogged.add(t);
+          pressed = true;
+        } else {
+          backlogged.remove(t);
+        }
+        foundRows |= n > heldBefore.getOrDefault(t, 0);
+      }
       if (!rows.isEmpty()) {
         dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
-        foundRows |= rows.size() > held;
       }
     }
     if (!pressed) {
       tenantMode = false;
       log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
+    }
+  }
+
+  /**
+   * Between per-tenant rounds: the rows that became due within the last second (new inserts,
+   * delayed events coming due, retries), on the poll index — a short range however deep the backlog
+   * behind it, so a quiet tenant's new event is seen in milliseconds. Rows a tenant's share cannot
+   * take are dropped by the window as usual.
+   */
+  private void recentPoll() {
+    int room = dispatcher.cacheRoom();
+    if (room <= 0) {
+      return;
+    }
+    long now = ctx.clock().nowNs();
+    long seq = dispatcher.settledSeq();
+    long t0 = System.nanoTime();
+    List<EventRow> rows =
+        ctx.store()
+            .pollPendingAfter(
+                now + lookaheadNs, now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
+    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    if (!rows.isEmpty()) {
+      foundRows = true;
+      dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
     }
   }
 
@@ -229,10 +326,16 @@ final class Poller implements Runnable {
   void pollOnce() {
     foundRows = false;
     pollRound();
-    // Adaptive: a poll that found rows is followed quickly (new inserts keep coming); empty polls
-    // back off, doubling, to poll_interval, so an idle queue costs its few queries a second.
-    nextWaitNs =
-        foundRows ? Math.min(BUSY_WAIT_NS, intervalNs) : Math.min(intervalNs, nextWaitNs * 2);
+    // Adaptive: while rows keep coming the next poll follows at once (BUSY_WAIT); after the last
+    // rows the pause grows with the quiet time — a quarter of it — up to poll_interval. An event
+    // after a quiet gap waits at most about a quarter of that gap, polls during a gap grow only
+    // with its logarithm, and an idle queue costs its few queries a second.
+    long mono = System.nanoTime();
+    if (foundRows) {
+      lastFoundMono = mono;
+    }
+    long busy = tenantMode ? BUSY_TENANT_WAIT_NS : BUSY_WAIT_NS;
+    nextWaitNs = Math.min(intervalNs, Math.max(busy, (mono - lastFoundMono) / 4));
   }
 
   private void pollRound() {

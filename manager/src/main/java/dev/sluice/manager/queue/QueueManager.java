@@ -21,12 +21,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one queue table on one shard: wires the {@link Poller}, {@link Dispatcher}, {@link
- * AckBatcher}, {@link RetryCollector} and {@link Purger}, and is what the gRPC layer talks to.
+ * Serves one queue table on one shard: wires the {@link Poller}, {@link Dispatcher}, {@link Firer},
+ * {@link AckBatcher}, {@link RetryCollector} and {@link Purger}, and is what the gRPC layer talks
+ * to.
  *
- * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller} and {@code -acks}, plus
- * the purger on the shard's maintenance executor. Public methods are safe from any thread: they
- * hand work to the dispatcher or go to the store directly (cancel, stats).
+ * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer} and {@code
+ * -acks}, plus the purger on the shard's maintenance executor. Public methods are safe from any
+ * thread: they hand work to the dispatcher or go to the store directly (cancel, stats).
  */
 public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
@@ -35,6 +36,7 @@ public final class QueueManager {
   private final Dispatcher dispatcher;
   private final AckBatcher acks;
   private final Poller poller;
+  private final Firer firer;
   private final Purger purger;
   private final ScheduledExecutorService maintenance;
 
@@ -69,7 +71,8 @@ public final class QueueManager {
     this.acks = new AckBatcher(ctx, dispatcher);
     this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));
     this.purger = new Purger(ctx);
-    dispatcher.wire(acks, poller);
+    this.firer = new Firer(ctx, dispatcher);
+    dispatcher.wire(acks, poller, firer);
     QueueMetrics m = ctx.metrics();
     m.gauge("sluice_window_events", "pending events held in memory", dispatcher::cachedCount);
     m.gauge(
@@ -101,6 +104,7 @@ public final class QueueManager {
     started = true;
     String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
     threads.add(new Thread(dispatcher, prefix + "dispatcher"));
+    threads.add(new Thread(firer, prefix + "firer"));
     threads.add(new Thread(acks, prefix + "acks"));
     threads.add(new Thread(poller, prefix + "poller"));
     for (Thread t : threads) {
@@ -301,6 +305,7 @@ public final class QueueManager {
     }
     streams.clear();
     dispatcher.stop();
+    firer.stop();
     for (Thread t : threads) {
       long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
       try {

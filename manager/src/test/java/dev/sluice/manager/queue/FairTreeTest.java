@@ -42,6 +42,28 @@ class FairTreeTest {
   }
 
   @Test
+  void aTenantThatRanEmptyIsServedNextOnceThenTakesItsTurn() {
+    WindowCache c = new WindowCache(1000, 1000, true);
+    for (long i = 0; i < 100; i++) {
+      c.add(ev(100 + i, "busy-a", "", 0));
+      c.add(ev(200 + i, "busy-b", "", 0));
+      c.add(ev(300 + i, "busy-c", "", 0));
+    }
+    c.promoteDue(Long.MAX_VALUE);
+    assertThat(drain(c, 4)).containsExactly(100L, 200L, 300L, 101L);
+    // A quiet tenant's two events arrive: the first goes next, ahead of the busy rotation; the
+    // second waits for its turn behind b and c (who come before it in the rotation) — one round.
+    c.add(ev(1, "quiet", "", 0));
+    c.add(ev(2, "quiet", "", 0));
+    c.promoteDue(Long.MAX_VALUE);
+    assertThat(drain(c, 6)).containsExactly(1L, 201L, 301L, 102L, 2L, 202L);
+    // Empty again, then one more: served next once more.
+    c.add(ev(3, "quiet", "", 0));
+    c.promoteDue(Long.MAX_VALUE);
+    assertThat(drain(c, 2)).containsExactly(3L, 302L);
+  }
+
+  @Test
   void tenantsThenActorLevelsRoundRobin() {
     WindowCache c = new WindowCache(100, 100, true);
     c.add(ev(1, "x", "u1/reports", 0));
