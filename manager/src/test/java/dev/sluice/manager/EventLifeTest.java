@@ -270,4 +270,52 @@ class EventLifeTest {
         .atMost(5, SECONDS)
         .until(() -> h.queryLong("SELECT COUNT(*) FROM life_broken WHERE state = 2") == 5);
   }
+
+  @Test
+  void aReceiverGoneWhileItsEventsWereBeingFiredGetsThemReleasedAtOnce() throws Exception {
+    queue("life_firing", "ack_wait=60s min_backoff=30s max_backoff=60s");
+    long[] ids = {insert("life_firing", 1), insert("life_firing", 2), insert("life_firing", 3)};
+    try (Connection lock = h.connect()) {
+      // Hold the rows' locks so that the fire UPDATE waits in the database.
+      lock.setAutoCommit(false);
+      try (var st = lock.createStatement()) {
+        st.executeQuery(
+                "SELECT id FROM life_firing WHERE id IN ("
+                    + ids[0]
+                    + ","
+                    + ids[1]
+                    + ","
+                    + ids[2]
+                    + ") FOR UPDATE")
+            .close();
+      }
+      RawReceiver a = h.rawReceiver("life_firing", "a", 5);
+      await()
+          .atMost(10, SECONDS)
+          .until(
+              () ->
+                  h.queryLong(
+                          "SELECT COUNT(*) FROM information_schema.INNODB_TRX"
+                              + " WHERE trx_state = 'LOCK WAIT'")
+                      > 0);
+      a.breakStream();
+      // The manager has seen the break while the fire still waits.
+      await()
+          .atMost(5, SECONDS)
+          .until(() -> h.server().engine().find("life_firing").get().live().receivers() == 0);
+      RawReceiver b = h.rawReceiver("life_firing", "b", 5);
+      await().atMost(5, SECONDS).until(() -> b.subscribed);
+      lock.rollback();
+      long t0 = System.nanoTime();
+      await().atMost(20, SECONDS).until(() -> b.all.size() == 3);
+      // Never sent, so released without backoff (min_backoff=30s) and well before ack_wait (60s).
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+      assertThat(a.all).isEmpty();
+      assertThat(b.all).extracting(Event::getEpoch).containsOnly(2L);
+      b.all.forEach(b::ack);
+      await()
+          .atMost(5, SECONDS)
+          .until(() -> h.queryLong("SELECT COUNT(*) FROM life_firing WHERE state = 2") == 3);
+    }
+  }
 }
