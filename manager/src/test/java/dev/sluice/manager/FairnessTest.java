@@ -101,6 +101,25 @@ class FairnessTest {
   }
 
   @Test
+  void aBusyTenantLeavesTheLastCreditToATenantWithNothingInFlight() throws Exception {
+    queue("fair_reserve", "");
+    insert("fair_reserve", "warm", "", 1); // the queue has seen more than one tenant
+    RawReceiver r = h.rawReceiver("fair_reserve", "r", 4);
+    Event warm = r.events.poll(10, TimeUnit.SECONDS);
+    assertThat(warm.getTenant()).isEqualTo("warm");
+    r.ack(warm);
+    insert("fair_reserve", "noisy", "", 100);
+    // Nothing is acked: the noisy tenant holds 3 of the 4 credits, not all 4 ...
+    await().atMost(10, SECONDS).until(() -> r.all.size() == 4);
+    await().during(500, TimeUnit.MILLISECONDS).atMost(2, SECONDS).until(() -> r.all.size() == 4);
+    assertThat(r.all.subList(1, 4)).extracting(Event::getTenant).containsOnly("noisy");
+    // ... so a quiet tenant's event goes out at once, with no ack needed first.
+    insert("fair_reserve", "quiet", "", 1);
+    await().atMost(10, SECONDS).until(() -> r.all.size() == 5);
+    assertThat(r.all.get(4).getTenant()).isEqualTo("quiet");
+  }
+
+  @Test
   void aSlowClassNeverHoldsMoreThanItsShareOfCredits() throws Exception {
     queue("fair_class", "class_shares=slow:25");
     insert("fair_class", "", "slow", 20);

@@ -45,6 +45,9 @@ final class Dispatcher implements Runnable {
 
   static final int MAX_BATCH = 256;
 
+  /** Share of all credits that only a tenant with nothing in flight may take; see idleReserve. */
+  static final int IDLE_RESERVE_PERCENT = 5;
+
   /**
    * Batches handed to the firer and not yet back: one group in the database, the rest waiting to be
    * fired together next.
@@ -60,6 +63,7 @@ final class Dispatcher implements Runnable {
   private final int maxAttempts;
   private final int maxConcurrency;
   private final TenantLimits tenantLimits;
+  private final boolean fair;
   private final Map<String, Integer> classShares;
   private final ShuffleSharder sharder;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -98,6 +102,9 @@ final class Dispatcher implements Runnable {
   /** Events held per tenant, for the poller's per-tenant rounds. */
   private volatile Map<String, Integer> heldSnapshot = Map.of();
 
+  /** When a poll last brought an event that was new to the window and already due (mono ns). */
+  private volatile long lastDueNewsMono = Long.MIN_VALUE / 2;
+
   /** The last poll brought rows a tenant's share of the window could not take. */
   private volatile boolean lastPollCapped;
 
@@ -134,6 +141,7 @@ final class Dispatcher implements Runnable {
             ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
     this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
     this.tenantLimits = ctx.tenantLimits();
+    this.fair = ctx.options().fair();
     this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
@@ -196,6 +204,11 @@ final class Dispatcher implements Runnable {
 
   boolean lastPollCapped() {
     return lastPollCapped;
+  }
+
+  /** When a poll last brought an event new to the window and already due (System.nanoTime). */
+  long lastDueNewsMono() {
+    return lastDueNewsMono;
   }
 
   List<ReceiverStats> receivers() {
@@ -334,12 +347,14 @@ final class Dispatcher implements Runnable {
   }
 
   private boolean tenantCanTake(String tenant) {
+    long[] c = tenantCounts.get(tenant);
+    long held = c == null ? 0 : c[0];
     int cap = tenantLimits.maxInFlight(tenant);
-    if (cap > 0) {
-      long[] c = tenantCounts.get(tenant);
-      if (c != null && c[0] >= cap) {
-        return false;
-      }
+    if (cap > 0 && held >= cap) {
+      return false;
+    }
+    if (held > 0 && fair && tenantCounts.size() > 1 && freeSlots() <= idleReserve()) {
+      return false; // the last free credits wait for a tenant with nothing in flight
     }
     for (ReceiverStream r : receivers) {
       if (r.freeSlots() > 0 && serves(r, tenant)) {
@@ -347,6 +362,20 @@ final class Dispatcher implements Runnable {
       }
     }
     return false;
+  }
+
+  /**
+   * Credits kept for tenants with nothing in flight: {@link #IDLE_RESERVE_PERCENT} of all credits,
+   * at least one. Without it a busy tenant holds every credit and a quiet tenant's event waits for
+   * the next ack, however fair the turns; with it, that event goes out at once. Applies only once a
+   * queue has seen more than one tenant, so a single-tenant queue uses every credit.
+   */
+  private int idleReserve() {
+    int total = 0;
+    for (ReceiverStream r : receivers) {
+      total += r.maxInFlight();
+    }
+    return total < 2 ? 0 : Math.max(1, total * IDLE_RESERVE_PERCENT / 100);
   }
 
   private boolean eventCanTake(CachedEvent e) {
@@ -682,6 +711,8 @@ final class Dispatcher implements Runnable {
   void onPolled(List<EventRow> rows, long seqAtStart, boolean full, boolean global) {
     ctx.metrics().polledRows.increment(rows.size());
     boolean capped = false;
+    boolean dueNews = false;
+    long now = ctx.clock().nowNs();
     for (EventRow row : rows) {
       long id = row.id();
       if (cache.contains(id) || inFlight.containsKey(id) || firing.contains(id)) {
@@ -707,6 +738,10 @@ final class Dispatcher implements Runnable {
         break;
       }
       capped |= added == WindowCache.Added.TENANT_CAPPED;
+      dueNews |= added == WindowCache.Added.ADDED && e.dueNs <= now;
+    }
+    if (dueNews) {
+      lastDueNewsMono = System.nanoTime();
     }
     if (global) {
       lastPollCapped = capped;

@@ -40,7 +40,13 @@ final class Poller implements Runnable {
   private final RetryCollector collector;
   private final Waiter waiter = new Waiter();
   private final long intervalNs;
+
+  /** The longest look-ahead: twice poll_interval. */
   private final long lookaheadNs;
+
+  /** Slack on top of twice the pause, for the poll itself and the dispatcher's turn. */
+  static final long LOOKAHEAD_MARGIN_NS = TimeUnit.MILLISECONDS.toNanos(10);
+
   private final int limit;
   private volatile boolean running = true;
   private long lastSync = Long.MIN_VALUE / 2;
@@ -160,7 +166,7 @@ final class Poller implements Runnable {
     if (cursor != null && mono - sweepStartedMono >= SWEEP_EVERY_NS) {
       cursor = null;
     }
-    long due = ctx.clock().nowNs() + lookaheadNs;
+    long due = ctx.clock().nowNs() + lookahead();
     long seq = dispatcher.settledSeq();
     long t0 = System.nanoTime();
     int lim;
@@ -185,8 +191,9 @@ final class Poller implements Runnable {
     }
     if (!rows.isEmpty()) {
       dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
-      // A sweep's first page re-reads what the window holds: only more than that is news.
-      foundRows |= continued || rows.size() > dispatcher.cachedCount();
+      // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
+      // news is for the dispatcher to say (see pollOnce).
+      foundRows |= continued;
     }
   }
 
@@ -212,7 +219,7 @@ final class Poller implements Runnable {
     knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
     backlogged.retainAll(knownTenants.keySet());
     int equal = equalShare();
-    long due = ctx.clock().nowNs() + lookaheadNs;
+    long due = ctx.clock().nowNs() + lookahead();
     boolean pressed = false;
     java.util.Map<String, Integer> toRead = new java.util.LinkedHashMap<>();
     java.util.Map<String, Integer> heldBefore = new java.util.HashMap<>();
@@ -291,10 +298,9 @@ final class Poller implements Runnable {
     List<EventRow> rows =
         ctx.store()
             .pollPendingAfter(
-                now + lookaheadNs, now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
+                now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     if (!rows.isEmpty()) {
-      foundRows = true;
       dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
     }
   }
@@ -322,18 +328,33 @@ final class Poller implements Runnable {
     }
   }
 
+  /**
+   * How far ahead of now a poll reads: twice the current pause between polls (plus a margin), so
+   * that an event is in the window before it is due even if the next poll comes a little later —
+   * and no further, so that polling every few milliseconds does not re-read a long stretch of
+   * delayed events each time. Never above twice {@code poll_interval}.
+   */
+  private long lookahead() {
+    return Math.min(lookaheadNs, 2 * nextWaitNs + LOOKAHEAD_MARGIN_NS);
+  }
+
   /** One round; package-visible so tests can drive it. */
   void pollOnce() {
     foundRows = false;
     pollRound();
-    // Adaptive: while rows keep coming the next poll follows at once (BUSY_WAIT); after the last
-    // rows the pause grows with the quiet time — a quarter of it — up to poll_interval. An event
+    // Adaptive: while due rows keep coming the next poll follows at once (BUSY_WAIT); after the
+    // last
+    // ones the pause grows with the quiet time — a quarter of it — up to poll_interval. An event
     // after a quiet gap waits at most about a quarter of that gap, polls during a gap grow only
     // with its logarithm, and an idle queue costs its few queries a second.
     long mono = System.nanoTime();
     if (foundRows) {
       lastFoundMono = mono;
     }
+    // The dispatcher took rows that were already due and new to it (from this poll or the one
+    // before): inserts are arriving. Rows read ahead of their time do not count: they are in the
+    // window in time anyway, and re-reading the look-ahead every few ms would only cost.
+    lastFoundMono = Math.max(lastFoundMono, dispatcher.lastDueNewsMono());
     long busy = tenantMode ? BUSY_TENANT_WAIT_NS : BUSY_WAIT_NS;
     nextWaitNs = Math.min(intervalNs, Math.max(busy, (mono - lastFoundMono) / 4));
   }
