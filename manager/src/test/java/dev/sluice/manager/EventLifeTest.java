@@ -306,10 +306,8 @@ class EventLifeTest {
       RawReceiver b = h.rawReceiver("life_firing", "b", 5);
       await().atMost(5, SECONDS).until(() -> b.subscribed);
       lock.rollback();
-      long t0 = System.nanoTime();
+      // Never sent, so released without backoff (min_backoff=30s), long before ack_wait (60s).
       await().atMost(20, SECONDS).until(() -> b.all.size() == 3);
-      // Never sent, so released without backoff (min_backoff=30s) and well before ack_wait (60s).
-      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
       assertThat(a.all).isEmpty();
       assertThat(b.all).extracting(Event::getEpoch).containsOnly(2L);
       b.all.forEach(b::ack);

@@ -69,7 +69,11 @@ final class Dispatcher implements Runnable {
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
   // --- owned by the dispatcher thread
-  /** Fired events by id, in fire order (which is deadline order: ack_wait is fixed). */
+  /**
+   * Fired events by id, in the order their fires came back: deadline order (ack_wait is fixed),
+   * except that two groups fired at once may come back swapped, a few ms apart — {@link #expire}
+   * stops at the first deadline not yet passed, so such an event expires at most that much late.
+   */
   private final LinkedHashMap<Long, InFlight> inFlight = new LinkedHashMap<>();
 
   private final List<ReceiverStream> receivers = new ArrayList<>();

@@ -9,8 +9,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the dispatcher's fire UPDATEs on its own thread ({@code sluice-<shard>-<queue>-firer}), so
- * that the dispatcher prepares and sends the next batch while the database works on this one.
+ * Runs the dispatcher's fire UPDATEs off its thread, so that the dispatcher prepares and sends the
+ * next batch while the database works on this one. Two threads ({@code
+ * sluice-<shard>-<queue>-firer-1} and {@code -2}) take from one queue: a batch need not wait for
+ * another's commit (InnoDB commits the two together), so a quiet tenant's single event is not held
+ * behind a busy tenant's big batch. They share nothing but the queue.
  *
  * <p>The dispatcher keeps at most {@link Dispatcher#MAX_FIRING_BATCHES} batches here. Batches that
  * queued up while the last UPDATE ran are fired together, as a group commit: when receivers free

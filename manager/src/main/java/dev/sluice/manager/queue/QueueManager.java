@@ -25,9 +25,10 @@ import org.slf4j.LoggerFactory;
  * {@link AckBatcher}, {@link RetryCollector} and {@link Purger}, and is what the gRPC layer talks
  * to.
  *
- * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer} and {@code
- * -acks}, plus the purger on the shard's maintenance executor. Public methods are safe from any
- * thread: they hand work to the dispatcher or go to the store directly (cancel, stats).
+ * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer-1}, {@code
+ * -firer-2} and {@code -acks}, plus the purger on the shard's maintenance executor. Public methods
+ * are safe from any thread: they hand work to the dispatcher or go to the store directly (cancel,
+ * stats).
  */
 public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
@@ -104,7 +105,8 @@ public final class QueueManager {
     started = true;
     String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
     threads.add(new Thread(dispatcher, prefix + "dispatcher"));
-    threads.add(new Thread(firer, prefix + "firer"));
+    threads.add(new Thread(firer, prefix + "firer-1"));
+    threads.add(new Thread(firer, prefix + "firer-2"));
     threads.add(new Thread(acks, prefix + "acks"));
     threads.add(new Thread(poller, prefix + "poller"));
     for (Thread t : threads) {
