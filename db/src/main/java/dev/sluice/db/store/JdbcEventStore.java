@@ -141,28 +141,27 @@ public final class JdbcEventStore implements EventStore {
         .limit(limit);
   }
 
-  /**
-   * One statement: a UNION ALL of each tenant's own poll (each part an index range on (state,
-   * tenant, time_next)), so a per-tenant round costs one round trip whatever the tenant count.
-   */
   @Override
   public List<EventRow> pollTenants(Map<String, Integer> limits, long dueBeforeNs) {
-    org.jooq.Select<Record> union = null;
-    for (Map.Entry<String, Integer> e : limits.entrySet()) {
-      org.jooq.Select<Record> one = tenantQuery(e.getKey(), dueBeforeNs, e.getValue());
-      union = union == null ? one : union.unionAll(one);
-    }
-    return union == null ? List.of() : rows((org.jooq.ResultQuery<Record>) union);
+    return limits.isEmpty() ? List.of() : rows(tenantsQuery(limits, dueBeforeNs));
   }
 
   /** The several-tenant poll with its values inlined, for {@code EXPLAIN}. */
   public String pollTenantsSql(Map<String, Integer> limits, long dueBeforeNs) {
+    return ctx.renderInlined(tenantsQuery(limits, dueBeforeNs));
+  }
+
+  /**
+   * One statement: a UNION ALL of each tenant's own poll (each part an index range on (state,
+   * tenant, time_next)), so a per-tenant round costs one round trip whatever the tenant count.
+   */
+  private org.jooq.Select<Record> tenantsQuery(Map<String, Integer> limits, long dueBeforeNs) {
     org.jooq.Select<Record> union = null;
     for (Map.Entry<String, Integer> e : limits.entrySet()) {
       org.jooq.Select<Record> one = tenantQuery(e.getKey(), dueBeforeNs, e.getValue());
       union = union == null ? one : union.unionAll(one);
     }
-    return ctx.renderInlined(union);
+    return union;
   }
 
   @Override
