@@ -495,8 +495,7 @@ final class Dispatcher implements Runnable {
     }
     long now = b.firedAtNs;
     Map<ReceiverStream, EventBatch.Builder> batches = new LinkedHashMap<>();
-    int fired = 0;
-    int unsent = 0;
+    int sent = 0;
     for (int i = 0; i < events.size(); i++) {
       CachedEvent e = events.get(i);
       ReceiverStream r = b.owners.get(i);
@@ -509,21 +508,20 @@ final class Dispatcher implements Runnable {
       long epoch = e.epoch + 1;
       InFlight f = new InFlight(e, epoch, r, b.firedDeadlineNs);
       inFlight.put(e.id, f);
-      fired++;
       if (!dispatching || !receivers.contains(r)) {
         f.settling = true;
         free(f);
         acks.submit(
             Completion.release(
                 new EventRef(e.id, epoch), now, false, null, "receiver gone before the send"));
-        unsent++;
         continue;
       }
       ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
       tenantCounts.get(e.tenant)[1]++; // dispatched
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
+      sent++;
     }
-    ctx.metrics().dispatched.increment(fired - unsent);
+    ctx.metrics().dispatched.increment(sent);
     // A failed send leaves the events in flight: the stream's close releases them at once.
     batches.forEach((r, eb) -> r.send(ManagerMessage.newBuilder().setEvents(eb).build()));
     inFlightCount = inFlight.size() + firing.size();

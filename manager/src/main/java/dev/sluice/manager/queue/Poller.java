@@ -70,9 +70,6 @@ final class Poller implements Runnable {
   private boolean foundRows;
   private boolean lastGlobalFull;
 
-  /** Busy polling in per-tenant rounds costs a query per tenant: not faster than this. */
-  static final long BUSY_TENANT_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
-
   /** The pause between polls while rows keep coming. */
   static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
 
@@ -269,7 +266,6 @@ final class Poller implements Runnable {
         } else {
           backlogged.remove(t);
         }
-        foundRows |= n > heldBefore.getOrDefault(t, 0);
       }
       if (!rows.isEmpty()) {
         dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
@@ -355,8 +351,7 @@ final class Poller implements Runnable {
     // before): inserts are arriving. Rows read ahead of their time do not count: they are in the
     // window in time anyway, and re-reading the look-ahead every few ms would only cost.
     lastFoundMono = Math.max(lastFoundMono, dispatcher.lastDueNewsMono());
-    long busy = tenantMode ? BUSY_TENANT_WAIT_NS : BUSY_WAIT_NS;
-    nextWaitNs = Math.min(intervalNs, Math.max(busy, (mono - lastFoundMono) / 4));
+    nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
   }
 
   private void pollRound() {
