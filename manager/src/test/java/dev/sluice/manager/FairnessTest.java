@@ -101,6 +101,37 @@ class FairnessTest {
   }
 
   @Test
+  void tenantsThatFilledTheWindowFirstMakeRoomForTenantsWaitingOnDisk() throws Exception {
+    queue("fair_trim", "cache_size=1000 tenant_cache_share=50% poll_interval=50ms");
+    for (int t = 0; t < 10; t++) {
+      insert("fair_trim", "t" + t, "", 500); // t0 and t1 alone fill the first poll's 1,000 rows
+    }
+    RawReceiver r = h.rawReceiver("fair_trim", "r", 1);
+    Event e = r.events.poll(20, TimeUnit.SECONDS);
+    // Nothing is acked, so nothing drains: the other eight tenants can come in only if t0 and t1
+    // give up what they hold beyond an equal part (1,000 / 10 tenants = 100 each).
+    await()
+        .atMost(10, SECONDS)
+        .until(
+            () -> {
+              Map<String, TenantStats> ts = tenants("fair_trim");
+              return ts.size() == 10 && ts.values().stream().allMatch(x -> x.queued() >= 90);
+            });
+    assertThat(tenants("fair_trim").values())
+        .allSatisfy(x -> assertThat(x.queued()).isLessThanOrEqualTo(100));
+    // From there, one credit serves the ten backlogs in turn: 10 each in the next 100.
+    Map<String, Integer> served = new java.util.TreeMap<>();
+    for (int i = 0; i < 100; i++) {
+      r.ack(e);
+      e = r.events.poll(10, TimeUnit.SECONDS);
+      served.merge(e.getTenant(), 1, Integer::sum);
+    }
+    assertThat(served).hasSize(10);
+    assertThat(served.values()).allSatisfy(n -> assertThat(n).isBetween(9, 11));
+    r.ack(e);
+  }
+
+  @Test
   void aBusyTenantLeavesTheLastCreditToATenantWithNothingInFlight() throws Exception {
     queue("fair_reserve", "");
     insert("fair_reserve", "warm", "", 1); // the queue has seen more than one tenant

@@ -796,6 +796,23 @@ final class Dispatcher implements Runnable {
     }
   }
 
+  /**
+   * The poller's per-tenant round found tenants waiting on disk and no room for them: each tenant
+   * in {@code keep} gives up its window events beyond that many (the last in poll order). They stay
+   * pending in the table and are read back when their turn comes.
+   */
+  void onTrim(Map<String, Integer> keep) {
+    int dropped = 0;
+    for (Map.Entry<String, Integer> k : keep.entrySet()) {
+      dropped += cache.trim(k.getKey(), k.getValue());
+    }
+    if (dropped > 0) {
+      ctx.metrics().windowTrimmed.increment(dropped);
+      heldPublishedNs = Long.MIN_VALUE / 2; // the poller's next read needs the new counts
+    }
+    publish();
+  }
+
   void onCancelled(List<Long> ids) {
     for (Long id : ids) {
       cache.remove(id);

@@ -20,10 +20,12 @@ import org.slf4j.LoggerFactory;
  * behind it in the poll index, so the poller switches to per-tenant rounds: it lists the tenants
  * with pending events (one index seek per tenant, at most once a second) and reads each tenant that
  * has room up to its share, on the (state, tenant, time_next) index — all such tenants in one UNION
- * ALL statement, every 20 ms at most. Between those rounds it reads only the rows that came due in
- * the last second, a short range of the poll index in front of the backlog, so a quiet tenant's new
- * event is seen within milliseconds. It returns to the single poll once no tenant is at its share
- * and none has more on disk than it last read.
+ * ALL statement, every 20 ms at most. A tenant's share is then an equal part of the window (within
+ * its cap); when the tenants to read lack room, those holding more than their part give up the
+ * excess first. Between those rounds it reads only the rows that came due in the last second, a
+ * short range of the poll index in front of the backlog, so a quiet tenant's new event is seen
+ * within milliseconds. It returns to the single poll once no tenant is at its share and none has
+ * more on disk than it last read.
  *
  * <p>Pace: a poll that found rows is followed after {@link #BUSY_WAIT_NS}; after the last rows the
  * pause grows with the quiet time, up to {@code poll_interval}.
@@ -221,14 +223,14 @@ final class Poller implements Runnable {
     java.util.Map<String, Integer> toRead = new java.util.LinkedHashMap<>();
     java.util.Map<String, Integer> heldBefore = new java.util.HashMap<>();
     for (String t : knownTenants.keySet()) {
-      int share = Math.max(1, Math.min(dispatcher.tenantCap(t), equal));
+      int share = part(t, equal);
       int held = dispatcher.held(t);
       if (held >= share) {
         pressed = true;
         backlogged.add(t); // until a read shows otherwise
         continue;
       }
-      if (held > share / 2 || dispatcher.cacheRoom() <= 0) {
+      if (held > share / 2) {
         // Still well stocked; if its last read was full, more waits on disk all the same.
         pressed |= backlogged.contains(t);
         continue;
@@ -238,7 +240,14 @@ final class Poller implements Runnable {
     }
     // The window's room, split evenly: rows beyond it would be dropped, and those dropped would
     // always be the same tenants' (the last ones read).
-    int room = dispatcher.cacheRoom();
+    int room = dispatcher.cacheRoom() + trimForTenantsOnDisk(toRead, equal);
+    if (room <= 0) {
+      // A full window and no tenant above its part: nothing can come in this round.
+      for (String t : toRead.keySet()) {
+        pressed |= backlogged.contains(t);
+      }
+      toRead.clear();
+    }
     if (!toRead.isEmpty()) {
       int each = Math.max(1, room / toRead.size());
       toRead.replaceAll((t, share) -> Math.min(share, heldBefore.get(t) + each));
@@ -278,6 +287,37 @@ final class Poller implements Runnable {
   }
 
   /**
+   * When the tenants to read need more room than the window has, the tenants holding more than
+   * their part give up the excess (their last events in poll order), so that a window filled by one
+   * or two backlogs before the others were known does not keep the rest to a trickle. Returns the
+   * room that makes (the dispatcher trims before it takes this round's rows: its inbox is FIFO).
+   */
+  private int trimForTenantsOnDisk(java.util.Map<String, Integer> toRead, int equal) {
+    int need = 0;
+    for (var e : toRead.entrySet()) {
+      need += Math.max(0, e.getValue() - dispatcher.held(e.getKey()));
+    }
+    if (need <= dispatcher.cacheRoom()) {
+      return 0;
+    }
+    java.util.Map<String, Integer> keep = new java.util.HashMap<>();
+    int freed = 0;
+    for (String t : knownTenants.keySet()) {
+      int share = part(t, equal);
+      int held = dispatcher.held(t);
+      if (held > share) {
+        keep.put(t, share);
+        freed += held - share;
+      }
+    }
+    if (!keep.isEmpty()) {
+      dispatcher.post(() -> dispatcher.onTrim(keep));
+      log.debug("{}: trimming the window to each tenant's part: {}", ctx.where(), keep);
+    }
+    return freed;
+  }
+
+  /**
    * Between per-tenant rounds: the rows that became due within the last second (new inserts,
    * delayed events coming due, retries), on the poll index — a short range however deep the backlog
    * behind it, so a quiet tenant's new event is seen in milliseconds. Rows a tenant's share cannot
@@ -308,6 +348,11 @@ final class Poller implements Runnable {
   private int equalShare() {
     int n = Math.max(1, knownTenants.size());
     return Math.max(1, limit / n);
+  }
+
+  /** A tenant's part of the window in per-tenant rounds: the equal share, within its own cap. */
+  private int part(String tenant, int equal) {
+    return Math.max(1, Math.min(dispatcher.tenantCap(tenant), equal));
   }
 
   /** Lists the tenants with pending events: one index seek each. */

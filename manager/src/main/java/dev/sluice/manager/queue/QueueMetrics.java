@@ -32,6 +32,9 @@ public final class QueueMetrics {
   final Counter polledRows;
   final Counter casMisses;
 
+  /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
+  final Counter windowTrimmed;
+
   /** From the time an event became due to the time it was fired. */
   final Timer dueToDispatch;
 
@@ -60,6 +63,7 @@ public final class QueueMetrics {
     staleAcks = r.counter("sluice_acks_stale", t);
     polledRows = r.counter("sluice_poll_rows", t);
     casMisses = r.counter("sluice_fire_cas_misses", t);
+    windowTrimmed = r.counter("sluice_window_trimmed", t);
     dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
     dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
     pollDuration = latency("sluice_poll_duration", "one poll query", r);

@@ -123,6 +123,31 @@ public final class WindowCache {
     return true;
   }
 
+  /**
+   * Forgets {@code tenant}'s events beyond the first {@code keep} in poll order (due time, id): the
+   * ones a per-tenant poll would read last, so the next poll reads back what was dropped, not
+   * something else. Returns how many were dropped. They stay pending in the table; this only makes
+   * room for other tenants' events.
+   */
+  public int trim(String tenant, int keep) {
+    int held = held(tenant);
+    if (held <= Math.max(0, keep)) {
+      return 0;
+    }
+    List<CachedEvent> mine = new ArrayList<>(held);
+    for (CachedEvent e : byId.values()) {
+      if (e.tenant.equals(tenant)) {
+        mine.add(e);
+      }
+    }
+    mine.sort(BY_DUE.reversed());
+    int drop = held - Math.max(0, keep);
+    for (int i = 0; i < drop; i++) {
+      remove(mine.get(i).id);
+    }
+    return drop;
+  }
+
   private void release(CachedEvent e) {
     heldByTenant.computeIfPresent(e.tenant, (k, n) -> n <= 1 ? null : n - 1);
   }

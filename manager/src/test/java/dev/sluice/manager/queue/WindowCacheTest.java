@@ -47,6 +47,25 @@ class WindowCacheTest {
   }
 
   @Test
+  void trimDropsATenantsLastEventsInPollOrderAndLeavesOthersAlone() {
+    WindowCache c = new WindowCache(10, 10, true);
+    for (int i = 0; i < 6; i++) {
+      c.add(ev(i, 100 - i, 0, "noisy")); // due times 100, 99, ... 95: id 5 is due first
+    }
+    c.add(ev(10, 1000, 0, "quiet"));
+    assertThat(c.room()).isEqualTo(3);
+    assertThat(c.trim("noisy", 2)).isEqualTo(4);
+    assertThat(c.trim("noisy", 2)).isZero();
+    assertThat(c.trim("quiet", 0)).isEqualTo(1);
+    assertThat(c.held("noisy")).isEqualTo(2);
+    assertThat(c.room()).isEqualTo(8);
+    // What is left is what the poll index gives first; what was dropped can be read back.
+    assertThat(c.add(ev(2, 98, 0, "noisy"))).isEqualTo(WindowCache.Added.ADDED);
+    c.promoteDue(2000);
+    assertThat(drain(c)).containsExactly(5L, 4L, 2L);
+  }
+
+  @Test
   void tenantsTakeTurnsSoABacklogCannotStarveOthers() {
     WindowCache c = new WindowCache(100);
     for (int i = 0; i < 50; i++) {
