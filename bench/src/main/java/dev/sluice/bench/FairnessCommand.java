@@ -113,13 +113,30 @@ final class FairnessCommand implements Callable<Integer> {
       description = "Deliveries counted in the Jain phase. Default: ${DEFAULT-VALUE}")
   long jainDeliveries;
 
+  @Option(
+      names = "--phases",
+      split = ",",
+      defaultValue = "solo,fair,fifo,jain",
+      description =
+          "Phases to run (solo, fair, fifo, jain); figures of phases left out print as n/a."
+              + " Default: ${DEFAULT-VALUE}")
+  java.util.Set<String> phases;
+
   record Phase(Histogram quiet, long quietSent, long noisyAtWindowEnd) {}
+
+  private static final Phase SKIPPED = new Phase(new Histogram(3), 0, 0);
 
   @Override
   public Integer call() throws Exception {
     long backlogN = backlog != null ? backlog : quick ? 50_000 : 200_000;
     double secs = seconds != null ? seconds : quick ? 8 : 20;
     double warm = warmup != null ? warmup : quick ? 2 : 5;
+    java.util.Set<String> known = java.util.Set.of("solo", "fair", "fifo", "jain");
+    if (!known.containsAll(phases)) {
+      throw new IllegalArgumentException(
+          "--phases takes solo, fair, fifo and jain; unknown: "
+              + phases.stream().filter(x -> !known.contains(x)).toList());
+    }
     if (jainDeliveries >= jainTenants * jainBacklog) {
       throw new IllegalArgumentException(
           "--jain-deliveries must be below --jain-tenants x --jain-backlog");
@@ -153,11 +170,18 @@ final class FairnessCommand implements Callable<Integer> {
               warm,
               secs,
               SluiceSide.useOptions(queueOptions)));
-      solo = runPhase(server, "solo", "fair=true", 0, warm, secs);
-      fair = runPhase(server, "fair", "fair=true", backlogN, warm, secs);
-      fifo = runPhase(server, "fifo", "fair=false", backlogN, warm, secs);
-      jain = runJain(server, "jain", "fair=true");
-      jainFifo = runJain(server, "jain-fifo", "fair=false");
+      solo =
+          phases.contains("solo") ? runPhase(server, "solo", "fair=true", 0, warm, secs) : SKIPPED;
+      fair =
+          phases.contains("fair")
+              ? runPhase(server, "fair", "fair=true", backlogN, warm, secs)
+              : SKIPPED;
+      fifo =
+          phases.contains("fifo")
+              ? runPhase(server, "fifo", "fair=false", backlogN, warm, secs)
+              : SKIPPED;
+      jain = phases.contains("jain") ? runJain(server, "jain", "fair=true") : Double.NaN;
+      jainFifo = phases.contains("jain") ? runJain(server, "jain-fifo", "fair=false") : Double.NaN;
     }
     double a = Latencies.ms(fair.quiet(), 99);
     double b = Latencies.ms(solo.quiet(), 99);
@@ -179,12 +203,12 @@ final class FairnessCommand implements Callable<Integer> {
     System.out.println(
         String.format(
             Locale.ROOT,
-            "fairness: quiet_p99_ms=%s solo_p99_ms=%s ratio=%s fifo_ratio=%s jain=%.4f",
+            "fairness: quiet_p99_ms=%s solo_p99_ms=%s ratio=%s fifo_ratio=%s jain=%s",
             fmt(a),
             fmt(b),
             fmt(a / b),
             fmt(f / b),
-            jain));
+            Double.isNaN(jain) ? "n/a" : String.format(Locale.ROOT, "%.4f", jain)));
     return 0;
   }
 
@@ -423,11 +447,12 @@ final class FairnessCommand implements Callable<Integer> {
       Progress.note(
           String.format(
               Locale.ROOT,
-              "%s: per-tenant deliveries min=%,d max=%,d (each tenant had %,d, so every tenant"
-                  + " %s backlog throughout); J=%.4f",
+              "%s: per-tenant deliveries min=%,d max=%,d %s (each tenant had %,d, so every"
+                  + " tenant %s backlog throughout); J=%.4f",
               label,
               min,
               max,
+              java.util.Arrays.toString(x),
               jainBacklog,
               max < jainBacklog ? "still had" : "did NOT have",
               j));
