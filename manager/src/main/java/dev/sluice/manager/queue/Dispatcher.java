@@ -2,7 +2,6 @@ package dev.sluice.manager.queue;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventRow;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.EventBatch;
 import dev.sluice.proto.v1.ManagerMessage;
@@ -46,7 +45,13 @@ final class Dispatcher implements Runnable {
   static final int MAX_BATCH = 256;
 
   /** Share of all credits that only a tenant with nothing in flight may take; see idleReserve. */
-  static final int IDLE_RESERVE_PERCENT = 5;
+  static final int IDLE_RESERVE_PERCENT = 10;
+
+  /**
+   * How long the reserve stands after a tenant with nothing in flight took a credit while others
+   * held some; see idleReserve.
+   */
+  static final long RESERVE_HOLD_NS = TimeUnit.SECONDS.toNanos(10);
 
   /**
    * Batches handed to the firer and not yet back: one group in the database, the rest waiting to be
@@ -118,6 +123,13 @@ final class Dispatcher implements Runnable {
   private volatile List<ReceiverStats> receiverSnapshot = List.of();
 
   private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
+
+  /** Credits held by all tenants (dispatcher thread). */
+  private int assigned;
+
+  /** When a tenant with nothing in flight last took a credit while others held some (mono ns). */
+  private long lastLightArrivalMono = Long.MIN_VALUE / 2;
+
   private long tenantPublishedNs;
   private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
   private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -357,7 +369,7 @@ final class Dispatcher implements Runnable {
     if (cap > 0 && held >= cap) {
       return false;
     }
-    if (held > 0 && fair && tenantCounts.size() > 1 && freeSlots() <= idleReserve()) {
+    if (held > 0 && fair && reserveStands() && freeSlots() <= idleReserve()) {
       return false; // the last free credits wait for a tenant with nothing in flight
     }
     for (ReceiverStream r : receivers) {
@@ -369,17 +381,23 @@ final class Dispatcher implements Runnable {
   }
 
   /**
-   * Credits kept for tenants with nothing in flight: {@link #IDLE_RESERVE_PERCENT} of all credits,
-   * at least one. Without it a busy tenant holds every credit and a quiet tenant's event waits for
-   * the next ack, however fair the turns; with it, that event goes out at once. Applies only once a
-   * queue has seen more than one tenant, so a single-tenant queue uses every credit.
+   * Credits kept for tenants with nothing in flight: {@link #IDLE_RESERVE_PERCENT} of all credits
+   * (rounded), at least one. Without it a busy tenant holds every credit and a quiet tenant's event
+   * waits for the next ack, however fair the turns; with it, that event goes out at once. It stands
+   * only for {@link #RESERVE_HOLD_NS} after such a tenant last came in next to busy ones, so a
+   * tenant alone on a queue uses every credit.
    */
   private int idleReserve() {
     int total = 0;
     for (ReceiverStream r : receivers) {
       total += r.maxInFlight();
     }
-    return total < 2 ? 0 : Math.max(1, total * IDLE_RESERVE_PERCENT / 100);
+    return total < 2 ? 0 : Math.max(1, (total * IDLE_RESERVE_PERCENT + 50) / 100);
+  }
+
+  /** Whether the {@link #idleReserve} applies now. */
+  private boolean reserveStands() {
+    return System.nanoTime() - lastLightArrivalMono < RESERVE_HOLD_NS;
   }
 
   private boolean eventCanTake(CachedEvent e) {
@@ -413,7 +431,12 @@ final class Dispatcher implements Runnable {
     if (!r.tryReserve(e.workClass)) {
       return false;
     }
-    tenantCounts.computeIfAbsent(e.tenant, k -> new long[2])[0]++;
+    long[] c = tenantCounts.computeIfAbsent(e.tenant, k -> new long[2]);
+    if (c[0] == 0 && assigned > 0) {
+      lastLightArrivalMono = System.nanoTime();
+    }
+    c[0]++;
+    assigned++;
     return true;
   }
 
@@ -423,6 +446,7 @@ final class Dispatcher implements Runnable {
     if (c != null) {
       c[0]--;
     }
+    assigned--;
   }
 
   /** Gives back the credit an in-flight event held (once). */
@@ -697,26 +721,21 @@ final class Dispatcher implements Runnable {
   }
 
   /**
-   * Rows read by the poller. A row may be stale: the poll's snapshot can predate a fire, ack or
-   * release this thread already saw. Events in the window or in flight are skipped by id, and so
-   * are events settled after the poll began ({@code seqAtStart}): the snapshot may show them still
-   * pending.
-   */
-  void onPolled(List<EventRow> rows, long seqAtStart, boolean full) {
-    onPolled(rows, seqAtStart, full, true);
-  }
-
-  /**
+   * Events read by the poller (as {@link PolledEvents}). A row may be stale: the poll's snapshot
+   * can predate a fire, ack or release this thread already saw. Events in the window or in flight
+   * are skipped by id, and so are events settled after the poll began ({@code seqAtStart}): the
+   * snapshot may show them still pending.
+   *
    * @param global whether this was the poll over all tenants (whose capped rows tell the poller to
    *     switch to per-tenant rounds)
    */
-  void onPolled(List<EventRow> rows, long seqAtStart, boolean full, boolean global) {
-    ctx.metrics().polledRows.increment(rows.size());
+  void onPolled(List<CachedEvent> events, long seqAtStart, boolean full, boolean global) {
+    ctx.metrics().polledRows.increment(events.size());
     boolean capped = false;
     boolean dueNews = false;
     long now = ctx.clock().nowNs();
-    for (EventRow row : rows) {
-      long id = row.id();
+    for (CachedEvent e : events) {
+      long id = e.id;
       if (cache.contains(id) || inFlight.containsKey(id) || firing.contains(id)) {
         continue;
       }
@@ -724,17 +743,6 @@ final class Dispatcher implements Runnable {
       if (settledAt != null && settledAt > seqAtStart) {
         continue;
       }
-      CachedEvent e =
-          new CachedEvent(
-              id,
-              row.epoch(),
-              row.timeNextNs(),
-              row.timeCreatedNs(),
-              row.priority(),
-              row.tenant(),
-              actorPath(row),
-              row.workClass() == null ? "" : row.workClass(),
-              Values.toWire(row.userColumns()));
       WindowCache.Added added = cache.add(e);
       if (added == WindowCache.Added.FULL) {
         break;
@@ -755,35 +763,6 @@ final class Dispatcher implements Runnable {
     }
     pollerHasMore |= full;
     publish();
-  }
-
-  /**
-   * The actor path's segments ({@code user-17/reports} → [user-17, reports]). A path deeper than
-   * actor_max_depth is an error in the row: it is served at the deepest allowed level and logged.
-   */
-  private List<String> actorPath(EventRow row) {
-    String a = row.actor();
-    if (a == null || a.isEmpty()) {
-      return List.of();
-    }
-    List<String> segs = new ArrayList<>();
-    for (String s : a.split("/")) {
-      if (!s.isEmpty()) {
-        segs.add(s);
-      }
-    }
-    int max = ctx.options().actorMaxDepth();
-    if (segs.size() > max) {
-      log.warn(
-          "{}: event {} has actor path '{}' deeper than actor_max_depth={}; served at depth {}",
-          ctx.where(),
-          row.id(),
-          a,
-          max,
-          max);
-      segs = segs.subList(0, max);
-    }
-    return List.copyOf(segs);
   }
 
   /** Fired rows past their deadline found in the table: ours are handled by {@link #expire}. */

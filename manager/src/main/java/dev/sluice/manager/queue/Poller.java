@@ -189,7 +189,8 @@ final class Poller implements Runnable {
       cursor = null;
     }
     if (!rows.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onPolled(rows, seq, full, true));
+      List<CachedEvent> events = PolledEvents.of(rows, ctx);
+      dispatcher.post(() -> dispatcher.onPolled(events, seq, full, true));
       // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
       // news is for the dispatcher to say (see pollOnce).
       foundRows |= continued;
@@ -277,7 +278,8 @@ final class Poller implements Runnable {
         }
       }
       if (!rows.isEmpty()) {
-        dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
+        List<CachedEvent> events = PolledEvents.of(rows, ctx);
+        dispatcher.post(() -> dispatcher.onPolled(events, seq, false, false));
       }
     }
     if (!pressed) {
@@ -337,7 +339,8 @@ final class Poller implements Runnable {
                 now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     if (!rows.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onPolled(rows, seq, false, false));
+      List<CachedEvent> events = PolledEvents.of(rows, ctx);
+      dispatcher.post(() -> dispatcher.onPolled(events, seq, false, false));
     }
   }
 
