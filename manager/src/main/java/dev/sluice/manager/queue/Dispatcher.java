@@ -44,15 +44,6 @@ final class Dispatcher implements Runnable {
 
   static final int MAX_BATCH = 256;
 
-  /** Share of all credits that only a tenant with nothing in flight may take; see idleReserve. */
-  static final int IDLE_RESERVE_PERCENT = 10;
-
-  /**
-   * How long the reserve stands after a tenant with nothing in flight took a credit while others
-   * held some; see idleReserve.
-   */
-  static final long RESERVE_HOLD_NS = TimeUnit.SECONDS.toNanos(10);
-
   /**
    * Batches handed to the firer and not yet back: one group in the database, the rest waiting to be
    * fired together next.
@@ -67,8 +58,7 @@ final class Dispatcher implements Runnable {
   private final long ackWaitNs;
   private final int maxAttempts;
   private final int maxConcurrency;
-  private final TenantLimits tenantLimits;
-  private final boolean fair;
+  private final TenantCredits credits;
   private final Map<String, Integer> classShares;
   private final ShuffleSharder sharder;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -122,14 +112,6 @@ final class Dispatcher implements Runnable {
   /** Per-receiver figures, republished with {@link #tenantSnapshot}. */
   private volatile List<ReceiverStats> receiverSnapshot = List.of();
 
-  private final Map<String, long[]> tenantCounts = new java.util.HashMap<>();
-
-  /** Credits held by all tenants (dispatcher thread). */
-  private int assigned;
-
-  /** When a tenant with nothing in flight last took a credit while others held some (mono ns). */
-  private long lastLightArrivalMono = Long.MIN_VALUE / 2;
-
   private long tenantPublishedNs;
   private static final long TENANT_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(500);
   private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -156,8 +138,7 @@ final class Dispatcher implements Runnable {
         new WindowCache(
             ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
     this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
-    this.tenantLimits = ctx.tenantLimits();
-    this.fair = ctx.options().fair();
+    this.credits = new TenantCredits(ctx.tenantLimits(), ctx.options().fair());
     this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
@@ -318,11 +299,12 @@ final class Dispatcher implements Runnable {
       tenantPublishedNs = mono;
       Map<String, Integer> queued = cache.countByTenant();
       List<TenantStats> out = new ArrayList<>();
-      java.util.Set<String> names = new java.util.TreeSet<>(tenantCounts.keySet());
+      java.util.Set<String> names = new java.util.TreeSet<>(credits.tenants());
       names.addAll(queued.keySet());
       for (String t : names) {
-        long[] c = tenantCounts.getOrDefault(t, new long[2]);
-        out.add(new TenantStats(t, queued.getOrDefault(t, 0), c[0], c[1]));
+        out.add(
+            new TenantStats(
+                t, queued.getOrDefault(t, 0), credits.held(t), credits.dispatchedTotal(t)));
       }
       tenantSnapshot = List.copyOf(out);
       List<ReceiverStats> rs = new ArrayList<>(receivers.size());
@@ -362,15 +344,13 @@ final class Dispatcher implements Runnable {
     return sharder.receiversFor(tenant).contains(r.receiverId());
   }
 
+  /**
+   * Whether {@code tenant} may have one more event in flight: within its cap and the reserve (see
+   * {@link TenantCredits}), and with a free credit on a receiver that serves it.
+   */
   private boolean tenantCanTake(String tenant) {
-    long[] c = tenantCounts.get(tenant);
-    long held = c == null ? 0 : c[0];
-    int cap = tenantLimits.maxInFlight(tenant);
-    if (cap > 0 && held >= cap) {
+    if (!credits.mayTake(tenant, this::freeSlots, this::allCredits)) {
       return false;
-    }
-    if (held > 0 && fair && reserveStands() && freeSlots() <= idleReserve()) {
-      return false; // the last free credits wait for a tenant with nothing in flight
     }
     for (ReceiverStream r : receivers) {
       if (r.freeSlots() > 0 && serves(r, tenant)) {
@@ -380,24 +360,12 @@ final class Dispatcher implements Runnable {
     return false;
   }
 
-  /**
-   * Credits kept for tenants with nothing in flight: {@link #IDLE_RESERVE_PERCENT} of all credits
-   * (rounded), at least one. Without it a busy tenant holds every credit and a quiet tenant's event
-   * waits for the next ack, however fair the turns; with it, that event goes out at once. It stands
-   * only for {@link #RESERVE_HOLD_NS} after such a tenant last came in next to busy ones, so a
-   * tenant alone on a queue uses every credit.
-   */
-  private int idleReserve() {
+  private int allCredits() {
     int total = 0;
     for (ReceiverStream r : receivers) {
       total += r.maxInFlight();
     }
-    return total < 2 ? 0 : Math.max(1, (total * IDLE_RESERVE_PERCENT + 50) / 100);
-  }
-
-  /** Whether the {@link #idleReserve} applies now. */
-  private boolean reserveStands() {
-    return System.nanoTime() - lastLightArrivalMono < RESERVE_HOLD_NS;
+    return total;
   }
 
   private boolean eventCanTake(CachedEvent e) {
@@ -431,22 +399,13 @@ final class Dispatcher implements Runnable {
     if (!r.tryReserve(e.workClass)) {
       return false;
     }
-    long[] c = tenantCounts.computeIfAbsent(e.tenant, k -> new long[2]);
-    if (c[0] == 0 && assigned > 0) {
-      lastLightArrivalMono = System.nanoTime();
-    }
-    c[0]++;
-    assigned++;
+    credits.take(e.tenant);
     return true;
   }
 
   private void unassign(ReceiverStream r, CachedEvent e) {
     r.unreserve(e.workClass);
-    long[] c = tenantCounts.get(e.tenant);
-    if (c != null) {
-      c[0]--;
-    }
-    assigned--;
+    credits.giveBack(e.tenant);
   }
 
   /** Gives back the credit an in-flight event held (once). */
@@ -541,7 +500,7 @@ final class Dispatcher implements Runnable {
         continue;
       }
       ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
-      tenantCounts.get(e.tenant)[1]++; // dispatched
+      credits.dispatched(e.tenant);
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
       sent++;
     }

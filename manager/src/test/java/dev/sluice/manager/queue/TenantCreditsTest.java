@@ -1,0 +1,66 @@
+package dev.sluice.manager.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.db.QueueOptions;
+import org.junit.jupiter.api.Test;
+
+/** Credits by tenant as a pure data structure: caps and the reserve. */
+class TenantCreditsTest {
+  static TenantCredits credits(String options) {
+    return new TenantCredits(
+        TenantLimits.of(QueueOptions.parseComment("q", ("sluice_queue " + options).strip())),
+        !options.contains("fair=false"));
+  }
+
+  @Test
+  void theReserveIsTenPercentRoundedAndAtLeastOne() {
+    assertThat(TenantCredits.reserve(1)).isZero();
+    assertThat(TenantCredits.reserve(4)).isEqualTo(1);
+    assertThat(TenantCredits.reserve(16)).isEqualTo(2);
+    assertThat(TenantCredits.reserve(100)).isEqualTo(10);
+  }
+
+  @Test
+  void aTenantAloneIsNeverHeldBackByTheReserve() {
+    TenantCredits c = credits("");
+    for (int i = 0; i < 15; i++) {
+      assertThat(c.mayTake("noisy", () -> 16, () -> 16)).isTrue();
+      c.take("noisy");
+    }
+    assertThat(c.mayTake("noisy", () -> 1, () -> 16)).isTrue();
+  }
+
+  @Test
+  void onceATenantWithNothingInFlightCameInTheBusyOneLeavesTheReserve() {
+    TenantCredits c = credits("");
+    c.take("noisy");
+    c.take("quiet"); // nothing in flight, next to a busy tenant: the reserve stands
+    assertThat(c.mayTake("noisy", () -> 3, () -> 16)).isTrue();
+    assertThat(c.mayTake("noisy", () -> 2, () -> 16)).isFalse();
+    assertThat(c.mayTake("other", () -> 1, () -> 16)).as("nothing in flight").isTrue();
+    c.giveBack("quiet");
+    c.giveBack("noisy");
+    assertThat(c.held("noisy")).isZero();
+    assertThat(c.mayTake("noisy", () -> 1, () -> 16)).as("nothing in flight").isTrue();
+  }
+
+  @Test
+  void theInFlightCapHoldsWhateverIsFree() {
+    TenantCredits c = credits("tenant_max_in_flight=2");
+    c.take("a");
+    c.take("a");
+    assertThat(c.mayTake("a", () -> 100, () -> 100)).isFalse();
+    assertThat(c.mayTake("b", () -> 100, () -> 100)).isTrue();
+    c.dispatched("a");
+    assertThat(c.dispatchedTotal("a")).isEqualTo(1);
+  }
+
+  @Test
+  void fifoQueuesKeepNoReserve() {
+    TenantCredits c = credits("fair=false");
+    c.take("noisy");
+    c.take("quiet");
+    assertThat(c.mayTake("noisy", () -> 1, () -> 16)).isTrue();
+  }
+}
