@@ -27,6 +27,7 @@ public record QueueOptions(
     boolean fair,
     int tenantCacheShare,
     int tenantMaxInFlight,
+    int tenantReserve,
     int actorMaxDepth,
     Map<String, Integer> classShares) {
 
@@ -49,6 +50,14 @@ public record QueueOptions(
   public static final int DEFAULT_TENANT_CACHE_SHARE = 50;
 
   public static final int DEFAULT_TENANT_MAX_IN_FLIGHT = 0;
+
+  /**
+   * Percent of all receivers' credits kept free for tenants with nothing in flight while other
+   * tenants are busy, so that a quiet tenant's event goes out at once instead of after an ack.
+   */
+  public static final int DEFAULT_TENANT_RESERVE = 10;
+
+  public static final int MAX_TENANT_RESERVE = 50;
   public static final int DEFAULT_ACTOR_MAX_DEPTH = 4;
   public static final int MAX_ACTOR_DEPTH = 16;
 
@@ -68,6 +77,7 @@ public record QueueOptions(
           "fair",
           "tenant_cache_share",
           "tenant_max_in_flight",
+          "tenant_reserve",
           "actor_max_depth",
           "class_shares");
 
@@ -86,6 +96,7 @@ public record QueueOptions(
         DEFAULT_FAIR,
         DEFAULT_TENANT_CACHE_SHARE,
         DEFAULT_TENANT_MAX_IN_FLIGHT,
+        DEFAULT_TENANT_RESERVE,
         DEFAULT_ACTOR_MAX_DEPTH,
         Map.of());
   }
@@ -145,6 +156,7 @@ public record QueueOptions(
               r.bool("fair", DEFAULT_FAIR),
               r.percent("tenant_cache_share", DEFAULT_TENANT_CACHE_SHARE),
               r.integer("tenant_max_in_flight", DEFAULT_TENANT_MAX_IN_FLIGHT, 0),
+              r.percent("tenant_reserve", DEFAULT_TENANT_RESERVE, 0, MAX_TENANT_RESERVE),
               Math.min(MAX_ACTOR_DEPTH, r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)),
               r.classShares("class_shares"));
       if (problems.isEmpty()
@@ -202,6 +214,7 @@ public record QueueOptions(
     m.put("fair", Boolean.toString(fair));
     m.put("tenant_cache_share", tenantCacheShare + "%");
     m.put("tenant_max_in_flight", Integer.toString(tenantMaxInFlight));
+    m.put("tenant_reserve", tenantReserve + "%");
     m.put("actor_max_depth", Integer.toString(actorMaxDepth));
     m.put("class_shares", classSharesText());
     return m;
@@ -233,6 +246,10 @@ public record QueueOptions(
     }
 
     int percent(String key, int dflt) {
+      return percent(key, dflt, 1, 100);
+    }
+
+    int percent(String key, int dflt, int min, int max) {
       String v = values.get(key);
       if (v == null) {
         return dflt;
@@ -240,13 +257,13 @@ public record QueueOptions(
       String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
       try {
         int p = Integer.parseInt(n);
-        if (p >= 1 && p <= 100) {
+        if (p >= min && p <= max) {
           return p;
         }
       } catch (NumberFormatException ignored) {
         // reported below
       }
-      problems.add(key + "='" + v + "' must be a percentage from 1% to 100%");
+      problems.add(key + "='" + v + "' must be a percentage from " + min + "% to " + max + "%");
       return dflt;
     }
 

@@ -28,6 +28,10 @@ class QueueOptionsTest {
     assertThat(o.cacheSize()).isEqualTo(100);
     assertThat(QueueOptions.parseComment("q", "sluice_queue max_backoff=1h").maxBackoff())
         .isEqualTo(Duration.ofHours(1));
+    assertThat(QueueOptions.parseComment("q", "sluice_queue tenant_reserve=0%").tenantReserve())
+        .isZero();
+    assertThat(QueueOptions.parseComment("q", "sluice_queue tenant_reserve=25").tenantReserve())
+        .isEqualTo(25);
   }
 
   @Test
@@ -63,6 +67,10 @@ class QueueOptionsTest {
     assertThatThrownBy(
             () -> QueueOptions.parseComment("q", "sluice_queue min_backoff=10s max_backoff=1s"))
         .hasMessageContaining("max_backoff (1s) is less than min_backoff (10s)");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue tenant_reserve=60%"))
+        .hasMessageContaining("tenant_reserve='60%' must be a percentage from 0% to 50%");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue tenant_cache_share=0%"))
+        .hasMessageContaining("tenant_cache_share='0%' must be a percentage from 1% to 100%");
     assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait"))
         .hasMessageContaining("not key=value");
     assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait=1s ack_wait=2s"))

@@ -138,7 +138,8 @@ final class Dispatcher implements Runnable {
         new WindowCache(
             ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
     this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
-    this.credits = new TenantCredits(ctx.tenantLimits(), ctx.options().fair());
+    this.credits =
+        new TenantCredits(ctx.tenantLimits(), ctx.options().fair(), ctx.options().tenantReserve());
     this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();

@@ -9,20 +9,20 @@ import java.util.function.IntSupplier;
  * Receivers' credits as tenants hold them: each tenant's in-flight count and dispatch total, its
  * in-flight cap, and the reserve of credits kept for tenants with nothing in flight.
  *
- * <p>The reserve: {@link #RESERVE_PERCENT} of all credits (rounded), at least one. Without it a
- * busy tenant holds every credit and a quiet tenant's event waits for the next ack, however fair
- * the turns; with it, that event goes out at once. It stands only for {@link #RESERVE_HOLD_NS}
- * after a tenant with nothing in flight last took a credit while others held some, so a tenant
- * alone on a queue uses every credit.
+ * <p>The reserve: the queue's {@code tenant_reserve} of all credits (rounded; at least one unless
+ * it is 0%). Without it a busy tenant holds every credit and a quiet tenant's event waits for the
+ * next ack, however fair the turns; with it, that event goes out at once. It stands only for {@link
+ * #RESERVE_HOLD_NS} after a tenant with nothing in flight last took a credit while others held
+ * some, so a tenant alone on a queue uses every credit.
  *
  * <p>Owned by the {@link Dispatcher} thread: no locks.
  */
 final class TenantCredits {
-  static final int RESERVE_PERCENT = 10;
   static final long RESERVE_HOLD_NS = TimeUnit.SECONDS.toNanos(10);
 
   private final TenantLimits limits;
   private final boolean fair;
+  private final int reservePercent;
 
   /** Per tenant: [credits held, events dispatched]. */
   private final Map<String, long[]> counts = new HashMap<>();
@@ -33,9 +33,10 @@ final class TenantCredits {
   /** When a tenant with nothing in flight last took a credit while others held some (mono ns). */
   private long lastLightArrivalMono = Long.MIN_VALUE / 2;
 
-  TenantCredits(TenantLimits limits, boolean fair) {
+  TenantCredits(TenantLimits limits, boolean fair, int reservePercent) {
     this.limits = limits;
     this.fair = fair;
+    this.reservePercent = reservePercent;
   }
 
   /**
@@ -57,8 +58,12 @@ final class TenantCredits {
         || freeCredits.getAsInt() > reserve(allCredits.getAsInt());
   }
 
-  static int reserve(int allCredits) {
-    return allCredits < 2 ? 0 : Math.max(1, (allCredits * RESERVE_PERCENT + 50) / 100);
+  /** The credits kept back out of {@code allCredits}. */
+  int reserve(int allCredits) {
+    if (reservePercent == 0 || allCredits < 2) {
+      return 0;
+    }
+    return Math.max(1, (allCredits * reservePercent + 50) / 100);
   }
 
   private boolean reserveStands() {

@@ -8,17 +8,27 @@ import org.junit.jupiter.api.Test;
 /** Credits by tenant as a pure data structure: caps and the reserve. */
 class TenantCreditsTest {
   static TenantCredits credits(String options) {
-    return new TenantCredits(
-        TenantLimits.of(QueueOptions.parseComment("q", ("sluice_queue " + options).strip())),
-        !options.contains("fair=false"));
+    QueueOptions o = QueueOptions.parseComment("q", ("sluice_queue " + options).strip());
+    return new TenantCredits(TenantLimits.of(o), o.fair(), o.tenantReserve());
   }
 
   @Test
   void theReserveIsTenPercentRoundedAndAtLeastOne() {
-    assertThat(TenantCredits.reserve(1)).isZero();
-    assertThat(TenantCredits.reserve(4)).isEqualTo(1);
-    assertThat(TenantCredits.reserve(16)).isEqualTo(2);
-    assertThat(TenantCredits.reserve(100)).isEqualTo(10);
+    TenantCredits c = credits("");
+    assertThat(c.reserve(1)).isZero();
+    assertThat(c.reserve(4)).isEqualTo(1);
+    assertThat(c.reserve(16)).isEqualTo(2);
+    assertThat(c.reserve(100)).isEqualTo(10);
+    assertThat(credits("tenant_reserve=25%").reserve(16)).isEqualTo(4);
+  }
+
+  @Test
+  void noReserveAtZeroPercent() {
+    TenantCredits c = credits("tenant_reserve=0%");
+    assertThat(c.reserve(100)).isZero();
+    c.take("noisy");
+    c.take("quiet");
+    assertThat(c.mayTake("noisy", () -> 1, () -> 16)).isTrue();
   }
 
   @Test
