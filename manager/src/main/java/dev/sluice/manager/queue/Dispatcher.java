@@ -688,8 +688,9 @@ final class Dispatcher implements Runnable {
    *
    * @param global whether this was the poll over all tenants (whose capped rows tell the poller to
    *     switch to per-tenant rounds)
+   * @param part in per-tenant rounds, the most any tenant may hold (its cap still applies)
    */
-  void onPolled(List<CachedEvent> events, long seqAtStart, boolean full, boolean global) {
+  void onPolled(List<CachedEvent> events, long seqAtStart, boolean full, boolean global, int part) {
     ctx.metrics().polledRows.increment(events.size());
     boolean capped = false;
     boolean dueNews = false;
@@ -701,6 +702,9 @@ final class Dispatcher implements Runnable {
       }
       Long settledAt = recentlySettled.get(id);
       if (settledAt != null && settledAt > seqAtStart) {
+        continue;
+      }
+      if (cache.held(e.tenant) >= part) {
         continue;
       }
       WindowCache.Added added = cache.add(e);

@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * its cap); when the tenants to read lack room, those holding more than their part give up the
  * excess first. Between those rounds it reads only the rows that came due in the last second, a
  * short range of the poll index in front of the backlog, so a quiet tenant's new event is seen
- * within milliseconds. It returns to the single poll once no tenant is at its share and none has
- * more on disk than it last read.
+ * within milliseconds (and no tenant is filled beyond its part by it). It returns to the single
+ * poll once no tenant is at its share and none has more on disk than it last read.
  *
  * <p>Pace: a poll that found rows is followed after {@link #BUSY_WAIT_NS}; after the last rows the
  * pause grows with the quiet time, up to {@code poll_interval}.
@@ -189,8 +189,7 @@ final class Poller implements Runnable {
       cursor = null;
     }
     if (!rows.isEmpty()) {
-      List<CachedEvent> events = PolledEvents.of(rows, ctx);
-      dispatcher.post(() -> dispatcher.onPolled(events, seq, full, true));
+      handOver(rows, seq, full, true, Integer.MAX_VALUE);
       // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
       // news is for the dispatcher to say (see pollOnce).
       foundRows |= continued;
@@ -278,8 +277,7 @@ final class Poller implements Runnable {
         }
       }
       if (!rows.isEmpty()) {
-        List<CachedEvent> events = PolledEvents.of(rows, ctx);
-        dispatcher.post(() -> dispatcher.onPolled(events, seq, false, false));
+        handOver(rows, seq, false, false, equal);
       }
     }
     if (!pressed) {
@@ -339,8 +337,7 @@ final class Poller implements Runnable {
                 now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     if (!rows.isEmpty()) {
-      List<CachedEvent> events = PolledEvents.of(rows, ctx);
-      dispatcher.post(() -> dispatcher.onPolled(events, seq, false, false));
+      handOver(rows, seq, false, false, equalShare());
     }
   }
 
@@ -351,6 +348,15 @@ final class Poller implements Runnable {
   private int equalShare() {
     int n = Math.max(1, knownTenants.size());
     return Math.max(1, limit / n);
+  }
+
+  /**
+   * Gives polled rows to the dispatcher, made into window events here, off its thread; in
+   * per-tenant mode no tenant is filled beyond {@code part}.
+   */
+  private void handOver(List<EventRow> rows, long seq, boolean full, boolean global, int part) {
+    List<CachedEvent> events = PolledEvents.of(rows, ctx);
+    dispatcher.post(() -> dispatcher.onPolled(events, seq, full, global, part));
   }
 
   /** A tenant's part of the window in per-tenant rounds: the equal share, within its own cap. */
