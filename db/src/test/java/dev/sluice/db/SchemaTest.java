@@ -2,7 +2,10 @@ package dev.sluice.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.PollPosition;
+import dev.sluice.db.store.TenantRead;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import java.sql.Connection;
@@ -187,11 +190,12 @@ class SchemaTest {
     }
     QueueTable q = catalog.inspect(new QueueCatalog.Candidate("tenants_q", "sluice_queue")).queue();
     JdbcEventStore store = new JdbcEventStore(ds, q);
-    Map<String, Integer> limits = new java.util.LinkedHashMap<>();
-    limits.put("noisy", 5);
-    limits.put("quiet-0", 100);
-    limits.put("quiet-1", 2);
-    limits.put("absent", 10);
+    List<TenantRead> limits =
+        List.of(
+            new TenantRead("noisy", 5, null),
+            new TenantRead("quiet-0", 100, null),
+            new TenantRead("quiet-1", 2, null),
+            new TenantRead("absent", 10, null));
     List<dev.sluice.db.store.EventRow> rows = store.pollTenants(limits, Long.MAX_VALUE);
     Map<String, Long> byTenant =
         rows.stream()
@@ -204,16 +208,70 @@ class SchemaTest {
     assertThat(rows.subList(0, 5))
         .extracting(r -> r.timeNextNs())
         .containsExactly(0L, 1L, 2L, 3L, 4L);
-    List<Map<String, String>> plan = explain(ds, store.pollTenantsSql(limits, Long.MAX_VALUE));
+    assertEachPartOnTheTenantIndex(store.pollTenantsSql(limits, Long.MAX_VALUE), 4);
+  }
+
+  @Test
+  void aTenantReadAfterAPositionReadsOnlyTheRowsPastItOnTheTenantIndex() throws Exception {
+    exec(QueueConvention.createTableSql("tenants_after_q", List.of(), "sluice_queue"));
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      StringBuilder sb =
+          new StringBuilder("INSERT INTO tenants_after_q (id, tenant, time_next) VALUES ");
+      for (int i = 1; i <= 3000; i++) {
+        String tenant = i <= 2900 ? "noisy" : "quiet";
+        // Pairs of rows share a time_next, so the position's id decides within a pair.
+        sb.append(i == 1 ? "" : ",")
+            .append("(")
+            .append(i)
+            .append(",'")
+            .append(tenant)
+            .append("',")
+            .append(i / 2)
+            .append(")");
+      }
+      s.execute(sb.toString());
+      s.execute("ANALYZE TABLE tenants_after_q");
+    }
+    QueueTable q =
+        catalog.inspect(new QueueCatalog.Candidate("tenants_after_q", "sluice_queue")).queue();
+    JdbcEventStore store = new JdbcEventStore(ds, q);
+    // Row 1000 has time_next 500, as has row 1001: reading after row 1000 starts at row 1001.
+    List<TenantRead> reads =
+        List.of(
+            new TenantRead("noisy", 4, new PollPosition(500, 1000)),
+            new TenantRead("quiet", 3, null),
+            new TenantRead("noisy-2", 3, new PollPosition(0, 0)));
+    List<EventRow> rows = store.pollTenants(reads, Long.MAX_VALUE);
+    assertThat(rows.stream().filter(r -> r.tenant().equals("noisy")))
+        .extracting(EventRow::id)
+        .containsExactly(1001L, 1002L, 1003L, 1004L);
+    assertThat(rows.stream().filter(r -> r.tenant().equals("quiet")))
+        .extracting(EventRow::id)
+        .containsExactly(2901L, 2902L, 2903L);
+    // Just before a row: reading after it includes that row.
+    assertThat(
+            store.pollTenants(
+                List.of(new TenantRead("noisy", 1, PollPosition.before(500, 1000))),
+                Long.MAX_VALUE))
+        .extracting(EventRow::id)
+        .containsExactly(1000L);
+    assertEachPartOnTheTenantIndex(store.pollTenantsSql(reads, Long.MAX_VALUE), 3);
+  }
+
+  /** Every part of a per-tenant poll is a range on the tenant index, with no sort. */
+  private static void assertEachPartOnTheTenantIndex(String sql, int parts) throws Exception {
+    List<Map<String, String>> plan = explain(ds, sql);
     for (Map<String, String> part : plan) {
       if (part.get("table") == null || part.get("table").startsWith("<union")) {
         continue; // the union's own result row
       }
       assertThat(part.get("key")).as(part.toString()).isEqualTo(QueueConvention.TENANT_INDEX);
+      assertThat(part.get("type")).as(part.toString()).isIn("range", "ref");
       assertThat(part.get("Extra")).as(part.toString()).doesNotContain("filesort");
     }
     assertThat(plan.stream().filter(p -> QueueConvention.TENANT_INDEX.equals(p.get("key"))))
-        .hasSize(4);
+        .hasSize(parts);
   }
 
   static List<Map<String, String>> explain(DataSource ds, String sql) throws Exception {

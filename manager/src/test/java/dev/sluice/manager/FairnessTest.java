@@ -64,6 +64,39 @@ class FairnessTest {
     }
   }
 
+  /**
+   * Inserts {@code count} events of {@code tenant} with n = 0.. and time_next = {@code firstDueNs}
+   * + n: a backlog already due, in a known poll order, and too old for the poll of recent rows.
+   */
+  static void insertDue(String queue, String tenant, int count, long firstDueNs) throws Exception {
+    StringBuilder sb =
+        new StringBuilder("INSERT INTO " + queue + " (tenant, time_next, n) VALUES ");
+    for (int i = 0; i < count; i++) {
+      sb.append(i == 0 ? "" : ",")
+          .append("('")
+          .append(tenant)
+          .append("',")
+          .append(firstDueNs + i)
+          .append(",")
+          .append(i)
+          .append(")");
+    }
+    h.exec(sb.toString());
+  }
+
+  /** A minute ago, in ns since the epoch. */
+  static long aMinuteAgoNs() {
+    return (System.currentTimeMillis() - 60_000) * 1_000_000L;
+  }
+
+  static double polledRows(String queue) {
+    return h.registry.get("sluice_poll_rows").tag("queue", queue).counter().count();
+  }
+
+  static long n(Event e) {
+    return e.getColumnsOrThrow("n").getIntValue();
+  }
+
   static Map<String, TenantStats> tenants(String queue) {
     QueueManager q = h.server().engine().find(queue).orElseThrow();
     return q.tenants().stream().collect(Collectors.toMap(TenantStats::tenant, t -> t));
@@ -238,5 +271,136 @@ class FairnessTest {
         }
       }
     }
+  }
+
+  @Test
+  void aTenantToppedUpRoundAfterRoundIsReadOnceNotTheWindowAgain() throws Exception {
+    queue("fair_reads", "cache_size=1000 tenant_cache_share=50% poll_interval=50ms");
+    insertDue("fair_reads", "noisy", 20_000, aMinuteAgoNs());
+    RawReceiver r = h.rawReceiver("fair_reads", "r", 50);
+    int delivered = 0;
+    while (delivered < 6_000) {
+      Event e = r.events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).as("event %d", delivered).isNotNull();
+      r.ack(e);
+      delivered++;
+    }
+    // The window holds 500 of the backlog (its share) and is topped up as events go out: each
+    // row is read about once. Reading the tenant from its oldest row at every top-up read the
+    // window's rows again, about two rows per event.
+    assertThat(polledRows("fair_reads"))
+        .as("rows polled for %d events dispatched", delivered)
+        .isLessThan(1.25 * delivered + 2_000);
+  }
+
+  @Test
+  void aRowCommittedLateBehindATenantsCursorIsStillDelivered() throws Exception {
+    queue("fair_late", "cache_size=1000 tenant_cache_share=50% poll_interval=50ms");
+    long base = aMinuteAgoNs();
+    insertDue("fair_late", "noisy", 20_000, base);
+    RawReceiver r = h.rawReceiver("fair_late", "r", 4);
+    for (int i = 0; i < 600; i++) { // past the first window's worth: reads now go by cursor
+      Event e = r.events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).isNotNull();
+      r.ack(e);
+    }
+    // As a transaction that ran long would: due before every row read so far, and a minute old.
+    h.exec(
+        "INSERT INTO fair_late (tenant, time_next, n) VALUES ('noisy', "
+            + (base - 60_000_000_000L)
+            + ", -1)");
+    long seen = 0;
+    while (true) {
+      Event e = r.events.poll(20, TimeUnit.SECONDS);
+      assertThat(e).as("the late row, after %d others", seen).isNotNull();
+      r.ack(e);
+      if (n(e) == -1) {
+        break;
+      }
+      seen++;
+      assertThat(seen).as("the late row still not delivered").isLessThan(15_000);
+    }
+  }
+
+  @Test
+  void throughTrimsAndTopUpsEachTenantsEventsComeOnceEachInOrder() throws Exception {
+    queue("fair_order", "cache_size=200 tenant_cache_share=50% poll_interval=50ms");
+    long base = aMinuteAgoNs();
+    insertDue("fair_order", "t0", 600, base);
+    insertDue("fair_order", "t1", 600, base + 1_000_000);
+    RawReceiver r = h.rawReceiver("fair_order", "r", 1);
+    Map<String, Long> lastN = new java.util.HashMap<>();
+    // t0 alone fills the first poll beyond its share, so per-tenant rounds start at once: two
+    // backlogs hold the window (100 each) and are topped up from their cursors ...
+    takeInOrder(r, 100, lastN);
+    // ... until eight more tenants come: the two give up all but an equal part (20 each), and
+    // must be read again from just past what they kept, not from where their reads had got to.
+    for (int t = 2; t < 10; t++) {
+      insertDue("fair_order", "t" + t, 100, base);
+    }
+    int taken = 100;
+    while (lastN.size() < 10) {
+      assertThat(taken).as("events until the newcomers are served").isLessThan(1_000);
+      takeInOrder(r, 1, lastN);
+      taken++;
+    }
+    // From there the ten take turns; t0 and t1 go on past the 20 they kept, read again from there.
+    Map<String, Long> before = new java.util.HashMap<>(lastN);
+    takeInOrder(r, 300, lastN);
+    taken += 300;
+    assertThat(lastN)
+        .allSatisfy(
+            (t, last) -> assertThat(last - before.get(t)).as("served to " + t).isBetween(27L, 33L));
+    takeInOrder(r, 2_000 - taken, lastN);
+    assertThat(lastN)
+        .hasSize(10)
+        .allSatisfy(
+            (t, last) -> assertThat(last).isEqualTo(t.equals("t0") || t.equals("t1") ? 599 : 99));
+    assertThat(h.registry.get("sluice_window_trimmed").tag("queue", "fair_order").counter().count())
+        .as("events trimmed from the window")
+        .isPositive();
+  }
+
+  /** Takes and acks {@code count} events, each tenant's next in n order (each once). */
+  static void takeInOrder(RawReceiver r, int count, Map<String, Long> lastN) throws Exception {
+    for (int i = 0; i < count; i++) {
+      Event e = r.events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).as("event %d of %d", i, count).isNotNull();
+      long prev = lastN.getOrDefault(e.getTenant(), -1L);
+      assertThat(n(e)).as("%s's next event after n=%d", e.getTenant(), prev).isEqualTo(prev + 1);
+      lastN.put(e.getTenant(), n(e));
+      r.ack(e);
+    }
+  }
+
+  @Test
+  void aQuietTenantsRowTheRecentPollCouldNotReachIsReadByTheNextRound() throws Exception {
+    queue("fair_burst", "cache_size=100 tenant_cache_share=50% poll_interval=50ms");
+    insertDue("fair_burst", "noisy", 5_000, aMinuteAgoNs());
+    RawReceiver r = h.rawReceiver("fair_burst", "r", 1);
+    ackUntil(r, "noisy", 50);
+    // The quiet tenant is read once (it then has a cursor, and no backlog) ...
+    insert("fair_burst", "quiet", "", 1);
+    ackUntil(r, "quiet", 500);
+    // ... then a burst of new rows comes just before its next one: every poll of recent rows
+    // comes back full of the burst's rows and never reaches the quiet row. The round after such
+    // a poll reads every tenant, the quiet one too.
+    insert("fair_burst", "burst", "", 2_000);
+    insert("fair_burst", "quiet", "", 1);
+    int before = ackUntil(r, "quiet", 2_000);
+    assertThat(before).as("events dispatched before the quiet tenant's").isLessThan(200);
+  }
+
+  /** Acks events until one of {@code tenant}'s comes; returns how many others came first. */
+  static int ackUntil(RawReceiver r, String tenant, int atMost) throws Exception {
+    for (int n = 0; n <= atMost; n++) {
+      Event e = r.events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).as("waiting for %s's event", tenant).isNotNull();
+      r.ack(e);
+      if (e.getTenant().equals(tenant)) {
+        return n;
+      }
+    }
+    throw new AssertionError("no event of " + tenant + " in " + atMost);
   }
 }

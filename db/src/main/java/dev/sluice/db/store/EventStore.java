@@ -26,19 +26,11 @@ public interface EventStore {
   List<EventRow> pollPendingAfter(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit);
 
   /**
-   * Up to {@code limit} of one tenant's pending events due by {@code dueBeforeNs}, oldest first.
+   * Several tenants' pending events due by {@code dueBeforeNs}, each read as its {@link TenantRead}
+   * says (up to its limit, oldest first, after its position if it has one), in as few round trips
+   * as the implementation can (one, for the JDBC store).
    */
-  List<EventRow> pollTenant(String tenant, long dueBeforeNs, int limit);
-
-  /**
-   * {@link #pollTenant} for several tenants at once — each tenant's oldest due events up to its own
-   * limit — in as few round trips as the implementation can (one, for the JDBC store).
-   */
-  default List<EventRow> pollTenants(Map<String, Integer> limits, long dueBeforeNs) {
-    List<EventRow> out = new java.util.ArrayList<>();
-    limits.forEach((tenant, limit) -> out.addAll(pollTenant(tenant, dueBeforeNs, limit)));
-    return out;
-  }
+  List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs);
 
   /**
    * The first tenant after {@code afterTenant} (null: the first) that has pending events, with its

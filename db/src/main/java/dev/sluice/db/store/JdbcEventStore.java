@@ -123,42 +123,52 @@ public final class JdbcEventStore implements EventStore {
     return rows(pollAfterQuery(dueBeforeNs, afterTimeNextNs, afterId, limit));
   }
 
-  @Override
-  public List<EventRow> pollTenant(String ten, long dueBeforeNs, int limit) {
-    return rows(tenantQuery(ten, dueBeforeNs, limit));
-  }
-
   /**
-   * One tenant's poll. The index is forced: for a tenant that holds most of the table the optimizer
-   * would otherwise pick a full scan and a sort, although LIMIT needs only the first rows of the
-   * (state, tenant, time_next) range.
+   * One tenant's part of a per-tenant poll. The index is forced: for a tenant that holds most of
+   * the table the optimizer would otherwise pick a full scan and a sort, although LIMIT needs only
+   * the first rows of the (state, tenant, time_next) range. A read after a position starts the
+   * range there, so a tenant topped up round after round reads each row once, not the window's rows
+   * again.
    */
-  private org.jooq.Select<Record> tenantQuery(String ten, long dueBeforeNs, int limit) {
+  private org.jooq.Select<Record> tenantQuery(TenantRead read, long dueBeforeNs) {
+    Condition where =
+        state
+            .eq(sv(EventState.PENDING))
+            .and(tenant.eq(read.tenant()))
+            .and(timeNext.le(dueBeforeNs));
+    PollPosition after = read.after();
+    if (after != null) {
+      // As in the continuation poll: the first conjunct keeps it a range on the index.
+      where =
+          where
+              .and(timeNext.ge(after.timeNextNs()))
+              .and(timeNext.gt(after.timeNextNs()).or(id.gt(after.id())));
+    }
     return ctx.select(pollFields)
         .from(q.hasTenantIndex() ? t.forceIndex(QueueConvention.TENANT_INDEX) : t)
-        .where(state.eq(sv(EventState.PENDING)).and(tenant.eq(ten)).and(timeNext.le(dueBeforeNs)))
+        .where(where)
         .orderBy(timeNext, id)
-        .limit(limit);
+        .limit(read.limit());
   }
 
   @Override
-  public List<EventRow> pollTenants(Map<String, Integer> limits, long dueBeforeNs) {
-    return limits.isEmpty() ? List.of() : rows(tenantsQuery(limits, dueBeforeNs));
+  public List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs) {
+    return reads.isEmpty() ? List.of() : rows(tenantsQuery(reads, dueBeforeNs));
   }
 
   /** The several-tenant poll with its values inlined, for {@code EXPLAIN}. */
-  public String pollTenantsSql(Map<String, Integer> limits, long dueBeforeNs) {
-    return ctx.renderInlined(tenantsQuery(limits, dueBeforeNs));
+  public String pollTenantsSql(List<TenantRead> reads, long dueBeforeNs) {
+    return ctx.renderInlined(tenantsQuery(reads, dueBeforeNs));
   }
 
   /**
    * One statement: a UNION ALL of each tenant's own poll (each part an index range on (state,
    * tenant, time_next)), so a per-tenant round costs one round trip whatever the tenant count.
    */
-  private org.jooq.Select<Record> tenantsQuery(Map<String, Integer> limits, long dueBeforeNs) {
+  private org.jooq.Select<Record> tenantsQuery(List<TenantRead> reads, long dueBeforeNs) {
     org.jooq.Select<Record> union = null;
-    for (Map.Entry<String, Integer> e : limits.entrySet()) {
-      org.jooq.Select<Record> one = tenantQuery(e.getKey(), dueBeforeNs, e.getValue());
+    for (TenantRead read : reads) {
+      org.jooq.Select<Record> one = tenantQuery(read, dueBeforeNs);
       union = union == null ? one : union.unionAll(one);
     }
     return union;

@@ -2,6 +2,7 @@ package dev.sluice.manager.queue;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.PollPosition;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.EventBatch;
 import dev.sluice.proto.v1.ManagerMessage;
@@ -78,6 +79,12 @@ final class Dispatcher implements Runnable {
 
   private int firingBatches;
 
+  /**
+   * Per tenant, the position just before the earliest row let go of that no read since has covered
+   * (see {@link #onPolled}).
+   */
+  private final Map<String, PollPosition> gaps = new java.util.HashMap<>();
+
   /** Ids settled recently, with the settle sequence number; see {@link #onPolled}. */
   private final LinkedHashMap<Long, Long> recentlySettled = new LinkedHashMap<>();
 
@@ -108,6 +115,13 @@ final class Dispatcher implements Runnable {
   private volatile boolean lastPollCapped;
 
   private long heldPublishedNs;
+
+  /**
+   * Per tenant, the earliest poll position of a pending row the window let go of without firing it
+   * (see {@link TenantRounds}): written here, drained by the poller.
+   */
+  private final java.util.concurrent.ConcurrentHashMap<String, PollPosition> letGo =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   /** Per-receiver figures, republished with {@link #tenantSnapshot}. */
   private volatile List<ReceiverStats> receiverSnapshot = List.of();
@@ -204,6 +218,21 @@ final class Dispatcher implements Runnable {
     return lastPollCapped;
   }
 
+  /**
+   * Takes what {@link #letGo} recorded: per tenant, the position just before the earliest pending
+   * row the window let go of since the last call. Any thread; each record is taken once.
+   */
+  Map<String, PollPosition> drainLetGo() {
+    Map<String, PollPosition> out = new java.util.HashMap<>();
+    for (String t : letGo.keySet()) {
+      PollPosition p = letGo.remove(t);
+      if (p != null) {
+        out.put(t, p);
+      }
+    }
+    return out;
+  }
+
   /** When a poll last brought an event new to the window and already due (System.nanoTime). */
   long lastDueNewsMono() {
     return lastDueNewsMono;
@@ -293,8 +322,7 @@ final class Dispatcher implements Runnable {
     receiverCount = receivers.size();
     long mono = System.nanoTime();
     if (mono - heldPublishedNs >= HELD_EVERY_NS) {
-      heldPublishedNs = mono;
-      heldSnapshot = cache.countByTenant();
+      publishHeld(mono);
     }
     if (mono - tenantPublishedNs >= TENANT_EVERY_NS) {
       tenantPublishedNs = mono;
@@ -315,6 +343,30 @@ final class Dispatcher implements Runnable {
                 r.receiverId(), r.streamId(), r.inFlight, r.maxInFlight(), r.draining()));
       }
       receiverSnapshot = List.copyOf(rs);
+    }
+  }
+
+  /** The poller sizes its reads by these counts: after a poll or a trim they must be current. */
+  private void publishHeld(long mono) {
+    heldPublishedNs = mono;
+    heldSnapshot = cache.countByTenant();
+  }
+
+  /**
+   * A pending event leaves the window without being fired (no room for it, trimmed): the row stays
+   * pending in the table, and the poller must read it again.
+   */
+  private void letGo(CachedEvent e) {
+    PollPosition before = PollPosition.before(e.dueNs, e.id);
+    letGo.merge(e.tenant, before, PollPosition::earlier);
+    gaps.merge(e.tenant, before, PollPosition::earlier);
+  }
+
+  /** Puts a pending event (back) in the window, or records that it was let go. */
+  private void keep(CachedEvent e) {
+    WindowCache.Added added = cache.add(e);
+    if (added != WindowCache.Added.ADDED && added != WindowCache.Added.DUPLICATE) {
+      letGo(e);
     }
   }
 
@@ -429,7 +481,7 @@ final class Dispatcher implements Runnable {
       }
       ReceiverStream r = pickReceiver(e, true);
       if (r == null || !assign(r, e)) {
-        cache.add(e); // a credit went to another shard meanwhile: try again next round
+        keep(e); // a credit went to another shard meanwhile: try again next round
         break;
       }
       events.add(e);
@@ -465,7 +517,7 @@ final class Dispatcher implements Runnable {
       // the next fire's CAS drops them; the rows come back through the retry collector.
       for (int i = 0; i < events.size(); i++) {
         unassign(b.owners.get(i), events.get(i));
-        cache.add(events.get(i));
+        keep(events.get(i));
       }
       ctx.metrics().dbErrors.increment();
       log.warn(
@@ -674,59 +726,80 @@ final class Dispatcher implements Runnable {
       recentlySettled.remove(id);
       recentlySettled.put(id, settledSeq);
       if (ok && c.kind() == Completion.Kind.RELEASE && !c.dead()) {
-        cache.add(f.event.retry(c.ref().epoch(), c.retryAtNs()));
+        keep(f.event.retry(c.ref().epoch(), c.retryAtNs()));
       }
     }
     publish();
   }
 
   /**
-   * Events read by the poller (as {@link PolledEvents}). A row may be stale: the poll's snapshot
-   * can predate a fire, ack or release this thread already saw. Events in the window or in flight
-   * are skipped by id, and so are events settled after the poll began ({@code seqAtStart}): the
-   * snapshot may show them still pending.
+   * Events read by the poller. A row may be stale: the poll's snapshot can predate a fire, ack or
+   * release this thread already saw. Events in the window or in flight are skipped by id, and so
+   * are events settled after the poll began: the snapshot may show them still pending. Rows the
+   * window turns away (over the tenant's part or cap, or the window full) are let go.
    *
-   * @param global whether this was the poll over all tenants (whose capped rows tell the poller to
-   *     switch to per-tenant rounds)
-   * @param part in per-tenant rounds, the most any tenant may hold (its cap still applies)
+   * <p>Gaps: in a per-tenant round, a tenant's rows past a row the window let go of are let go too,
+   * unless the read started at or before it (the poller's rewind), so a tenant's events come into
+   * the window in poll order, with no hole that a later row could be served across.
    */
-  void onPolled(List<CachedEvent> events, long seqAtStart, boolean full, boolean global, int part) {
-    ctx.metrics().polledRows.increment(events.size());
+  void onPolled(Polled p) {
+    ctx.metrics().polledRows.increment(p.events().size());
+    p.tenantStarts()
+        .forEach(
+            (t, start) -> {
+              PollPosition gap = gaps.get(t);
+              if (gap != null && start.compareTo(gap) <= 0) {
+                gaps.remove(t); // this read covers the gap: its rows come in order from there
+              }
+            });
     boolean capped = false;
     boolean dueNews = false;
     long now = ctx.clock().nowNs();
-    for (CachedEvent e : events) {
+    boolean full = false;
+    for (CachedEvent e : p.events()) {
       long id = e.id;
       if (cache.contains(id) || inFlight.containsKey(id) || firing.contains(id)) {
         continue;
       }
       Long settledAt = recentlySettled.get(id);
-      if (settledAt != null && settledAt > seqAtStart) {
+      if (settledAt != null && settledAt > p.settledSeqAtStart()) {
         continue;
       }
-      if (cache.held(e.tenant) >= part) {
+      if (full || cache.held(e.tenant) >= p.part() || pastGap(p, e)) {
+        letGo(e);
         continue;
       }
       WindowCache.Added added = cache.add(e);
-      if (added == WindowCache.Added.FULL) {
-        break;
-      }
+      full = added == WindowCache.Added.FULL;
       capped |= added == WindowCache.Added.TENANT_CAPPED;
       dueNews |= added == WindowCache.Added.ADDED && e.dueNs <= now;
+      if (added == WindowCache.Added.FULL || added == WindowCache.Added.TENANT_CAPPED) {
+        letGo(e);
+      }
     }
     if (dueNews) {
       lastDueNewsMono = System.nanoTime();
     }
-    if (global) {
+    if (p.global()) {
       lastPollCapped = capped;
     }
-    // Later polls start at or after seqAtStart: older entries can no longer matter.
+    // Later polls start at or after this one's settle count: older entries can no longer matter.
     Iterator<Map.Entry<Long, Long>> it = recentlySettled.entrySet().iterator();
-    while (it.hasNext() && it.next().getValue() <= seqAtStart) {
+    while (it.hasNext() && it.next().getValue() <= p.settledSeqAtStart()) {
       it.remove();
     }
-    pollerHasMore |= full;
+    pollerHasMore |= p.full();
+    publishHeld(System.nanoTime());
     publish();
+  }
+
+  /** Whether {@code e}, read by a per-tenant round, lies past a gap its read did not cover. */
+  private boolean pastGap(Polled p, CachedEvent e) {
+    if (p.tenantStarts().isEmpty()) {
+      return false;
+    }
+    PollPosition gap = gaps.get(e.tenant);
+    return gap != null && PollPosition.at(e.dueNs, e.id).compareTo(gap) > 0;
   }
 
   /** Fired rows past their deadline found in the table: ours are handled by {@link #expire}. */
@@ -747,12 +820,14 @@ final class Dispatcher implements Runnable {
   void onTrim(Map<String, Integer> keep) {
     int dropped = 0;
     for (Map.Entry<String, Integer> k : keep.entrySet()) {
-      dropped += cache.trim(k.getKey(), k.getValue());
+      List<CachedEvent> gone = cache.trim(k.getKey(), k.getValue());
+      gone.forEach(this::letGo);
+      dropped += gone.size();
     }
     if (dropped > 0) {
       ctx.metrics().windowTrimmed.increment(dropped);
-      heldPublishedNs = Long.MIN_VALUE / 2; // the poller's next read needs the new counts
     }
+    publishHeld(System.nanoTime());
     publish();
   }
 

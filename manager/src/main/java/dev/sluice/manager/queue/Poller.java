@@ -16,16 +16,13 @@ import org.slf4j.LoggerFactory;
  * {@link RetryCollector} runs on this thread too.
  *
  * <p>Fairness: each tenant may hold only its share of the window. When the last poll over all
- * tenants brought rows a full tenant could not take, a backlog may be hiding other tenants' events
- * behind it in the poll index, so the poller switches to per-tenant rounds: it lists the tenants
- * with pending events (one index seek per tenant, at most once a second) and reads each tenant that
- * has room up to its share, on the (state, tenant, time_next) index — all such tenants in one UNION
- * ALL statement, every 20 ms at most. A tenant's share is then an equal part of the window (within
- * its cap); when the tenants to read lack room, those holding more than their part give up the
- * excess first. Between those rounds it reads only the rows that came due in the last second, a
- * short range of the poll index in front of the backlog, so a quiet tenant's new event is seen
- * within milliseconds (and no tenant is filled beyond its part by it). It returns to the single
- * poll once no tenant is at its share and none has more on disk than it last read.
+ * tenants brought rows a full tenant could not take, or the tenants with pending events outnumber
+ * those in the window, a backlog may be hiding other tenants' events behind it in the poll index,
+ * so the poller switches to per-tenant rounds ({@link TenantRounds}), every 20 ms at most. Between
+ * those rounds it reads only the rows that came due in the last second, a short range of the poll
+ * index in front of the backlog, so a quiet tenant's new event is seen within milliseconds (and no
+ * tenant is filled beyond its part by it). It returns to the single poll once no tenant is at its
+ * part and none has more on disk than it was last read.
  *
  * <p>Pace: a poll that found rows is followed after {@link #BUSY_WAIT_NS}; after the last rows the
  * pause grows with the quiet time, up to {@code poll_interval}.
@@ -80,31 +77,12 @@ final class Poller implements Runnable {
 
   private final boolean fair;
   private boolean tenantMode;
-
-  /** Tenants known to have events, with when they were last seen (monotonic ns). */
-  private final java.util.Map<String, Long> knownTenants = new java.util.TreeMap<>();
-
-  private static final long FORGET_TENANT_NS = TimeUnit.SECONDS.toNanos(10);
-  private long lastDiscovery = Long.MIN_VALUE / 2;
-  private static final long DISCOVER_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
-  static final int MAX_TENANTS_PER_ROUND = 1000;
-
-  /**
-   * In per-tenant mode, full rounds come at most this often; between them a cheap poll reads only
-   * the rows that became due lately ({@link #recentPoll}).
-   */
-  static final long TENANT_ROUND_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
+  private final TenantRounds rounds;
 
   /** How far back {@link #recentPoll} looks: rows due before that are the backlog's. */
   static final long RECENT_NS = TimeUnit.SECONDS.toNanos(1);
 
-  private long lastTenantRound = Long.MIN_VALUE / 2;
-
-  /** Tenants whose last per-tenant read came back full: more of theirs waits on disk. */
-  private final java.util.Set<String> backlogged = new java.util.HashSet<>();
-
-  /** Tenants read by one UNION ALL statement in a per-tenant round. */
-  static final int TENANTS_PER_STATEMENT = 50;
+  private long lastRecentMono = Long.MIN_VALUE / 2;
 
   Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
     this.ctx = ctx;
@@ -115,6 +93,7 @@ final class Poller implements Runnable {
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
+    this.rounds = new TenantRounds(ctx, dispatcher, this::handOver);
   }
 
   boolean tenantMode() {
@@ -189,132 +168,11 @@ final class Poller implements Runnable {
       cursor = null;
     }
     if (!rows.isEmpty()) {
-      handOver(rows, seq, full, true, Integer.MAX_VALUE);
+      handOver(Polled.sweep(PolledEvents.of(rows, ctx), seq, full));
       // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
       // news is for the dispatcher to say (see pollOnce).
       foundRows |= continued;
     }
-  }
-
-  /**
-   * In per-tenant mode: at most every {@link #TENANT_ROUND_EVERY_NS}, reads each known tenant that
-   * has room in its share of the window (one statement for all); between such rounds, only the
-   * recently due rows ({@link #recentPoll}).
-   */
-  private void tenantRound(long mono) {
-    if (mono - lastTenantRound < TENANT_ROUND_EVERY_NS) {
-      recentPoll();
-      return;
-    }
-    lastTenantRound = mono;
-    if (mono - lastDiscovery >= DISCOVER_EVERY_NS) {
-      discoverTenants(mono);
-    }
-    // Tenants seen in the window recently stay known between listings: a quiet tenant rarely has
-    // rows pending at the instant of a listing, yet its next event must be read within a round.
-    for (String t : dispatcher.heldTenants()) {
-      knownTenants.put(t, mono);
-    }
-    knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
-    backlogged.retainAll(knownTenants.keySet());
-    int equal = equalShare();
-    long due = ctx.clock().nowNs() + lookahead();
-    boolean pressed = false;
-    java.util.Map<String, Integer> toRead = new java.util.LinkedHashMap<>();
-    java.util.Map<String, Integer> heldBefore = new java.util.HashMap<>();
-    for (String t : knownTenants.keySet()) {
-      int share = part(t, equal);
-      int held = dispatcher.held(t);
-      if (held >= share) {
-        pressed = true;
-        backlogged.add(t); // until a read shows otherwise
-        continue;
-      }
-      if (held > share / 2) {
-        // Still well stocked; if its last read was full, more waits on disk all the same.
-        pressed |= backlogged.contains(t);
-        continue;
-      }
-      toRead.put(t, share);
-      heldBefore.put(t, held);
-    }
-    // The window's room, split evenly: rows beyond it would be dropped, and those dropped would
-    // always be the same tenants' (the last ones read).
-    int room = dispatcher.cacheRoom() + trimForTenantsOnDisk(toRead, equal);
-    if (room <= 0) {
-      // A full window and no tenant above its part: nothing can come in this round.
-      for (String t : toRead.keySet()) {
-        pressed |= backlogged.contains(t);
-      }
-      toRead.clear();
-    }
-    if (!toRead.isEmpty()) {
-      int each = Math.max(1, room / toRead.size());
-      toRead.replaceAll((t, share) -> Math.min(share, heldBefore.get(t) + each));
-    }
-    // All tenants that need rows in one statement (a UNION ALL, TENANTS_PER_STATEMENT at most).
-    List<String> names = new java.util.ArrayList<>(toRead.keySet());
-    for (int from = 0; from < names.size(); from += TENANTS_PER_STATEMENT) {
-      java.util.Map<String, Integer> part = new java.util.LinkedHashMap<>();
-      for (String t : names.subList(from, Math.min(names.size(), from + TENANTS_PER_STATEMENT))) {
-        part.put(t, toRead.get(t));
-      }
-      long seq = dispatcher.settledSeq();
-      long t0 = System.nanoTime();
-      List<EventRow> rows = ctx.store().pollTenants(part, due);
-      ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-      java.util.Map<String, Integer> read = new java.util.HashMap<>();
-      for (EventRow r : rows) {
-        read.merge(r.tenant(), 1, Integer::sum);
-      }
-      for (String t : part.keySet()) {
-        int n = read.getOrDefault(t, 0);
-        if (n >= part.get(t)) {
-          backlogged.add(t);
-          pressed = true;
-        } else {
-          backlogged.remove(t);
-        }
-      }
-      if (!rows.isEmpty()) {
-        handOver(rows, seq, false, false, equal);
-      }
-    }
-    if (!pressed) {
-      tenantMode = false;
-      log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
-    }
-  }
-
-  /**
-   * When the tenants to read need more room than the window has, the tenants holding more than
-   * their part give up the excess (their last events in poll order), so that a window filled by one
-   * or two backlogs before the others were known does not keep the rest to a trickle. Returns the
-   * room that makes (the dispatcher trims before it takes this round's rows: its inbox is FIFO).
-   */
-  private int trimForTenantsOnDisk(java.util.Map<String, Integer> toRead, int equal) {
-    int need = 0;
-    for (var e : toRead.entrySet()) {
-      need += Math.max(0, e.getValue() - dispatcher.held(e.getKey()));
-    }
-    if (need <= dispatcher.cacheRoom()) {
-      return 0;
-    }
-    java.util.Map<String, Integer> keep = new java.util.HashMap<>();
-    int freed = 0;
-    for (String t : knownTenants.keySet()) {
-      int share = part(t, equal);
-      int held = dispatcher.held(t);
-      if (held > share) {
-        keep.put(t, share);
-        freed += held - share;
-      }
-    }
-    if (!keep.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onTrim(keep));
-      log.debug("{}: trimming the window to each tenant's part: {}", ctx.where(), keep);
-    }
-    return freed;
   }
 
   /**
@@ -325,57 +183,29 @@ final class Poller implements Runnable {
    */
   private void recentPoll() {
     int room = dispatcher.cacheRoom();
+    long t0 = System.nanoTime();
+    // Polls less than half the range apart overlap: together they saw every row in it.
+    boolean covered = t0 - lastRecentMono < RECENT_NS / 2;
     if (room <= 0) {
+      rounds.recentPolled(false);
       return;
     }
     long now = ctx.clock().nowNs();
     long seq = dispatcher.settledSeq();
-    long t0 = System.nanoTime();
+    int lim = Math.min(room, 1000);
     List<EventRow> rows =
-        ctx.store()
-            .pollPendingAfter(
-                now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, Math.min(room, 1000));
+        ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    lastRecentMono = t0;
+    rounds.recentPolled(covered && rows.size() < lim);
     if (!rows.isEmpty()) {
-      handOver(rows, seq, false, false, equalShare());
+      handOver(Polled.recent(PolledEvents.of(rows, ctx), seq, rounds.equalShare()));
     }
   }
 
-  /**
-   * An equal part of the window for every known tenant: in per-tenant rounds a tenant reads at most
-   * this, and never above its own cap — so a backlog of ten tenants puts all ten in the window.
-   */
-  private int equalShare() {
-    int n = Math.max(1, knownTenants.size());
-    return Math.max(1, limit / n);
-  }
-
-  /**
-   * Gives polled rows to the dispatcher, made into window events here, off its thread; in
-   * per-tenant mode no tenant is filled beyond {@code part}.
-   */
-  private void handOver(List<EventRow> rows, long seq, boolean full, boolean global, int part) {
-    List<CachedEvent> events = PolledEvents.of(rows, ctx);
-    dispatcher.post(() -> dispatcher.onPolled(events, seq, full, global, part));
-  }
-
-  /** A tenant's part of the window in per-tenant rounds: the equal share, within its own cap. */
-  private int part(String tenant, int equal) {
-    return Math.max(1, Math.min(dispatcher.tenantCap(tenant), equal));
-  }
-
-  /** Lists the tenants with pending events: one index seek each. */
-  private void discoverTenants(long mono) {
-    lastDiscovery = mono;
-    String after = null;
-    for (int i = 0; i < MAX_TENANTS_PER_ROUND; i++) {
-      var td = ctx.store().nextTenant(after);
-      if (td == null) {
-        break;
-      }
-      knownTenants.put(td.tenant(), mono);
-      after = td.tenant();
-    }
+  /** Gives a poll's events to the dispatcher (made into window events here, off its thread). */
+  private void handOver(Polled polled) {
+    dispatcher.post(() -> dispatcher.onPolled(polled));
   }
 
   /**
@@ -418,27 +248,30 @@ final class Poller implements Runnable {
         && !tenantMode
         && !dispatcher.lastPollCapped()
         && lastGlobalFull
-        && mono - lastDiscovery >= DISCOVER_EVERY_NS) {
-      // A backlog deeper than the window: are tenants waiting on disk that the window lacks?
-      discoverTenants(mono);
-      if (knownTenants.size() > dispatcher.heldTenants().size()) {
-        tenantMode = true;
-        log.info(
-            "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
-            ctx.where(),
-            knownTenants.size(),
-            dispatcher.heldTenants().size());
-      }
+        && rounds.tenantsWaitOnDisk(mono)) {
+      // A backlog deeper than the window, and tenants on disk that the window lacks.
+      tenantMode = true;
+      log.info(
+          "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
+          ctx.where(),
+          rounds.knownTenants(),
+          dispatcher.heldTenants().size());
     }
     if (fair && !tenantMode && dispatcher.lastPollCapped()) {
       tenantMode = true;
       log.info(
           "{}: a tenant holds its full share of the window; polling tenant by tenant", ctx.where());
     }
-    if (tenantMode) {
-      tenantRound(mono);
-    } else if (dispatcher.cacheRoom() > 0) {
-      globalPoll(mono);
+    if (!tenantMode) {
+      if (dispatcher.cacheRoom() > 0) {
+        globalPoll(mono);
+      }
+    } else if (!rounds.roundDue(mono)) {
+      recentPoll();
+    } else if (!rounds.round(mono, ctx.clock().nowNs() + lookahead())) {
+      tenantMode = false;
+      rounds.leave();
+      log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
     }
     if (mono - lastCollect >= collector.intervalNs()) {
       collector.scan();

@@ -126,13 +126,13 @@ public final class WindowCache {
   /**
    * Forgets {@code tenant}'s events beyond the first {@code keep} in poll order (due time, id): the
    * ones a per-tenant poll would read last, so the next poll reads back what was dropped, not
-   * something else. Returns how many were dropped. They stay pending in the table; this only makes
+   * something else. Returns the events dropped. They stay pending in the table; this only makes
    * room for other tenants' events.
    */
-  public int trim(String tenant, int keep) {
+  public List<CachedEvent> trim(String tenant, int keep) {
     int held = held(tenant);
     if (held <= Math.max(0, keep)) {
-      return 0;
+      return List.of();
     }
     List<CachedEvent> mine = new ArrayList<>(held);
     for (CachedEvent e : byId.values()) {
@@ -141,11 +141,11 @@ public final class WindowCache {
       }
     }
     mine.sort(BY_DUE.reversed());
-    int drop = held - Math.max(0, keep);
-    for (int i = 0; i < drop; i++) {
-      remove(mine.get(i).id);
+    List<CachedEvent> dropped = mine.subList(0, held - Math.max(0, keep));
+    for (CachedEvent e : dropped) {
+      remove(e.id);
     }
-    return drop;
+    return dropped;
   }
 
   private void release(CachedEvent e) {
