@@ -104,6 +104,7 @@ final class Firer implements Runnable {
       deadline = Math.max(deadline, b.deadlineNs);
       refs.addAll(b.refs);
     }
+    ctx.metrics().fireBatch.record(refs.size());
     Map<EventRef, CasOutcome> outcome = null;
     RuntimeException error = null;
     try {

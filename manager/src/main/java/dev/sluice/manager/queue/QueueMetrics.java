@@ -1,6 +1,7 @@
 package dev.sluice.manager.queue;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,6 +44,14 @@ public final class QueueMetrics {
 
   final Timer pollDuration;
 
+  /**
+   * Events per fire UPDATE group and per ack/release write: each write is one commit, so these say
+   * how much of the database's commit load batching saves (count = writes, sum = events).
+   */
+  final DistributionSummary fireBatch;
+
+  final DistributionSummary ackBatch;
+
   private final MeterRegistry registry;
   private final Tags tags;
   private final List<Meter> gauges = new ArrayList<>();
@@ -67,6 +76,8 @@ public final class QueueMetrics {
     dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
     dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
     pollDuration = latency("sluice_poll_duration", "one poll query", r);
+    fireBatch = batch("sluice_fire_batch_events", "events fired by one UPDATE group", r);
+    ackBatch = batch("sluice_ack_batch_events", "acks and releases written together", r);
   }
 
   private Timer latency(String name, String what, MeterRegistry r) {
@@ -77,6 +88,10 @@ public final class QueueMetrics {
         .minimumExpectedValue(Duration.ofMillis(1))
         .maximumExpectedValue(Duration.ofSeconds(60))
         .register(r);
+  }
+
+  private DistributionSummary batch(String name, String what, MeterRegistry r) {
+    return DistributionSummary.builder(name).description(what).tags(tags).register(r);
   }
 
   /** Registers a gauge for this queue that lives as long as the queue runs. */
