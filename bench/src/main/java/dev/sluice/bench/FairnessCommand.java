@@ -248,6 +248,7 @@ final class FairnessCommand implements Callable<Integer> {
     Database db = server.createDatabase("bench_fair_" + label.replace('-', '_'));
     Latencies lat = new Latencies();
     Latencies toFire = new Latencies(); // due -> the dispatcher's fire round, by the DB clock
+    Latencies fromFire = new Latencies(); // the fire round -> the handler, by the DB clock
     AtomicLong noisy = new AtomicLong();
     try (SluiceSide s = new SluiceSide(db)) {
       s.createQueue();
@@ -276,6 +277,7 @@ final class FairnessCommand implements Callable<Integer> {
                 } else {
                   lat.record(e.dueTimeNanos(), now);
                   toFire.record(e.dueTimeNanos(), e.firedTimeNanos());
+                  fromFire.record(e.firedTimeNanos(), now);
                 }
               }));
       Producer producer =
@@ -289,6 +291,7 @@ final class FairnessCommand implements Callable<Integer> {
               producers);
       lat.recording(warm <= 0);
       toFire.recording(warm <= 0);
+      fromFire.recording(warm <= 0);
       long t0 = System.nanoTime();
       long warmNs = (long) (warm * 1e9);
       long[] noisyPrev = {0};
@@ -300,6 +303,7 @@ final class FairnessCommand implements Callable<Integer> {
                 if (measuring) {
                   lat.recording(true);
                   toFire.recording(true);
+                  fromFire.recording(true);
                 }
                 Histogram h = lat.interval();
                 long n = noisy.get();
@@ -365,14 +369,21 @@ final class FairnessCommand implements Callable<Integer> {
               noisyAtEnd,
               backlogN));
       Histogram f = toFire.snapshot();
+      Histogram ff = fromFire.snapshot();
+      Histogram pc = producer.commitLatency();
       Progress.note(
           String.format(
               Locale.ROOT,
-              "%s: of which due->fire round (poll, a credit, its turn): p50=%sms p99=%sms; the rest"
-                  + " is the fire UPDATE, the send and the receiver",
+              "%s: of which due->fire round (the commit, a poll, a credit, its turn): p50=%sms"
+                  + " p99=%sms; fire round->handler (the fire UPDATE, the send, the receiver):"
+                  + " p50=%sms p99=%sms; the producer's own INSERT->COMMIT: p50=%sms p99=%sms",
               label,
               fmt(Latencies.ms(f, 50)),
-              fmt(Latencies.ms(f, 99))));
+              fmt(Latencies.ms(f, 99)),
+              fmt(Latencies.ms(ff, 50)),
+              fmt(Latencies.ms(ff, 99)),
+              fmt(Latencies.ms(pc, 50)),
+              fmt(Latencies.ms(pc, 99))));
       Progress.note(label + ": " + s.timerSummary("sluice_due_to_dispatch"));
       s.stopReceivers();
       return new Phase(h, producer.sent(), noisyAtEnd);
