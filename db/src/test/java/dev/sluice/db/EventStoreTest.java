@@ -209,4 +209,34 @@ class EventStoreTest {
     }
     assertThat(store.counts().pending()).isZero();
   }
+
+  @Test
+  void batchesOfAnySizeFireAndAckEachEventOnce() throws Exception {
+    // IN lists are padded to a power of two with a repeated id, and split past 1,024 ids: neither
+    // may change an event twice, miss one, or miscount what applied.
+    StringBuilder sb = new StringBuilder("INSERT INTO " + table + " (body) VALUES ");
+    for (int i = 0; i < 1_100; i++) {
+      sb.append(i == 0 ? "('b')" : ",('b')");
+    }
+    exec(sb.toString());
+    List<EventRow> rows = store.pollPending(now(), 2_000);
+    assertThat(rows).hasSize(1_100);
+    List<EventRef> all = rows.stream().map(r -> new EventRef(r.id(), r.epoch())).toList();
+    int from = 0;
+    for (int size : List.of(1, 3, 5, 1_091)) {
+      List<EventRef> batch = all.subList(from, from + size);
+      from += size;
+      Map<EventRef, CasOutcome> fired = store.fire(batch, now() + 60_000_000_000L);
+      assertThat(fired).as("fire %d", size).hasSize(size).containsOnlyKeys(batch);
+      assertThat(fired.values()).as("fire %d", size).containsOnly(CasOutcome.APPLIED);
+      List<EventRef> next = batch.stream().map(r -> new EventRef(r.id(), r.epoch() + 1)).toList();
+      assertThat(store.ack(next, now()).values())
+          .as("ack %d", size)
+          .containsOnly(CasOutcome.APPLIED);
+      // A second fire of the same attempt is stale for every one of them.
+      assertThat(store.fire(batch, now()).values()).containsOnly(CasOutcome.STALE);
+    }
+    assertThat(store.counts().acked()).isEqualTo(1_100);
+    assertThat(store.counts().pending()).isZero();
+  }
 }

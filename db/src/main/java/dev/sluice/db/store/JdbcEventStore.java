@@ -4,7 +4,6 @@ import static dev.sluice.db.QueueConvention.*;
 
 import dev.sluice.db.EventState;
 import dev.sluice.db.Jooq;
-import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -46,27 +45,16 @@ public final class JdbcEventStore implements EventStore {
   private final Field<Long> id = DSL.field(DSL.name(ID), SQLDataType.BIGINT);
   private final Field<Long> timeNext = DSL.field(DSL.name(TIME_NEXT), SQLDataType.BIGINT);
   private final Field<Long> epoch = DSL.field(DSL.name(EPOCH), SQLDataType.BIGINT);
-  private final Field<Long> timeCreated = DSL.field(DSL.name(TIME_CREATED), SQLDataType.BIGINT);
   private final Field<Long> timeAcked = DSL.field(DSL.name(TIME_ACKED), SQLDataType.BIGINT);
-  private final Field<Integer> priority = DSL.field(DSL.name(PRIORITY), SQLDataType.INTEGER);
   private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
-  private final Field<String> actor = DSL.field(DSL.name(ACTOR), SQLDataType.VARCHAR);
-  private final Field<String> workClass = DSL.field(DSL.name(CLASS), SQLDataType.VARCHAR);
   private final Field<Object> state = DSL.field(DSL.name(STATE));
-  private final List<Field<?>> pollFields = new ArrayList<>();
-  private final int userFrom;
+  private final HotSql hot;
 
   public JdbcEventStore(DataSource dataSource, QueueTable queue) {
     this.ctx = Jooq.context(dataSource);
     this.q = queue;
     this.t = DSL.table(DSL.name(queue.name()));
-    pollFields.addAll(List.of(id, epoch, timeNext, timeCreated, priority, tenant));
-    pollFields.add(queue.hasActor() ? actor : DSL.inline((String) null).as(ACTOR));
-    pollFields.add(queue.hasClass() ? workClass : DSL.inline((String) null).as(CLASS));
-    userFrom = pollFields.size();
-    for (String c : queue.userColumns()) {
-      pollFields.add(DSL.field(DSL.name(c)));
-    }
+    this.hot = new HotSql(dataSource, queue);
   }
 
   @Override
@@ -78,100 +66,38 @@ public final class JdbcEventStore implements EventStore {
     return q.stateValue(s);
   }
 
-  private org.jooq.ResultQuery<Record> pollQuery(long dueBeforeNs, int limit) {
-    return ctx.select(pollFields)
-        .from(t)
-        .where(state.eq(sv(EventState.PENDING)).and(timeNext.le(dueBeforeNs)))
-        .orderBy(timeNext, id)
-        .limit(limit);
-  }
-
   /** The poll query with its values inlined, for {@code EXPLAIN} in tests and the CLI. */
   public String pollSql(long dueBeforeNs, int limit) {
-    return ctx.renderInlined(pollQuery(dueBeforeNs, limit));
+    return hot.poll(dueBeforeNs, limit).inlined();
   }
 
   @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
-    return rows(pollQuery(dueBeforeNs, limit));
-  }
-
-  private org.jooq.ResultQuery<Record> pollAfterQuery(
-      long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
-    return ctx.select(pollFields)
-        .from(t)
-        .where(
-            state
-                .eq(sv(EventState.PENDING))
-                .and(timeNext.le(dueBeforeNs))
-                // The first conjunct makes this a range on (state, time_next); an OR alone is
-                // served by the state prefix only, reading every row before the cursor.
-                .and(timeNext.ge(afterTimeNextNs))
-                .and(timeNext.gt(afterTimeNextNs).or(id.gt(afterId))))
-        .orderBy(timeNext, id)
-        .limit(limit);
+    return hot.query(hot.poll(dueBeforeNs, limit));
   }
 
   /** The continuation poll with its values inlined, for {@code EXPLAIN}. */
   public String pollAfterSql(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
-    return ctx.renderInlined(pollAfterQuery(dueBeforeNs, afterTimeNextNs, afterId, limit));
+    return hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit).inlined();
   }
 
   @Override
   public List<EventRow> pollPendingAfter(
       long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
-    return rows(pollAfterQuery(dueBeforeNs, afterTimeNextNs, afterId, limit));
-  }
-
-  /**
-   * One tenant's part of a per-tenant poll. The index is forced: for a tenant that holds most of
-   * the table the optimizer would otherwise pick a full scan and a sort, although LIMIT needs only
-   * the first rows of the (state, tenant, time_next) range. A read after a position starts the
-   * range there, so a tenant topped up round after round reads each row once, not the window's rows
-   * again.
-   */
-  private org.jooq.Select<Record> tenantQuery(TenantRead read, long dueBeforeNs) {
-    Condition where =
-        state
-            .eq(sv(EventState.PENDING))
-            .and(tenant.eq(read.tenant()))
-            .and(timeNext.le(dueBeforeNs));
-    PollPosition after = read.after();
-    if (after != null) {
-      // As in the continuation poll: the first conjunct keeps it a range on the index.
-      where =
-          where
-              .and(timeNext.ge(after.timeNextNs()))
-              .and(timeNext.gt(after.timeNextNs()).or(id.gt(after.id())));
-    }
-    return ctx.select(pollFields)
-        .from(q.hasTenantIndex() ? t.forceIndex(QueueConvention.TENANT_INDEX) : t)
-        .where(where)
-        .orderBy(timeNext, id)
-        .limit(read.limit());
+    return hot.query(hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
   }
 
   @Override
   public List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs) {
-    return reads.isEmpty() ? List.of() : rows(tenantsQuery(reads, dueBeforeNs));
-  }
-
-  /** The several-tenant poll with its values inlined, for {@code EXPLAIN}. */
-  public String pollTenantsSql(List<TenantRead> reads, long dueBeforeNs) {
-    return ctx.renderInlined(tenantsQuery(reads, dueBeforeNs));
+    return reads.isEmpty() ? List.of() : hot.query(hot.pollTenants(reads, dueBeforeNs));
   }
 
   /**
-   * One statement: a UNION ALL of each tenant's own poll (each part an index range on (state,
-   * tenant, time_next)), so a per-tenant round costs one round trip whatever the tenant count.
+   * The several-tenant poll with its values inlined, for {@code EXPLAIN}: one statement, a UNION
+   * ALL of each tenant's read on the (state, tenant, time_next) index.
    */
-  private org.jooq.Select<Record> tenantsQuery(List<TenantRead> reads, long dueBeforeNs) {
-    org.jooq.Select<Record> union = null;
-    for (TenantRead read : reads) {
-      org.jooq.Select<Record> one = tenantQuery(read, dueBeforeNs);
-      union = union == null ? one : union.unionAll(one);
-    }
-    return union;
+  public String pollTenantsSql(List<TenantRead> reads, long dueBeforeNs) {
+    return hot.pollTenants(reads, dueBeforeNs).inlined();
   }
 
   @Override
@@ -190,54 +116,23 @@ public final class JdbcEventStore implements EventStore {
     return r == null ? null : new TenantDue(r.get(0, String.class), r.get(1, Long.class));
   }
 
-  private List<EventRow> rows(org.jooq.ResultQuery<? extends Record> query) {
-    return query.fetch(this::toRow);
-  }
-
-  private EventRow toRow(Record r) {
-    Map<String, Object> user = new LinkedHashMap<>();
-    List<String> names = q.userColumns();
-    for (int i = 0; i < names.size(); i++) {
-      user.put(names.get(i), plain(r.get(userFrom + i)));
-    }
-    String ten = r.get(5, String.class);
-    return new EventRow(
-        r.get(0, Long.class),
-        r.get(1, Long.class),
-        r.get(2, Long.class),
-        r.get(3, Long.class),
-        r.get(4, Integer.class),
-        ten == null ? "" : ten,
-        r.get(6, String.class),
-        r.get(7, String.class),
-        user);
-  }
-
   @Override
   public Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs) {
-    Map<Field<?>, Object> set = new LinkedHashMap<>();
-    set.put(state, sv(EventState.FIRED));
-    set.put(epoch, epoch.plus(1));
-    set.put(timeNext, deadlineNs);
     // Ours when it is fired at the next epoch with exactly our deadline (ns).
     return casMarked(
         refs,
         EventState.PENDING,
-        set,
+        hot.fire(deadlineNs),
         (ref, st, ep, tn, ta) ->
             st == EventState.FIRED && ep == ref.epoch() + 1 && tn == deadlineNs);
   }
 
   @Override
   public Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs) {
-    Map<Field<?>, Object> set = new LinkedHashMap<>();
-    set.put(state, sv(EventState.ACKED));
-    set.put(timeAcked, nowNs);
-    set.put(timeNext, nowNs);
     return casMarked(
         refs,
         EventState.FIRED,
-        set,
+        hot.ack(nowNs),
         (ref, st, ep, tn, ta) ->
             st == EventState.ACKED && ep == ref.epoch() && ta != null && ta == nowNs);
   }
@@ -401,12 +296,7 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<EventRow> listDead(long afterId, int limit) {
-    return ctx.select(pollFields)
-        .from(t)
-        .where(state.eq(sv(EventState.DEAD)).and(id.gt(afterId)))
-        .orderBy(id)
-        .limit(limit)
-        .fetch(this::toRow);
+    return hot.query(hot.dead(afterId, limit));
   }
 
   @Override
@@ -459,19 +349,14 @@ public final class JdbcEventStore implements EventStore {
    * concurrently, which the epoch guard itself forbids.
    */
   private Map<EventRef, CasOutcome> casMarked(
-      Collection<EventRef> refs, EventState from, Map<Field<?>, Object> set, Mark mark) {
+      Collection<EventRef> refs, EventState from, HotSql.Change change, Mark mark) {
     if (refs.isEmpty()) {
       return Map.of();
     }
     Map<Long, List<Long>> byEpoch = byEpoch(refs);
     int n = 0;
     for (Map.Entry<Long, List<Long>> e : byEpoch.entrySet()) {
-      List<Long> ids = e.getValue();
-      n +=
-          ctx.update(t)
-              .set(set)
-              .where(id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey())))
-              .execute();
+      n += hot.update(change, e.getValue(), from, e.getKey());
     }
     Map<EventRef, CasOutcome> out = new HashMap<>();
     if (n == refs.size()) {

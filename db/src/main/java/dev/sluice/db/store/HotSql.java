@@ -1,0 +1,264 @@
+package dev.sluice.db.store;
+
+import static dev.sluice.db.QueueConvention.*;
+
+import dev.sluice.db.EventState;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.db.QueueTable;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.jooq.exception.DataAccessException;
+
+/**
+ * The statements a queue runs for every event — its polls and the fire and ack compare-and-set —
+ * written out as SQL text from fragments made once per table, and run on plain JDBC. Every other
+ * statement is built with jOOQ; for these, building and rendering a query per call cost more than
+ * running it (in profiles of the benchmarks, a large part of the poller's, firers' and ack writer's
+ * CPU and allocation).
+ *
+ * <p>An IN list is padded to the next power of two with its last id repeated (a repeated id changes
+ * nothing in an IN list), so a statement has a few shapes and Connector/J's statement cache holds
+ * them all.
+ *
+ * <p>Errors are jOOQ's {@link DataAccessException}, as from the rest of the store.
+ *
+ * <p>Thread-safe: immutable after construction; each call takes its own pooled connection.
+ */
+final class HotSql {
+  /** The most ids in one UPDATE; larger sets are split. */
+  static final int MAX_IN = 1024;
+
+  private final DataSource ds;
+  private final QueueTable q;
+  private final String table;
+  private final String selectFrom;
+  private final String selectFromTenantIndex;
+  private final int userFrom;
+
+  /** A statement's text with {@code ?} for each value, and the values in order. */
+  record Sql(String text, List<Object> values) {
+    /** The text with the values written in, for EXPLAIN and messages. */
+    String inlined() {
+      StringBuilder out = new StringBuilder(text.length() + 16 * values.size());
+      int v = 0;
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        out.append(c == '?' ? literal(values.get(v++)) : String.valueOf(c));
+      }
+      return out.toString();
+    }
+
+    private static String literal(Object v) {
+      if (v instanceof Number) {
+        return v.toString();
+      }
+      return "'" + String.valueOf(v).replace("\\", "\\\\").replace("'", "''") + "'";
+    }
+  }
+
+  HotSql(DataSource ds, QueueTable q) {
+    this.ds = ds;
+    this.q = q;
+    this.table = quote(q.name());
+    List<String> cols =
+        new ArrayList<>(List.of(ID, EPOCH, TIME_NEXT, TIME_CREATED, PRIORITY, TENANT));
+    StringBuilder select = new StringBuilder("select ");
+    for (String c : cols) {
+      select.append(quote(c)).append(", ");
+    }
+    select.append(q.hasActor() ? quote(ACTOR) : "null as " + quote(ACTOR)).append(", ");
+    select.append(q.hasClass() ? quote(CLASS) : "null as " + quote(CLASS));
+    userFrom = cols.size() + 3; // 1-based JDBC index of the first user column
+    for (String c : q.userColumns()) {
+      select.append(", ").append(quote(c));
+    }
+    select.append(" from ").append(table);
+    this.selectFrom = select.toString();
+    this.selectFromTenantIndex =
+        q.hasTenantIndex()
+            ? selectFrom + " force index (" + quote(QueueConvention.TENANT_INDEX) + ")"
+            : selectFrom;
+  }
+
+  static String quote(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  private Object sv(EventState s) {
+    return q.stateValue(s);
+  }
+
+  // ---------------------------------------------------------------- polls
+
+  /** Pending rows due by {@code dueBeforeNs}, in poll order. */
+  Sql poll(long dueBeforeNs, int limit) {
+    return new Sql(
+        selectFrom + " where `state` = ? and `time_next` <= ? order by `time_next`, `id` limit ?",
+        List.of(sv(EventState.PENDING), dueBeforeNs, limit));
+  }
+
+  /**
+   * The same, after (afterTimeNextNs, afterId). The first conjunct keeps it a range on the (state,
+   * time_next) index; the OR alone is served by the state prefix only, reading every row before the
+   * position.
+   */
+  Sql pollAfter(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return new Sql(
+        selectFrom
+            + " where `state` = ? and `time_next` <= ? and `time_next` >= ?"
+            + " and (`time_next` > ? or `id` > ?) order by `time_next`, `id` limit ?",
+        List.of(
+            sv(EventState.PENDING), dueBeforeNs, afterTimeNextNs, afterTimeNextNs, afterId, limit));
+  }
+
+  /**
+   * Several tenants' reads in one statement: a UNION ALL of one index range on (state, tenant,
+   * time_next) each. The index is forced: for a tenant that holds most of the table the optimizer
+   * would otherwise pick a full scan and a sort, although LIMIT needs only the first rows of the
+   * range.
+   */
+  Sql pollTenants(List<TenantRead> reads, long dueBeforeNs) {
+    StringBuilder sb = new StringBuilder();
+    List<Object> values = new ArrayList<>(reads.size() * 7);
+    for (TenantRead r : reads) {
+      sb.append(sb.length() == 0 ? "(" : " union all (")
+          .append(selectFromTenantIndex)
+          .append(" where `state` = ? and `tenant` = ? and `time_next` <= ?");
+      values.add(sv(EventState.PENDING));
+      values.add(r.tenant());
+      values.add(dueBeforeNs);
+      PollPosition after = r.after();
+      if (after != null) {
+        sb.append(" and `time_next` >= ? and (`time_next` > ? or `id` > ?)");
+        values.add(after.timeNextNs());
+        values.add(after.timeNextNs());
+        values.add(after.id());
+      }
+      sb.append(" order by `time_next`, `id` limit ?)");
+      values.add(r.limit());
+    }
+    return new Sql(sb.toString(), values);
+  }
+
+  /** Dead events after {@code afterId}, by id (for the CLI's dead list; not hot, same rows). */
+  Sql dead(long afterId, int limit) {
+    return new Sql(
+        selectFrom + " where `state` = ? and `id` > ? order by `id` limit ?",
+        List.of(sv(EventState.DEAD), afterId, limit));
+  }
+
+  List<EventRow> query(Sql sql) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql.text())) {
+      bind(ps, sql.values());
+      try (ResultSet rs = ps.executeQuery()) {
+        List<EventRow> out = new ArrayList<>();
+        while (rs.next()) {
+          out.add(row(rs));
+        }
+        return out;
+      }
+    } catch (SQLException e) {
+      throw new DataAccessException(q.name() + ": read failed: " + e.getMessage(), e);
+    }
+  }
+
+  private EventRow row(ResultSet rs) throws SQLException {
+    List<String> names = q.userColumns();
+    Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
+    for (int i = 0; i < names.size(); i++) {
+      user.put(names.get(i), JdbcEventStore.plain(rs.getObject(userFrom + i)));
+    }
+    String ten = rs.getString(6);
+    return new EventRow(
+        rs.getLong(1),
+        rs.getLong(2),
+        rs.getLong(3),
+        rs.getLong(4),
+        rs.getInt(5),
+        ten == null ? "" : ten,
+        rs.getString(7),
+        rs.getString(8),
+        user);
+  }
+
+  // ---------------------------------------------------------------- compare-and-set
+
+  /** What a compare-and-set UPDATE sets: {@code SET} text with {@code ?}, and its values. */
+  record Change(String set, List<Object> values) {}
+
+  /** pending → fired at the next epoch, due again at the ack deadline. */
+  Change fire(long deadlineNs) {
+    return new Change(
+        "`state` = ?, `epoch` = `epoch` + 1, `time_next` = ?",
+        List.of(sv(EventState.FIRED), deadlineNs));
+  }
+
+  /** fired → acked at {@code nowNs} (time_next too, so that the purge can use the index). */
+  Change ack(long nowNs) {
+    return new Change(
+        "`state` = ?, `time_acked` = ?, `time_next` = ?",
+        List.of(sv(EventState.ACKED), nowNs, nowNs));
+  }
+
+  /**
+   * One autocommit UPDATE per {@link #MAX_IN} ids: {@code change} for the rows among {@code ids}
+   * that are in state {@code from} at {@code epoch}. Returns the rows changed.
+   */
+  int update(Change change, List<Long> ids, EventState from, long epoch) {
+    int n = 0;
+    try (Connection c = ds.getConnection()) {
+      for (int at = 0; at < ids.size(); at += MAX_IN) {
+        Sql sql = casSql(change, ids.subList(at, Math.min(ids.size(), at + MAX_IN)), from, epoch);
+        try (PreparedStatement ps = c.prepareStatement(sql.text())) {
+          bind(ps, sql.values());
+          n += ps.executeUpdate();
+        }
+      }
+    } catch (SQLException e) {
+      throw new DataAccessException(q.name() + ": update failed: " + e.getMessage(), e);
+    }
+    return n;
+  }
+
+  Sql casSql(Change change, List<Long> ids, EventState from, long epoch) {
+    // The next power of two: a few statement shapes, whatever the batch sizes.
+    int width = ids.size() == 1 ? 1 : Integer.highestOneBit(ids.size() - 1) << 1;
+    StringBuilder sb =
+        new StringBuilder(64 + 2 * width)
+            .append("update ")
+            .append(table)
+            .append(" set ")
+            .append(change.set())
+            .append(" where `id` in (?");
+    sb.append(",?".repeat(width - 1)).append(") and `state` = ? and `epoch` = ?");
+    List<Object> values = new ArrayList<>(change.values().size() + width + 2);
+    values.addAll(change.values());
+    values.addAll(ids);
+    values.addAll(Collections.nCopies(width - ids.size(), ids.get(ids.size() - 1)));
+    values.add(sv(from));
+    values.add(epoch);
+    return new Sql(sb.toString(), values);
+  }
+
+  private static void bind(PreparedStatement ps, List<Object> values) throws SQLException {
+    for (int i = 0; i < values.size(); i++) {
+      Object v = values.get(i);
+      if (v instanceof Long l) {
+        ps.setLong(i + 1, l);
+      } else if (v instanceof Integer n) {
+        ps.setInt(i + 1, n);
+      } else {
+        ps.setObject(i + 1, v);
+      }
+    }
+  }
+}
