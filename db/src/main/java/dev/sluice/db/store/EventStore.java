@@ -66,6 +66,12 @@ public interface EventStore {
   /** Row counts by state; scans the poll index, so not for hot paths. */
   StateCounts counts();
 
+  /**
+   * The due time of the earliest pending event, if any: one seek on the poll index, cheap at any
+   * table size (unlike {@link #counts}).
+   */
+  java.util.OptionalLong oldestPendingDueNs();
+
   /** Row counts by tenant and state, busiest tenants first; scans the table (operators only). */
   List<TenantCounts> countsByTenant(int limit);
 

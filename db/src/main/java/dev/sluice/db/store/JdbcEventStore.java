@@ -255,6 +255,16 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public java.util.OptionalLong oldestPendingDueNs() {
+    Long oldest =
+        ctx.select(DSL.min(timeNext))
+            .from(t)
+            .where(state.eq(sv(EventState.PENDING)))
+            .fetchOne(0, Long.class);
+    return oldest == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(oldest);
+  }
+
+  @Override
   public List<TenantCounts> countsByTenant(int limit) {
     Map<String, long[]> by = new HashMap<>();
     for (Record r :

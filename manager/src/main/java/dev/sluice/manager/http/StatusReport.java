@@ -89,6 +89,7 @@ public final class StatusReport {
       m.put("cancelled", c.cancelled());
       m.put("oldest_due_age_ms", s == null ? 0 : s.oldestDueAgeMs());
       m.put("sampled_at_ms", s == null ? 0 : s.sampledAtMs());
+      m.put("counted_at_ms", s == null ? 0 : s.countedAtMs());
       m.put("window", live.cached());
       m.put("in_flight", live.inFlight());
       m.put("receivers", live.receivers());

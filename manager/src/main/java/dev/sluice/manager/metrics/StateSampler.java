@@ -21,10 +21,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Samples, every {@link #DEFAULT_EVERY}, what a scrape must not compute: each served queue's rows
- * by state (one query per queue, through {@link QueueManager#counts()}) and its busiest tenants'
- * live figures. A scrape or a status page request reads the last sample; it never queries the
- * database.
+ * Samples, every {@link #DEFAULT_EVERY}, what a scrape must not compute: each served queue's oldest
+ * due pending event (one index seek), its rows by state, and its busiest tenants' live figures. A
+ * scrape or a status page request reads the last sample; it never queries the database.
+ *
+ * <p>Counting rows by state reads every row of the table — the backlog, and a day of acked history
+ * by default — so its cost grows with the table. A queue is counted again after a second per {@link
+ * #COUNT_ROWS_PER_SECOND} rows it had (and no sooner than the next sample): about 0.1% of a
+ * database core at the millions of index entries a second a scan reads, so a table of millions is
+ * counted every few minutes instead of scanned without pause, and a large backlog does not slow
+ * every other statement every few seconds. The oldest due age, what alerts watch, stays fresh at
+ * every sample; the status page says how old the counts are.
  *
  * <p>Meters (tags {@code shard}, {@code queue}):
  *
@@ -55,8 +62,26 @@ public final class StateSampler implements Runnable {
     }
   }
 
-  /** A queue's rows by state, as last sampled. */
-  public record Sample(StateCounts counts, long oldestDueAgeMs, long sampledAtMs) {}
+  /**
+   * A queue's last sample.
+   *
+   * @param counts rows by state, as counted at {@code countedAtMs}
+   * @param oldestDueAgeMs how long the oldest due pending event had waited at {@code sampledAtMs}
+   */
+  public record Sample(
+      StateCounts counts, long oldestDueAgeMs, long sampledAtMs, long countedAtMs) {}
+
+  /** Rows counted per second of waiting between counts. */
+  static final long COUNT_ROWS_PER_SECOND = 10_000;
+
+  /**
+   * When a queue may be counted again: at the next sample, or a second per {@link
+   * #COUNT_ROWS_PER_SECOND} rows of its last count if that is later.
+   */
+  static long nextCountAtMs(long countedAtMs, long everyMs, StateCounts c) {
+    long rows = c.pending() + c.fired() + c.acked() + c.dead() + c.cancelled();
+    return countedAtMs + Math.max(everyMs, rows * 1000 / COUNT_ROWS_PER_SECOND);
+  }
 
   private record TenantKey(Key queue, String tenant) {}
 
@@ -74,9 +99,15 @@ public final class StateSampler implements Runnable {
   private volatile Map<TenantKey, TenantStats> tenants = Map.of();
 
   private final java.time.Clock clock;
+  private final long everyMs;
 
-  public StateSampler(QueueEngine engine, MeterRegistry registry, java.time.Clock clock) {
+  /** Per queue, when its rows may be counted again (the telemetry thread only). */
+  private final Map<Key, Long> nextCountAtMs = new HashMap<>();
+
+  public StateSampler(
+      QueueEngine engine, MeterRegistry registry, Duration every, java.time.Clock clock) {
     this.clock = clock;
+    this.everyMs = every.toMillis();
     this.engine = engine;
     this.registry = registry;
     events =
@@ -126,11 +157,25 @@ public final class StateSampler implements Runnable {
     for (Map.Entry<Key, QueueManager> e : now.entrySet()) {
       QueueManager q = e.getValue();
       try {
-        StateCounts c = q.counts();
+        java.util.OptionalLong oldest = q.oldestPendingDueNs();
         long nowNs = q.nowNs();
         long age =
-            c.pending() == 0 || c.oldestDueNs() > nowNs ? 0 : (nowNs - c.oldestDueNs()) / 1_000_000;
-        next.put(e.getKey(), new Sample(c, age, clock.millis()));
+            oldest.isEmpty() || oldest.getAsLong() > nowNs
+                ? 0
+                : (nowNs - oldest.getAsLong()) / 1_000_000;
+        long nowMs = clock.millis();
+        Sample old = before.get(e.getKey());
+        StateCounts c;
+        long countedAt;
+        if (old == null || nowMs >= nextCountAtMs.getOrDefault(e.getKey(), 0L)) {
+          c = q.counts();
+          countedAt = nowMs;
+          nextCountAtMs.put(e.getKey(), nextCountAtMs(nowMs, everyMs, c));
+        } else {
+          c = old.counts();
+          countedAt = old.countedAtMs();
+        }
+        next.put(e.getKey(), new Sample(c, age, nowMs, countedAt));
       } catch (RuntimeException ex) {
         registry.counter("sluice_db_errors", e.getKey().tags()).increment();
         log.debug("metrics: counting {} failed: {}", e.getKey(), ex.toString());
@@ -148,6 +193,7 @@ public final class StateSampler implements Runnable {
         nextTenants.put(new TenantKey(e.getKey(), t.tenant()), t);
       }
     }
+    nextCountAtMs.keySet().retainAll(now.keySet());
     served = Map.copyOf(now);
     samples = next;
     tenants = nextTenants;

@@ -35,7 +35,7 @@ public final class Telemetry {
 
   public Telemetry(
       QueueEngine engine, MeterRegistry registry, Duration sampleEvery, java.time.Clock clock) {
-    this.sampler = new StateSampler(engine, registry, clock);
+    this.sampler = new StateSampler(engine, registry, sampleEvery, clock);
     this.series = new LiveSeries(engine, clock);
     this.sampleEvery = sampleEvery;
     this.registry = registry;

@@ -239,9 +239,14 @@ public final class QueueManager {
         dispatcher.cachedCount(), dispatcher.inFlightCount(), dispatcher.receiverCount());
   }
 
-  /** Row counts by state, from the table. */
+  /** Row counts by state, from the table: reads every row, so its cost grows with the table. */
   public StateCounts counts() {
     return ctx.store().counts();
+  }
+
+  /** The due time of the earliest pending event, if any: one index seek. */
+  public java.util.OptionalLong oldestPendingDueNs() {
+    return ctx.store().oldestPendingDueNs();
   }
 
   public long nowNs() {

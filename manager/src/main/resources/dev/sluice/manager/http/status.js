@@ -62,9 +62,11 @@ function renderQueues(s) {
       cell(q.window), cell(q.in_flight), cell(q.receivers), cell(q.dispatched_total));
   });
   fill('queues', rows, 13, 'no queue served yet: create one with sluice queue create, then sluice migrate');
-  const sampled = s.queues.filter(q => q.sampled_at_ms).map(q => q.sampled_at_ms);
-  document.getElementById('sampled').textContent = sampled.length
-    ? 'rows by state sampled ' + age(s.time_ms - Math.min(...sampled)) + ' ago (every ' + s.sample_every_ms / 1000 + ' s)'
+  const counted = s.queues.filter(q => q.counted_at_ms).map(q => q.counted_at_ms);
+  document.getElementById('sampled').textContent = counted.length
+    ? 'rows by state counted ' + age(s.time_ms - Math.min(...counted)) + ' ago (every '
+      + s.sample_every_ms / 1000 + ' s, a large table less often: counting reads every row);'
+      + ' oldest due age every ' + s.sample_every_ms / 1000 + ' s'
     : '';
   const dis = document.getElementById('disabled');
   dis.hidden = s.disabled.length === 0;
