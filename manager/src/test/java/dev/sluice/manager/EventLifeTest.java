@@ -12,6 +12,7 @@ import dev.sluice.proto.v1.CancelStatus;
 import dev.sluice.proto.v1.Event;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -315,5 +316,30 @@ class EventLifeTest {
           .atMost(5, SECONDS)
           .until(() -> h.queryLong("SELECT COUNT(*) FROM life_firing WHERE state = 2") == 3);
     }
+  }
+
+  @Test
+  void maxQpsSpacesTheFiresAtTheQueuesRate() throws Exception {
+    queue("life_qps", "max_qps=20");
+    StringBuilder values = new StringBuilder();
+    for (int i = 0; i < 42; i++) {
+      values.append(i == 0 ? "(" : ",(").append(i).append(")");
+    }
+    h.exec("INSERT INTO life_qps (order_id) VALUES " + values);
+    RawReceiver r = h.rawReceiver("life_qps", "r1", 100);
+    List<Long> fired = new java.util.ArrayList<>();
+    for (int i = 0; i < 42; i++) {
+      Event e = next(r, 10);
+      assertThat(e).as("event %d", i).isNotNull();
+      fired.add(e.getTimeFiredNs());
+      r.ack(e);
+    }
+    fired.sort(null);
+    // At 20/s in bursts of 2 (a tenth of a second), 42 events span at least 40 intervals of 50 ms
+    // from the first fire to the last, however fast the receiver takes them (5 ms of slack for
+    // the clock's corrections).
+    assertThat(fired.get(41) - fired.get(0))
+        .as("ns from the first fire to the 42nd")
+        .isGreaterThanOrEqualTo(40 * 50_000_000L - 5_000_000L);
   }
 }

@@ -32,13 +32,13 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>A dispatch round</h2>
  *
- * Take up to {@link #MAX_BATCH} due events (tenants in turn), give each to the receiver with the
- * most free credits (reserving the credit), and hand them to the firer, which fires them all with
- * one compare-and-set UPDATE per epoch (pending → fired, epoch + 1, time_next = ack deadline). Up
- * to {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
- * next is prepared. Only when a batch's UPDATE has applied ({@link #onFired}) are its events in
- * flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
- * dropped silently.
+ * Take up to {@link #MAX_BATCH} due events (tenants in turn, within the queue's {@code max_qps}:
+ * {@link RateLimit}), give each to the receiver with the most free credits (reserving the credit),
+ * and hand them to the firer, which fires them all with one compare-and-set UPDATE per epoch
+ * (pending → fired, epoch + 1, time_next = ack deadline). Up to {@link #MAX_FIRING_BATCHES} batches
+ * are being fired at once; while one is in the database the next is prepared. Only when a batch's
+ * UPDATE has applied ({@link #onFired}) are its events in flight and sent. An event whose CAS fails
+ * (acked, cancelled or fired elsewhere meanwhile) is dropped silently.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -59,6 +59,7 @@ final class Dispatcher implements Runnable {
   private final long ackWaitNs;
   private final int maxAttempts;
   private final int maxConcurrency;
+  private final RateLimit rate;
   private final TenantCredits credits;
   private final Map<String, Integer> classShares;
   private final ShuffleSharder sharder;
@@ -158,6 +159,7 @@ final class Dispatcher implements Runnable {
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
     this.maxConcurrency = ctx.options().maxConcurrency();
+    this.rate = new RateLimit(ctx.options().maxQps());
   }
 
   void wire(AckBatcher acks, Poller poller, Firer firer) {
@@ -280,7 +282,8 @@ final class Dispatcher implements Runnable {
             && now >= pausedUntilNs
             && firingBatches < MAX_FIRING_BATCHES
             && cache.hasReady()
-            && freeSlots() > 0) {
+            && freeSlots() > 0
+            && rate.available(System.nanoTime()) > 0) {
           if (fireRound(now)) {
             continue;
           }
@@ -296,6 +299,12 @@ final class Dispatcher implements Runnable {
         }
         if (now < pausedUntilNs) {
           wait = Math.min(wait, pausedUntilNs - now);
+        }
+        if (rate.limited() && cache.hasReady()) {
+          long untilToken = rate.waitNs(System.nanoTime());
+          if (untilToken > 0) {
+            wait = Math.min(wait, untilToken);
+          }
         }
         if (inbox.isEmpty() && wait > 0) {
           LockSupport.parkNanos(this, wait);
@@ -471,7 +480,8 @@ final class Dispatcher implements Runnable {
 
   /** Takes a batch of due events for free receivers and hands it to the firer; false if none. */
   private boolean fireRound(long now) {
-    int budget = Math.min(MAX_BATCH, freeSlots());
+    long mono = System.nanoTime();
+    int budget = Math.min(MAX_BATCH, Math.min(freeSlots(), rate.available(mono)));
     List<CachedEvent> events = new ArrayList<>(budget);
     List<ReceiverStream> owners = new ArrayList<>(budget);
     while (events.size() < budget) {
@@ -490,6 +500,7 @@ final class Dispatcher implements Runnable {
     if (events.isEmpty()) {
       return false;
     }
+    rate.took(mono, events.size());
     List<EventRef> refs = new ArrayList<>(events.size());
     for (CachedEvent e : events) {
       refs.add(new EventRef(e.id, e.epoch));
