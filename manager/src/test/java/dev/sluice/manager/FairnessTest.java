@@ -103,6 +103,52 @@ class FairnessTest {
   }
 
   @Test
+  void actorPathsTakeTurnsUnderATenantAndATooDeepPathIsCountedNotLost() throws Exception {
+    h.exec(
+        QueueConvention.createTableSql(
+            "fair_actors",
+            List.of("`actor` VARCHAR(255) NOT NULL DEFAULT ''", "`n` BIGINT NULL"),
+            "sluice_queue actor_max_depth=2"));
+    await().atMost(10, SECONDS).until(() -> h.server().engine().find("fair_actors").isPresent());
+    // One tenant; in poll order: user-1/reports 0,1,2 then user-2 10,11,12, then user-3/a/b 99
+    // (depth 3, over actor_max_depth=2: it is served as user-3/a).
+    String[][] rows = {
+      {"user-1/reports", "0"},
+      {"user-1/reports", "1"},
+      {"user-1/reports", "2"},
+      {"user-2", "10"},
+      {"user-2", "11"},
+      {"user-2", "12"},
+      {"user-3/a/b", "99"}
+    };
+    long due = aMinuteAgoNs();
+    StringBuilder sb = new StringBuilder("INSERT INTO fair_actors (actor, time_next, n) VALUES ");
+    for (int i = 0; i < rows.length; i++) {
+      sb.append(i == 0 ? "" : ",")
+          .append("('")
+          .append(rows[i][0])
+          .append("',")
+          .append(due + i)
+          .append(",")
+          .append(rows[i][1])
+          .append(")");
+    }
+    h.exec(sb.toString());
+    RawReceiver r = h.rawReceiver("fair_actors", "r", 1);
+    List<Long> order = new java.util.ArrayList<>();
+    for (int i = 0; i < rows.length; i++) {
+      Event e = r.events.poll(10, SECONDS);
+      assertThat(e).as("event %d of %d", i, rows.length).isNotNull();
+      order.add(n(e));
+      r.ack(e);
+    }
+    // The three actors take turns, each from its own FIFO; the too-deep event is not lost.
+    assertThat(order).containsExactly(0L, 10L, 99L, 1L, 11L, 2L, 12L);
+    assertThat(h.registry.get("sluice_actor_path_too_deep").tag("queue", "fair_actors").counter())
+        .satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(1.0));
+  }
+
+  @Test
   void quietEventBehindAHundredThousandEventBacklogWaitsAtMostOneRound() throws Exception {
     queue("fair_backlog", "cache_size=1000 tenant_cache_share=50% poll_interval=50ms");
     insert("fair_backlog", "noisy", "", 100_000);

@@ -35,6 +35,7 @@ final class Poller implements Runnable {
   private static final long SYNC_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
 
   private final QueueContext ctx;
+  private final PolledEvents polled;
   private final Dispatcher dispatcher;
   private final RetryCollector collector;
   private final Waiter waiter = new Waiter();
@@ -93,7 +94,8 @@ final class Poller implements Runnable {
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
-    this.rounds = new TenantRounds(ctx, dispatcher, this::handOver);
+    this.polled = new PolledEvents(ctx);
+    this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
   }
 
   boolean tenantMode() {
@@ -168,7 +170,7 @@ final class Poller implements Runnable {
       cursor = null;
     }
     if (!rows.isEmpty()) {
-      handOver(Polled.sweep(PolledEvents.of(rows, ctx), seq, full));
+      handOver(Polled.sweep(polled.of(rows), seq, full));
       // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
       // news is for the dispatcher to say (see pollOnce).
       foundRows |= continued;
@@ -199,7 +201,7 @@ final class Poller implements Runnable {
     lastRecentMono = t0;
     rounds.recentPolled(covered && rows.size() < lim);
     if (!rows.isEmpty()) {
-      handOver(Polled.recent(PolledEvents.of(rows, ctx), seq, rounds.equalShare()));
+      handOver(Polled.recent(polled.of(rows), seq, rounds.equalShare()));
     }
   }
 

@@ -33,6 +33,12 @@ public final class QueueMetrics {
   final Counter polledRows;
   final Counter casMisses;
 
+  /**
+   * Rows read whose actor path was deeper than the queue's actor_max_depth (each read counts: a row
+   * may be read more than once before it fires).
+   */
+  final Counter actorTooDeep;
+
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
   final Counter windowTrimmed;
 
@@ -73,6 +79,7 @@ public final class QueueMetrics {
     polledRows = r.counter("sluice_poll_rows", t);
     casMisses = r.counter("sluice_fire_cas_misses", t);
     windowTrimmed = r.counter("sluice_window_trimmed", t);
+    actorTooDeep = r.counter("sluice_actor_path_too_deep", t);
     dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
     dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
     pollDuration = latency("sluice_poll_duration", "one poll query", r);

@@ -79,6 +79,7 @@ final class TenantRounds {
   private final QueueContext ctx;
   private final Dispatcher dispatcher;
   private final Consumer<Polled> handover;
+  private final PolledEvents polled;
   private final int windowSize;
 
   /** Tenants known to have events, with when they were last seen (monotonic ns). */
@@ -95,8 +96,10 @@ final class TenantRounds {
   private long lastDiscovery = Long.MIN_VALUE / 2;
   private long lastRound = Long.MIN_VALUE / 2;
 
-  TenantRounds(QueueContext ctx, Dispatcher dispatcher, Consumer<Polled> handover) {
+  TenantRounds(
+      QueueContext ctx, Dispatcher dispatcher, PolledEvents polled, Consumer<Polled> handover) {
     this.ctx = ctx;
+    this.polled = polled;
     this.dispatcher = dispatcher;
     this.handover = handover;
     this.windowSize = ctx.options().cacheSize();
@@ -234,7 +237,7 @@ final class TenantRounds {
       }
     }
     if (!rows.isEmpty()) {
-      handover.accept(Polled.tenants(PolledEvents.of(rows, ctx), seq, equal, starts));
+      handover.accept(Polled.tenants(polled.of(rows), seq, equal, starts));
     }
     return full;
   }
