@@ -115,6 +115,8 @@ public final class StatusReport {
         tm.put("queued", t.queued());
         tm.put("in_flight", t.inFlight());
         tm.put("dispatched", t.dispatched());
+        tm.put("mean_wait_ms", t.dispatched() == 0 ? 0.0 : t.waitNsTotal() / 1e6 / t.dispatched());
+        tm.put("max_wait_ms", t.recentMaxWaitNs() / 1e6);
         tenants.add(tm);
       }
       List<Object> points = new ArrayList<>();

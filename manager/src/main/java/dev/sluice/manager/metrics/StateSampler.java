@@ -40,8 +40,11 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code sluice_queue_oldest_due_age_seconds} — how long the oldest due pending event waits
  *   <li>{@code sluice_queue_paused} — 1 while an operator has paused the queue
  *   <li>{@code sluice_tenant_queued_events}, {@code sluice_tenant_in_flight_events}, {@code
- *       sluice_tenant_events_dispatched_total} (tag {@code tenant}) — the {@link
- *       #MAX_TENANT_SERIES} tenants with most queued + in flight per queue, to bound cardinality
+ *       sluice_tenant_events_dispatched_total}, {@code sluice_tenant_wait_seconds_total} (due →
+ *       fired, added up: over the dispatched count, the mean wait) and {@code
+ *       sluice_tenant_wait_seconds_max} (the longest wait in the last 10–20 s) (tag {@code tenant})
+ *       — the {@link #MAX_TENANT_SERIES} tenants with most queued + in flight per queue, to bound
+ *       cardinality
  * </ul>
  *
  * <p>Threads: {@link #run()} runs on the telemetry thread only; it publishes immutable maps through
@@ -92,7 +95,10 @@ public final class StateSampler implements Runnable {
   private final MultiGauge paused;
   private final MultiGauge tenantQueued;
   private final MultiGauge tenantInFlight;
-  private final Map<TenantKey, FunctionCounter> tenantDispatched = new HashMap<>();
+  private final MultiGauge tenantWaitMax;
+
+  /** Per listed tenant, its counters: dispatched, and wait added up. */
+  private final Map<TenantKey, List<FunctionCounter>> tenantCounters = new HashMap<>();
 
   private volatile Map<Key, Sample> samples = Map.of();
   private volatile Map<Key, QueueManager> served = Map.of();
@@ -129,6 +135,12 @@ public final class StateSampler implements Runnable {
     tenantInFlight =
         MultiGauge.builder("sluice_tenant_in_flight_events")
             .description("a tenant's events fired and not settled (busiest tenants only)")
+            .register(registry);
+    tenantWaitMax =
+        MultiGauge.builder("sluice_tenant_wait_seconds_max")
+            .description(
+                "the longest due->fired wait of a tenant's events in the last 10-20 s"
+                    + " (busiest tenants only)")
             .register(registry);
   }
 
@@ -231,27 +243,41 @@ public final class StateSampler implements Runnable {
 
     List<MultiGauge.Row<?>> tq = new ArrayList<>();
     List<MultiGauge.Row<?>> tf = new ArrayList<>();
+    List<MultiGauge.Row<?>> tw = new ArrayList<>();
     for (TenantKey tk : tenantKeys) {
       Tags tags = tk.queue().tags().and("tenant", tk.tenant());
       tq.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::queued)));
       tf.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::inFlight)));
-      tenantDispatched.computeIfAbsent(
+      tw.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::recentMaxWaitNs) / 1e9));
+      tenantCounters.computeIfAbsent(
           tk,
           k ->
-              FunctionCounter.builder(
-                      "sluice_tenant_events_dispatched",
-                      this,
-                      s -> s.tenantValue(k, TenantStats::dispatched))
-                  .description("a tenant's events fired since the queue started (busiest only)")
-                  .tags(tags)
-                  .register(registry));
+              List.of(
+                  FunctionCounter.builder(
+                          "sluice_tenant_events_dispatched",
+                          this,
+                          s -> s.tenantValue(k, TenantStats::dispatched))
+                      .description("a tenant's events fired since the queue started (busiest only)")
+                      .tags(tags)
+                      .register(registry),
+                  FunctionCounter.builder(
+                          "sluice_tenant_wait_seconds",
+                          this,
+                          s -> s.tenantValue(k, TenantStats::waitNsTotal) / 1e9)
+                      .description(
+                          "how long a tenant's fired events waited after they came due, added up"
+                              + " (busiest only; over sluice_tenant_events_dispatched_total, the"
+                              + " mean wait)")
+                      .tags(tags)
+                      .register(registry)));
     }
     tenantQueued.register(tq, false);
     tenantInFlight.register(tf, false);
-    Set<TenantKey> gone = new HashSet<>(tenantDispatched.keySet());
+    tenantWaitMax.register(tw, false);
+    Set<TenantKey> gone = new HashSet<>(tenantCounters.keySet());
     gone.removeAll(tenantKeys);
     for (TenantKey k : gone) {
-      registry.remove(tenantDispatched.remove(k));
+      tenantCounters.remove(k).forEach(registry::remove);
     }
   }
 
@@ -260,11 +286,12 @@ public final class StateSampler implements Runnable {
    * manager restarted on the same registry does not report through a stopped one.
    */
   void removeMeters() {
-    for (MultiGauge g : List.of(events, oldestAge, paused, tenantQueued, tenantInFlight)) {
+    for (MultiGauge g :
+        List.of(events, oldestAge, paused, tenantQueued, tenantInFlight, tenantWaitMax)) {
       g.register(List.of(), true);
     }
-    tenantDispatched.values().forEach(registry::remove);
-    tenantDispatched.clear();
+    tenantCounters.values().forEach(cs -> cs.forEach(registry::remove));
+    tenantCounters.clear();
   }
 
   private double count(Key k, String state) {

@@ -25,20 +25,23 @@ import org.slf4j.LoggerFactory;
  *
  * One thread ({@code sluice-<shard>-<queue>-dispatcher}) owns all mutable state here — the {@link
  * WindowCache}, the in-flight table, the receiver list and each receiver's in-flight count — so it
- * needs no locks. Other threads (gRPC, poller, firer, ack batcher) never touch that state: they
- * {@link #post} commands to the inbox, which this thread runs between dispatch rounds. It makes no
- * database call: the batched fire UPDATE runs on the {@link Firer}'s thread, acks and releases on
- * the {@link AckBatcher}'s, so that neither holds up dispatch.
+ * needs no locks; so do the {@link ReceiverPool} and {@link TenantCredits} it owns. Other threads
+ * (gRPC, poller, firer, ack batcher) never touch that state: they {@link #post} commands to the
+ * inbox, which this thread runs between dispatch rounds. It makes no database call: the batched
+ * fire UPDATE runs on the {@link Firer}'s thread, acks and releases on the {@link AckBatcher}'s, so
+ * that neither holds up dispatch.
  *
  * <h2>A dispatch round</h2>
  *
  * Take up to {@link #MAX_BATCH} due events (tenants in turn, within the queue's {@code max_qps}:
- * {@link RateLimit}), give each to the receiver with the most free credits (reserving the credit),
- * and hand them to the firer, which fires them all with one compare-and-set UPDATE per epoch
- * (pending → fired, epoch + 1, time_next = ack deadline). Up to {@link #MAX_FIRING_BATCHES} batches
- * are being fired at once; while one is in the database the next is prepared. Only when a batch's
- * UPDATE has applied ({@link #onFired}) are its events in flight and sent. An event whose CAS fails
- * (acked, cancelled or fired elsewhere meanwhile) is dropped silently.
+ * {@link RateLimit}; each tenant within its in-flight cap and the reserve: {@link TenantCredits}),
+ * give each to the receiver with the most free credits in its tenant's shuffle shard ({@link
+ * ReceiverPool}), reserving the credit, and hand them to the firer, which fires them all with one
+ * compare-and-set UPDATE per epoch (pending → fired, epoch + 1, time_next = ack deadline). Up to
+ * {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
+ * next is prepared. Only when a batch's UPDATE has applied ({@link #onFired}) are its events in
+ * flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
+ * dropped silently.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -61,8 +64,6 @@ final class Dispatcher implements Runnable {
   private final int maxConcurrency;
   private final RateLimit rate;
   private final TenantCredits credits;
-  private final Map<String, Integer> classShares;
-  private final ShuffleSharder sharder;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
   // --- owned by the dispatcher thread
@@ -73,7 +74,10 @@ final class Dispatcher implements Runnable {
    */
   private final LinkedHashMap<Long, InFlight> inFlight = new LinkedHashMap<>();
 
-  private final List<ReceiverStream> receivers = new ArrayList<>();
+  private final ReceiverPool receivers;
+
+  /** All receivers' credits, taken once per fire round (for the tenant reserve). */
+  private int allCreditsThisRound;
 
   /** Ids of events handed to the firer and not yet back: neither in the window nor in flight. */
   private final java.util.Set<Long> firing = new java.util.HashSet<>();
@@ -91,7 +95,6 @@ final class Dispatcher implements Runnable {
 
   private long pausedUntilNs;
   private boolean pollerHasMore;
-  private int nextReceiver;
   private boolean dispatching = true;
 
   // --- published for other threads
@@ -135,27 +138,20 @@ final class Dispatcher implements Runnable {
   private Poller poller;
   private Firer firer;
 
-  private final long forgetDelayNs;
-
-  /**
-   * Receiver ids whose last stream dropped, keeping their shuffle-shard place until then (mono ns).
-   */
-  private final Map<String, Long> departed = new java.util.HashMap<>();
-
   Dispatcher(QueueContext ctx) {
     this(ctx, 0);
   }
 
   Dispatcher(QueueContext ctx, long forgetDelayNs) {
-    this.forgetDelayNs = forgetDelayNs;
     this.ctx = ctx;
     this.cache =
         new WindowCache(
             ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
-    this.sharder = new ShuffleSharder(ctx.options().maxReceiversPerTenant());
+    this.receivers =
+        new ReceiverPool(
+            ctx.options().maxReceiversPerTenant(), ctx.options().classShares(), forgetDelayNs);
     this.credits =
         new TenantCredits(ctx.tenantLimits(), ctx.options().fair(), ctx.options().tenantReserve());
-    this.classShares = ctx.options().classShares();
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
     this.maxConcurrency = ctx.options().maxConcurrency();
@@ -274,7 +270,7 @@ final class Dispatcher implements Runnable {
         runInbox();
         long now = ctx.clock().nowNs();
         expire(now);
-        forgetDeparted();
+        receivers.forgetDeparted(System.nanoTime());
         cache.promoteDue(now);
         publish();
         if (dispatching
@@ -342,11 +338,16 @@ final class Dispatcher implements Runnable {
       for (String t : names) {
         out.add(
             new TenantStats(
-                t, queued.getOrDefault(t, 0), credits.held(t), credits.dispatchedTotal(t)));
+                t,
+                queued.getOrDefault(t, 0),
+                credits.held(t),
+                credits.dispatchedTotal(t),
+                credits.waitNsTotal(t),
+                credits.recentMaxWaitNs(t, mono)));
       }
       tenantSnapshot = List.copyOf(out);
       List<ReceiverStats> rs = new ArrayList<>(receivers.size());
-      for (ReceiverStream r : receivers) {
+      for (ReceiverStream r : receivers.all()) {
         rs.add(
             new ReceiverStats(
                 r.receiverId(), r.streamId(), r.inFlight, r.maxInFlight(), r.draining()));
@@ -379,11 +380,9 @@ final class Dispatcher implements Runnable {
     }
   }
 
+  /** Free credits on the receivers, within the queue's max_concurrency. */
   private int freeSlots() {
-    int free = 0;
-    for (ReceiverStream r : receivers) {
-      free += r.freeSlots();
-    }
+    int free = receivers.freeCredits();
     if (maxConcurrency > 0) {
       free = Math.min(free, maxConcurrency - inFlight.size() - firing.size());
     }
@@ -392,68 +391,17 @@ final class Dispatcher implements Runnable {
 
   // ------------------------------------------------------------------ assignment
 
-  /** Whether receiver {@code r} may take an event of class {@code cls} now. */
-  private boolean classRoom(ReceiverStream r, String cls) {
-    Integer share = classShares.get(cls);
-    if (share == null) {
-      return true;
-    }
-    int limit = Math.max(1, r.maxInFlight() * share / 100);
-    return r.classInFlight(cls) < limit;
-  }
-
-  private boolean serves(ReceiverStream r, String tenant) {
-    return sharder.receiversFor(tenant).contains(r.receiverId());
-  }
-
   /**
    * Whether {@code tenant} may have one more event in flight: within its cap and the reserve (see
    * {@link TenantCredits}), and with a free credit on a receiver that serves it.
    */
   private boolean tenantCanTake(String tenant) {
-    if (!credits.mayTake(tenant, this::freeSlots, this::allCredits)) {
-      return false;
-    }
-    for (ReceiverStream r : receivers) {
-      if (r.freeSlots() > 0 && serves(r, tenant)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private int allCredits() {
-    int total = 0;
-    for (ReceiverStream r : receivers) {
-      total += r.maxInFlight();
-    }
-    return total;
+    return credits.mayTake(tenant, this::freeSlots, () -> allCreditsThisRound)
+        && receivers.hasFreeCreditFor(tenant);
   }
 
   private boolean eventCanTake(CachedEvent e) {
-    return pickReceiver(e, false) != null;
-  }
-
-  /**
-   * The receiver for {@code e}: within its tenant's shuffle shard, with a free credit and room for
-   * its class, the one with the most free credits (ties round-robin). Null when none can take it.
-   */
-  private ReceiverStream pickReceiver(CachedEvent e, boolean advance) {
-    ReceiverStream best = null;
-    int bestFree = 0;
-    int n = receivers.size();
-    for (int i = 0; i < n; i++) {
-      ReceiverStream r = receivers.get((nextReceiver + i) % n);
-      int free = r.freeSlots();
-      if (free > bestFree && serves(r, e.tenant) && classRoom(r, e.workClass)) {
-        best = r;
-        bestFree = free;
-      }
-    }
-    if (best != null && advance) {
-      nextReceiver = (receivers.indexOf(best) + 1) % n;
-    }
-    return best;
+    return receivers.pick(e, false) != null;
   }
 
   /** Takes a credit of {@code r} for {@code e}; false when another shard took the last one. */
@@ -482,6 +430,7 @@ final class Dispatcher implements Runnable {
   private boolean fireRound(long now) {
     long mono = System.nanoTime();
     int budget = Math.min(MAX_BATCH, Math.min(freeSlots(), rate.available(mono)));
+    allCreditsThisRound = receivers.allCredits();
     List<CachedEvent> events = new ArrayList<>(budget);
     List<ReceiverStream> owners = new ArrayList<>(budget);
     while (events.size() < budget) {
@@ -489,7 +438,7 @@ final class Dispatcher implements Runnable {
       if (e == null) {
         break;
       }
-      ReceiverStream r = pickReceiver(e, true);
+      ReceiverStream r = receivers.pick(e, true);
       if (r == null || !assign(r, e)) {
         keep(e); // a credit went to another shard meanwhile: try again next round
         break;
@@ -541,6 +490,7 @@ final class Dispatcher implements Runnable {
       return;
     }
     long now = b.firedAtNs;
+    long mono = System.nanoTime();
     Map<ReceiverStream, EventBatch.Builder> batches = new LinkedHashMap<>();
     int sent = 0;
     for (int i = 0; i < events.size(); i++) {
@@ -563,8 +513,9 @@ final class Dispatcher implements Runnable {
                 new EventRef(e.id, epoch), now, false, null, "receiver gone before the send"));
         continue;
       }
-      ctx.metrics().dueToDispatch.record(Math.max(0, now - e.dueNs), TimeUnit.NANOSECONDS);
-      credits.dispatched(e.tenant);
+      long waitNs = Math.max(0, now - e.dueNs);
+      ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
+      credits.dispatched(e.tenant, waitNs, mono);
       batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
       sent++;
     }
@@ -624,35 +575,13 @@ final class Dispatcher implements Runnable {
   // ------------------------------------------------------------------ commands (dispatcher thread)
 
   void onAttach(ReceiverStream r) {
-    departed.remove(r.receiverId());
-    receivers.add(r);
+    receivers.attach(r);
     receiverCount = receivers.size();
-    updateShards();
-  }
-
-  private void updateShards() {
-    List<String> ids = new ArrayList<>(receivers.size() + departed.size());
-    for (ReceiverStream r : receivers) {
-      ids.add(r.receiverId());
-    }
-    ids.addAll(departed.keySet());
-    sharder.setReceivers(ids);
-  }
-
-  /** Receivers gone longer than forget_delay lose their place in the shuffle shards. */
-  private void forgetDeparted() {
-    if (departed.isEmpty()) {
-      return;
-    }
-    long mono = System.nanoTime();
-    if (departed.values().removeIf(at -> mono - at >= 0)) {
-      updateShards();
-    }
   }
 
   /** The stream ended or broke: release what it held at once, not after ack_wait. */
   void onDetach(ReceiverStream r, String why) {
-    if (!receivers.remove(r)) {
+    if (!receivers.detach(r, System.nanoTime())) {
       return;
     }
     long now = ctx.clock().nowNs();
@@ -666,11 +595,6 @@ final class Dispatcher implements Runnable {
       }
     }
     receiverCount = receivers.size();
-    if (forgetDelayNs > 0
-        && receivers.stream().noneMatch(x -> x.receiverId().equals(r.receiverId()))) {
-      departed.put(r.receiverId(), System.nanoTime() + forgetDelayNs);
-    }
-    updateShards();
     if (released > 0) {
       log.info(
           "{}: {} gone ({}), releasing its {} in-flight events", ctx.where(), r, why, released);

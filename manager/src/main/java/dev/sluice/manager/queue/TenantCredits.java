@@ -6,8 +6,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
- * Receivers' credits as tenants hold them: each tenant's in-flight count and dispatch total, its
- * in-flight cap, and the reserve of credits kept for tenants with nothing in flight.
+ * Receivers' credits as tenants hold them: each tenant's in-flight count, dispatch total and wait
+ * (due → fired), its in-flight cap, and the reserve of credits kept for tenants with nothing in
+ * flight.
  *
  * <p>The reserve: the queue's {@code tenant_reserve} of all credits (rounded; at least one unless
  * it is 0%). Without it a busy tenant holds every credit and a quiet tenant's event waits for the
@@ -20,12 +21,27 @@ import java.util.function.IntSupplier;
 final class TenantCredits {
   static final long RESERVE_HOLD_NS = TimeUnit.SECONDS.toNanos(10);
 
+  /**
+   * A tenant's longest recent wait covers the events it had fired in the last one to two of these
+   * (two buckets, so the figure neither forgets a wait at once nor keeps it for ever).
+   */
+  static final long RECENT_WAIT_NS = TimeUnit.SECONDS.toNanos(10);
+
   private final TenantLimits limits;
   private final boolean fair;
   private final int reservePercent;
 
-  /** Per tenant: [credits held, events dispatched]. */
-  private final Map<String, long[]> counts = new HashMap<>();
+  /** One tenant's figures. */
+  private static final class Account {
+    long held;
+    long dispatched;
+    long waitNsTotal;
+    long maxWaitNs;
+    long previousMaxWaitNs;
+    long bucketStartMono;
+  }
+
+  private final Map<String, Account> accounts = new HashMap<>();
 
   /** Credits held by all tenants. */
   private int held;
@@ -70,39 +86,83 @@ final class TenantCredits {
     return System.nanoTime() - lastLightArrivalMono < RESERVE_HOLD_NS;
   }
 
+  private Account account(String tenant) {
+    return accounts.computeIfAbsent(tenant, k -> new Account());
+  }
+
   void take(String tenant) {
-    long[] c = counts.computeIfAbsent(tenant, k -> new long[2]);
-    if (c[0] == 0 && held > 0) {
+    Account a = account(tenant);
+    if (a.held == 0 && held > 0) {
       lastLightArrivalMono = System.nanoTime();
     }
-    c[0]++;
+    a.held++;
     held++;
   }
 
   void giveBack(String tenant) {
-    long[] c = counts.get(tenant);
-    if (c != null) {
-      c[0]--;
+    Account a = accounts.get(tenant);
+    if (a != null) {
+      a.held--;
     }
     held--;
   }
 
-  void dispatched(String tenant) {
-    counts.computeIfAbsent(tenant, k -> new long[2])[1]++;
+  /**
+   * One of {@code tenant}'s events was fired and sent, {@code waitNs} after it came due.
+   *
+   * @param mono when (System.nanoTime)
+   */
+  void dispatched(String tenant, long waitNs, long mono) {
+    Account a = account(tenant);
+    a.dispatched++;
+    a.waitNsTotal += waitNs;
+    roll(a, mono);
+    a.maxWaitNs = Math.max(a.maxWaitNs, waitNs);
+  }
+
+  /** Starts a new recent-wait bucket when the current one is over. */
+  private static void roll(Account a, long mono) {
+    long age = mono - a.bucketStartMono; // the first bucket of an account starts anew here
+    if (age >= 0 && age < RECENT_WAIT_NS) {
+      return;
+    }
+    boolean next = age >= 0 && age < 2 * RECENT_WAIT_NS;
+    a.previousMaxWaitNs = next ? a.maxWaitNs : 0;
+    a.maxWaitNs = 0;
+    a.bucketStartMono = next ? a.bucketStartMono + RECENT_WAIT_NS : mono;
   }
 
   long held(String tenant) {
-    long[] c = counts.get(tenant);
-    return c == null ? 0 : c[0];
+    Account a = accounts.get(tenant);
+    return a == null ? 0 : a.held;
   }
 
   long dispatchedTotal(String tenant) {
-    long[] c = counts.get(tenant);
-    return c == null ? 0 : c[1];
+    Account a = accounts.get(tenant);
+    return a == null ? 0 : a.dispatched;
+  }
+
+  /** The time {@code tenant}'s fired events waited after they came due, added up (ns). */
+  long waitNsTotal(String tenant) {
+    Account a = accounts.get(tenant);
+    return a == null ? 0 : a.waitNsTotal;
+  }
+
+  /**
+   * The longest wait among {@code tenant}'s events fired in the last {@link #RECENT_WAIT_NS} to
+   * twice that (ns); 0 when none was.
+   */
+  long recentMaxWaitNs(String tenant, long mono) {
+    Account a = accounts.get(tenant);
+    if (a == null) {
+      return 0;
+    }
+    roll(a, mono);
+    return Math.max(a.maxWaitNs, a.previousMaxWaitNs);
   }
 
   /** Every tenant that ever held a credit. */
   java.util.Set<String> tenants() {
-    return counts.keySet();
+    return accounts.keySet();
   }
 }

@@ -38,6 +38,13 @@ function age(ms) {
   return Math.floor(s / 86400) + ' d ' + Math.floor((s % 86400) / 3600) + ' h';
 }
 
+// A wait (ms) to the tenth of a ms below a second; '–' when nothing waited.
+function wait(ms) {
+  if (ms == null || ms <= 0) return '–';
+  if (ms < 1000) return ms.toFixed(1) + ' ms';
+  return age(Math.round(ms));
+}
+
 function fill(tableId, rows, columns, emptyText) {
   const body = document.querySelector('#' + tableId + ' tbody');
   body.replaceChildren();
@@ -83,7 +90,9 @@ function renderSides(s) {
   fill('tenants', s.tenants.map(t => el('tr', { 'data-tenant': t.tenant },
     el('td', {}, t.queue), el('td', {}, t.tenant === '' ? '(default)' : t.tenant),
     el('td', { class: 'n' }, num(t.queued)), el('td', { class: 'n' }, num(t.in_flight)),
-    el('td', { class: 'n' }, num(t.dispatched)))), 5, 'no tenant active');
+    el('td', { class: 'n' }, num(t.dispatched)),
+    el('td', { class: 'n' }, wait(t.mean_wait_ms)),
+    el('td', { class: 'n' }, wait(t.max_wait_ms)))), 7, 'no tenant active');
   fill('shards', s.shards.map(sh => el('tr', { 'data-shard': sh.name },
     el('td', {}, sh.name),
     el('td', {}, el('span', { class: 'badge ' + (sh.lease_held ? 'ok' : 'bad') }, sh.lease_held ? 'held' : 'not held')),

@@ -33,6 +33,7 @@ class MetricsEndpointTest {
   static void start() throws Exception {
     h = new Harness(MetricsEndpointTest.class);
     h.createQueue("metrics_q", "");
+    h.createQueue("metrics_wait_q", "");
     h.startManager();
     try (Connection c = h.connect()) {
       for (int i = 0; i < 5; i++) {
@@ -57,7 +58,30 @@ class MetricsEndpointTest {
       r.ack(e);
     }
     await().atMost(10, SECONDS).until(() -> r.results.size() == 5);
+    // Two events of tenant "late" came due 3 s before they were even inserted: each waits 3 s+.
+    try (Connection c = h.connect()) {
+      for (int i = 0; i < 2; i++) {
+        EventProducer.insert(
+            c,
+            "metrics_wait_q",
+            Map.of("order_id", i),
+            EventOptions.builder()
+                .tenant("late")
+                .fireAt(java.time.Instant.now().minusSeconds(LATE_SECONDS))
+                .build());
+      }
+    }
+    RawReceiver w = h.rawReceiver("metrics_wait_q", "m-2", 10);
+    for (int i = 0; i < 2; i++) {
+      Event e = w.events.poll(10, SECONDS);
+      assertThat(e).as("late event %d", i).isNotNull();
+      w.ack(e);
+    }
   }
+
+  static final long LATE_SECONDS = 3;
+  static final Map<String, String> WAIT_Q =
+      Map.of("shard", "s1", "queue", "metrics_wait_q", "tenant", "late");
 
   @AfterAll
   static void stop() {
@@ -121,6 +145,29 @@ class MetricsEndpointTest {
     assertThat(value("sluice_tenant_events_dispatched_total", with(Q, "tenant", "globex")))
         .isEqualTo(2.0);
     assertThat(value("sluice_tenant_in_flight_events", with(Q, "tenant", "acme"))).isEqualTo(0.0);
+  }
+
+  @Test
+  void aTenantsWaitIsAddedUpAndItsLongestRecentWaitShown() throws Exception {
+    await()
+        .atMost(15, SECONDS)
+        .until(
+            () ->
+                Double.valueOf(2.0).equals(value("sluice_tenant_events_dispatched_total", WAIT_Q)));
+    assertThat(value("sluice_tenant_wait_seconds_total", WAIT_Q))
+        .as("two events, each due %d s before it was inserted", LATE_SECONDS)
+        .isGreaterThanOrEqualTo(2.0 * LATE_SECONDS);
+    assertThat(value("sluice_tenant_wait_seconds_max", WAIT_Q))
+        .isGreaterThanOrEqualTo((double) LATE_SECONDS);
+    JsonNode late = null;
+    for (JsonNode t : status().get("tenants")) {
+      if (t.get("tenant").asText().equals("late")) {
+        late = t;
+      }
+    }
+    assertThat(late).as("tenant 'late' on the status page").isNotNull();
+    assertThat(late.get("mean_wait_ms").asDouble()).isGreaterThanOrEqualTo(LATE_SECONDS * 1000.0);
+    assertThat(late.get("max_wait_ms").asDouble()).isGreaterThanOrEqualTo(LATE_SECONDS * 1000.0);
   }
 
   @Test

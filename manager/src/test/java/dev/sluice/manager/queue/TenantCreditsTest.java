@@ -62,8 +62,31 @@ class TenantCreditsTest {
     c.take("a");
     assertThat(c.mayTake("a", () -> 100, () -> 100)).isFalse();
     assertThat(c.mayTake("b", () -> 100, () -> 100)).isTrue();
-    c.dispatched("a");
+    c.dispatched("a", 0, 0);
     assertThat(c.dispatchedTotal("a")).isEqualTo(1);
+  }
+
+  @Test
+  void waitsAddUpAndTheLongestRecentOneIsKeptTenToTwentySeconds() {
+    TenantCredits c = credits("");
+    long s = 1_000_000_000L;
+    long t0 = 1_000 * s;
+    c.dispatched("a", 3 * s, t0);
+    c.dispatched("a", 1 * s, t0 + 2 * s);
+    c.dispatched("b", 5 * s, t0);
+    assertThat(c.waitNsTotal("a")).isEqualTo(4 * s);
+    assertThat(c.dispatchedTotal("a")).isEqualTo(2);
+    assertThat(c.recentMaxWaitNs("a", t0 + 3 * s)).isEqualTo(3 * s);
+    assertThat(c.recentMaxWaitNs("b", t0 + 3 * s)).as("tenants apart").isEqualTo(5 * s);
+    // In the next bucket the longest wait of the one before still counts...
+    c.dispatched("a", 2 * s, t0 + 12 * s);
+    assertThat(c.recentMaxWaitNs("a", t0 + 15 * s)).isEqualTo(3 * s);
+    // ...and is forgotten one bucket later: the 2 s wait of the second bucket is what is left.
+    assertThat(c.recentMaxWaitNs("a", t0 + 21 * s)).isEqualTo(2 * s);
+    // Nothing fired for over two buckets: nothing waited recently.
+    assertThat(c.recentMaxWaitNs("a", t0 + 45 * s)).isZero();
+    assertThat(c.recentMaxWaitNs("nobody", t0)).isZero();
+    assertThat(c.waitNsTotal("a")).as("the total never forgets").isEqualTo(6 * s);
   }
 
   @Test
