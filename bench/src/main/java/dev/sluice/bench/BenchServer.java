@@ -72,17 +72,27 @@ public final class BenchServer implements AutoCloseable {
     String value = assignment.substring(eq + 1);
     try (Connection c = connectServer();
         Statement s = c.createStatement()) {
-      try (ResultSet rs = s.executeQuery("SELECT @@GLOBAL." + name)) {
-        rs.next();
-        restore.putIfAbsent(name, rs.getString(1));
-      }
-      s.execute(
-          "SET GLOBAL "
-              + name
-              + " = "
-              + (value.matches("-?[0-9.]+") ? value : "'" + value.replace("'", "''") + "'"));
+      restore.putIfAbsent(name, global(s, name));
+      setGlobal(s, name, value);
     }
     Progress.note("server: SET GLOBAL " + name + " = " + value + " for this run");
+  }
+
+  /** The server variable {@code name}'s global value. */
+  static String global(Statement s, String name) throws SQLException {
+    try (ResultSet rs = s.executeQuery("SELECT @@GLOBAL." + name)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** {@code SET GLOBAL name = value}: a number as it is, anything else as a quoted string. */
+  static void setGlobal(Statement s, String name, String value) throws SQLException {
+    s.execute(
+        "SET GLOBAL "
+            + name
+            + " = "
+            + (value.matches("-?[0-9.]+") ? value : "'" + value.replace("'", "''") + "'"));
   }
 
   /** The server's TCP port (for finding its process on this machine). */
@@ -158,11 +168,7 @@ public final class BenchServer implements AutoCloseable {
         (name, old) -> {
           try (Connection c = connectServer();
               Statement s = c.createStatement()) {
-            s.execute(
-                "SET GLOBAL "
-                    + name
-                    + " = "
-                    + (old.matches("-?[0-9.]+") ? old : "'" + old.replace("'", "''") + "'"));
+            setGlobal(s, name, old);
           } catch (SQLException e) {
             Progress.note("could not restore " + name + " to " + old + ": " + e.getMessage());
           }

@@ -37,15 +37,10 @@ final class ServerSettle {
         return;
       }
       long t0 = System.nanoTime();
-      String old = null;
-      try (ResultSet rs = s.executeQuery("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")) {
-        if (rs.next()) {
-          old = rs.getString(1);
-        }
-      }
+      String old = BenchServer.global(s, "innodb_max_dirty_pages_pct");
       boolean forced = false;
       try {
-        s.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0");
+        BenchServer.setGlobal(s, "innodb_max_dirty_pages_pct", "0");
         forced = true;
       } catch (SQLException refused) {
         Progress.note(label + ": cannot ask the server to flush (" + refused.getMessage() + ")");
@@ -60,8 +55,8 @@ final class ServerSettle {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
-        if (forced && old != null && old.matches("[0-9.]+")) {
-          s.execute("SET GLOBAL innodb_max_dirty_pages_pct = " + old);
+        if (forced) {
+          BenchServer.setGlobal(s, "innodb_max_dirty_pages_pct", old);
         }
       }
       Progress.note(

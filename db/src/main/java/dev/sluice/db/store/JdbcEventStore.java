@@ -246,12 +246,7 @@ public final class JdbcEventStore implements EventStore {
     for (Record r : ctx.select(state, DSL.count()).from(t).groupBy(state).fetch()) {
       n[q.decodeState(r.get(0)).ordinal()] = r.get(1, Long.class);
     }
-    Long oldest =
-        ctx.select(DSL.min(timeNext))
-            .from(t)
-            .where(state.eq(sv(EventState.PENDING)))
-            .fetchOne(0, Long.class);
-    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldest == null ? 0 : oldest);
+    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldestPendingDueNs().orElse(0));
   }
 
   @Override
