@@ -314,7 +314,8 @@ final class Dispatcher implements Runnable {
     publish();
   }
 
-  private void runInbox() {
+  /** Runs what other threads posted; the dispatcher's loop does this, tests may drive it. */
+  void runInbox() {
     Runnable r;
     while ((r = inbox.poll()) != null) {
       r.run();

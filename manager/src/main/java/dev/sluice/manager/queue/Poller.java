@@ -18,14 +18,16 @@ import org.slf4j.LoggerFactory;
  * <p>Fairness: each tenant may hold only its share of the window. When the last poll over all
  * tenants brought rows a full tenant could not take, or the tenants with pending events outnumber
  * those in the window, a backlog may be hiding other tenants' events behind it in the poll index,
- * so the poller switches to per-tenant rounds ({@link TenantRounds}), every 20 ms at most. Between
- * those rounds it reads only the rows that came due in the last second, a short range of the poll
- * index in front of the backlog, so a quiet tenant's new event is seen within milliseconds (and no
- * tenant is filled beyond its part by it). It returns to the single poll once no tenant is at its
- * part and none has more on disk than it was last read.
+ * so the poller switches to per-tenant rounds ({@link TenantRounds}), every 20 ms at most. Every
+ * pass in that mode (one with a round too, after it) reads the rows that came due in the last
+ * second, a short range of the poll index in front of the backlog, so a quiet tenant's new event is
+ * seen within milliseconds (and no tenant is filled beyond its part by it): it never waits for a
+ * round and then a pause as well. It returns to the single poll once no tenant is at its part and
+ * none has more on disk than it was last read.
  *
- * <p>Pace: a poll that found rows is followed after {@link #BUSY_WAIT_NS}; after the last rows the
- * pause grows with the quiet time, up to {@code poll_interval}.
+ * <p>Pace: while rows keep coming a pass starts {@link #BUSY_WAIT_NS} after the last one started
+ * (or {@link #MIN_WAIT_NS} after it ended, if it took longer); after the last rows the pause grows
+ * with the quiet time, up to {@code poll_interval}.
  *
  * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
  * never dies.
@@ -73,6 +75,9 @@ final class Poller implements Runnable {
   /** The pause between polls while rows keep coming. */
   static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
 
+  /** The shortest pause between two passes, however long the last one took. */
+  static final long MIN_WAIT_NS = TimeUnit.MICROSECONDS.toNanos(250);
+
   /** When a poll last found rows (monotonic ns). */
   private long lastFoundMono = Long.MIN_VALUE / 2;
 
@@ -115,9 +120,13 @@ final class Poller implements Runnable {
   public void run() {
     while (running) {
       try {
+        long started = System.nanoTime();
         pollOnce();
         failures = 0;
-        waiter.await(nextWaitNs);
+        // The pace runs from the start of one pass to the start of the next: a slow pass (a
+        // per-tenant round, a busy database) is not followed by a full pause as well.
+        long pause = Math.max(MIN_WAIT_NS, nextWaitNs - (System.nanoTime() - started));
+        waiter.await(pause);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -268,12 +277,14 @@ final class Poller implements Runnable {
       if (dispatcher.cacheRoom() > 0) {
         globalPoll(mono);
       }
-    } else if (!rounds.roundDue(mono)) {
-      recentPoll();
-    } else if (!rounds.round(mono, ctx.clock().nowNs() + lookahead())) {
+    } else if (rounds.roundDue(mono) && !rounds.round(mono, ctx.clock().nowNs() + lookahead())) {
       tenantMode = false;
       rounds.leave();
       log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
+    } else {
+      // Every pass, a round's too: rows committed while the round ran are read at once, so a
+      // quiet tenant's new event waits for one short read, never for a round and a pause.
+      recentPoll();
     }
     if (mono - lastCollect >= collector.intervalNs()) {
       collector.scan();
