@@ -255,6 +255,12 @@ final class Poller implements Runnable {
       ctx.clock().sync(ctx.store()::serverTimeNs);
       lastSync = mono;
     }
+    // The slower, occasional work of a pass comes first (this scan, then a round), the read of
+    // new rows last: what committed meanwhile is read in the same pass.
+    if (mono - lastCollect >= collector.intervalNs()) {
+      collector.scan();
+      lastCollect = mono;
+    }
     if (fair
         && !tenantMode
         && !dispatcher.lastPollCapped()
@@ -285,10 +291,6 @@ final class Poller implements Runnable {
       // Every pass, a round's too: rows committed while the round ran are read at once, so a
       // quiet tenant's new event waits for one short read, never for a round and a pause.
       recentPoll();
-    }
-    if (mono - lastCollect >= collector.intervalNs()) {
-      collector.scan();
-      lastCollect = mono;
     }
   }
 }
