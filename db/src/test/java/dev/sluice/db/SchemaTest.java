@@ -3,6 +3,7 @@ package dev.sluice.db;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.db.store.EventRow;
+import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.db.store.TenantRead;
@@ -257,6 +258,46 @@ class SchemaTest {
         .extracting(EventRow::id)
         .containsExactly(1000L);
     assertEachPartOnTheTenantIndex(store.pollTenantsSql(reads, Long.MAX_VALUE), 3);
+  }
+
+  @Test
+  void tenantsWithPendingEventsAreListedByOneLooseIndexScan() throws Exception {
+    exec(QueueConvention.createTableSql("tenants_list_q", List.of(), "sluice_queue"));
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      // A 6,000-row backlog of one tenant, 30 rows each of three others, done rows of a fifth.
+      StringBuilder sb =
+          new StringBuilder("INSERT INTO tenants_list_q (tenant, state, time_next) VALUES ");
+      for (int i = 0; i < 6090; i++) {
+        String tenant = i < 6000 ? "noisy" : List.of("a", "b", "c").get(i % 3);
+        sb.append(i == 0 ? "" : ",")
+            .append("('")
+            .append(tenant)
+            .append("',0,")
+            .append(1000L + i)
+            .append(")");
+      }
+      sb.append(",('done',2,5)");
+      s.execute(sb.toString());
+      s.execute("ANALYZE TABLE tenants_list_q");
+    }
+    QueueTable q =
+        catalog.inspect(new QueueCatalog.Candidate("tenants_list_q", "sluice_queue")).queue();
+    JdbcEventStore store = new JdbcEventStore(ds, q);
+    assertThat(store.pendingTenants(1000))
+        .containsExactly(
+            new EventStore.TenantDue("a", 1000L + 6000),
+            new EventStore.TenantDue("b", 1000L + 6001),
+            new EventStore.TenantDue("c", 1000L + 6002),
+            new EventStore.TenantDue("noisy", 1000L));
+    assertThat(store.pendingTenants(2))
+        .extracting(EventStore.TenantDue::tenant)
+        .containsExactly("a", "b");
+    // One seek per tenant however deep a backlog: not a scan of the noisy tenant's rows.
+    List<Map<String, String>> plan = explain(ds, store.pendingTenantsSql(1000));
+    assertThat(plan).hasSize(1);
+    assertThat(plan.get(0).get("key")).isEqualTo(QueueConvention.TENANT_INDEX);
+    assertThat(plan.get(0).get("Extra")).contains("Using index for group-by");
   }
 
   /** Every part of a per-tenant poll is a range on the tenant index, with no sort. */

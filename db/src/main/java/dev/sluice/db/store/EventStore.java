@@ -33,11 +33,11 @@ public interface EventStore {
   List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs);
 
   /**
-   * The first tenant after {@code afterTenant} (null: the first) that has pending events, with its
-   * earliest due time; null when there is none. One index seek: repeated, it lists tenants in time
-   * proportional to their number, not to the backlog.
+   * Up to {@code limit} tenants that have pending events, in tenant order, each with its earliest
+   * due time. One statement; on the (state, tenant, time_next) index it is a loose index scan, one
+   * seek per tenant: its cost grows with the number of tenants, not with the backlog.
    */
-  TenantDue nextTenant(String afterTenant);
+  List<TenantDue> pendingTenants(int limit);
 
   /** A tenant with pending events and the due time of its earliest one. */
   record TenantDue(String tenant, long minDueNs) {}

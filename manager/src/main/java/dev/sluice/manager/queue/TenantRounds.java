@@ -310,17 +310,14 @@ final class TenantRounds {
     return Math.max(1, Math.min(dispatcher.tenantCap(tenant), equal));
   }
 
-  /** Lists the tenants with pending events: one index seek each. */
+  /**
+   * Lists the tenants with pending events: one statement, one index seek per tenant (a round trip
+   * each would hold up the poll of new rows behind them, once a second).
+   */
   private void discover(long mono) {
     lastDiscovery = mono;
-    String after = null;
-    for (int i = 0; i < MAX_TENANTS_PER_ROUND; i++) {
-      var td = ctx.store().nextTenant(after);
-      if (td == null) {
-        break;
-      }
+    for (var td : ctx.store().pendingTenants(MAX_TENANTS_PER_ROUND)) {
       knownTenants.put(td.tenant(), mono);
-      after = td.tenant();
     }
   }
 }
