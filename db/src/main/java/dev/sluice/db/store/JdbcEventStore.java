@@ -105,8 +105,7 @@ public final class JdbcEventStore implements EventStore {
     return ctx.select(tenant, DSL.min(timeNext))
         .from(t)
         .where(state.eq(sv(EventState.PENDING)))
-        // Grouped by the index's leading (state, tenant), not tenant alone: only then do MariaDB
-        // and
+        // By the index's leading (state, tenant), not by tenant alone: only so do MariaDB and
         // MySQL read it by a loose index scan instead of every pending row.
         .groupBy(state, tenant)
         .orderBy(state, tenant)
