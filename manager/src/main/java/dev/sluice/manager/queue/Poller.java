@@ -107,6 +107,11 @@ final class Poller implements Runnable {
     return tenantMode;
   }
 
+  /** The per-tenant rounds (for tests). */
+  TenantRounds rounds() {
+    return rounds;
+  }
+
   void wake() {
     waiter.wake();
   }
@@ -198,7 +203,7 @@ final class Poller implements Runnable {
     // Polls less than half the range apart overlap: together they saw every row in it.
     boolean covered = t0 - lastRecentMono < RECENT_NS / 2;
     if (room <= 0) {
-      rounds.recentPolled(false);
+      rounds.recentPolled(false, List.of(), t0);
       return;
     }
     long now = ctx.clock().nowNs();
@@ -208,7 +213,7 @@ final class Poller implements Runnable {
         ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
     lastRecentMono = t0;
-    rounds.recentPolled(covered && rows.size() < lim);
+    rounds.recentPolled(covered && rows.size() < lim, rows, t0);
     if (!rows.isEmpty()) {
       handOver(Polled.recent(polled.of(rows), seq, rounds.equalShare()));
     }

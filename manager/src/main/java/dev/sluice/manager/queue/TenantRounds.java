@@ -126,9 +126,23 @@ final class TenantRounds {
     return knownTenants.size();
   }
 
-  /** The poller's poll of recent rows ran ({@code complete}: it read every row in its range). */
-  void recentPolled(boolean complete) {
+  /**
+   * The poller's poll of recent rows ran ({@code complete}: it read every row in its range) and
+   * read {@code rows}: their tenants are known from now on, like those the window holds at a round.
+   * A quiet tenant whose event came in and went out between two rounds would otherwise stay unknown
+   * until the next listing, and its next event, if the recent poll cannot reach it, would wait for
+   * that listing too.
+   */
+  void recentPolled(boolean complete, List<EventRow> rows, long mono) {
     recentComplete &= complete;
+    for (EventRow r : rows) {
+      knownTenants.put(r.tenant(), mono);
+    }
+  }
+
+  /** Whether {@code tenant} is among the tenants the rounds read. */
+  boolean knows(String tenant) {
+    return knownTenants.containsKey(tenant);
   }
 
   /** Back to the single poll: cursors are not kept up meanwhile, so they are dropped. */
