@@ -25,7 +25,9 @@ import org.jooq.Field;
 import org.jooq.Record;
 import org.jooq.Record2;
 import org.jooq.Record3;
+import org.jooq.ResultQuery;
 import org.jooq.Table;
+import org.jooq.conf.ParamType;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
@@ -101,7 +103,7 @@ public final class JdbcEventStore implements EventStore {
     return hot.pollTenants(reads, dueBeforeNs).inlined();
   }
 
-  private org.jooq.ResultQuery<Record2<String, Long>> pendingTenantsQuery(int limit) {
+  private ResultQuery<Record2<String, Long>> pendingTenantsQuery(int limit) {
     return ctx.select(tenant, DSL.min(timeNext))
         .from(t)
         .where(state.eq(sv(EventState.PENDING)))
@@ -114,7 +116,7 @@ public final class JdbcEventStore implements EventStore {
 
   /** The SQL of {@link #pendingTenants}, with its values inlined (for EXPLAIN in tests). */
   public String pendingTenantsSql(int limit) {
-    return pendingTenantsQuery(limit).getSQL(org.jooq.conf.ParamType.INLINED);
+    return pendingTenantsQuery(limit).getSQL(ParamType.INLINED);
   }
 
   @Override

@@ -137,7 +137,7 @@ class PollerTest {
 
     // The quiet tenant's next event commits; the next pass is one with a per-tenant round.
     insert("poll_rounds", "quiet", nowNs());
-    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(TenantRounds.ROUND_EVERY_NS) + 5);
+    p.rounds().roundDueNow();
     pass(p, d);
     assertThat(d.held("quiet"))
         .as("the quiet tenant's new event is in the window after one pass, round or not")
