@@ -78,7 +78,10 @@ public interface EventStore {
   /** The current epoch of each of {@code ids} that exists (for an operator's CAS by id). */
   Map<Long, Long> epochs(Collection<Long> ids);
 
-  /** Up to {@code limit} dead events with {@code id > afterId}, by id (for paging). */
+  /**
+   * Up to {@code limit} dead events with {@code id > afterId}, by id (for paging); {@link
+   * Long#MIN_VALUE} starts from the first (ids may be 0 or negative).
+   */
   List<EventRow> listDead(long afterId, int limit);
 
   /**
@@ -98,6 +101,9 @@ public interface EventStore {
    * shortened if need be. Returns the outcome per ref (STALE: not pending or fired at that epoch).
    */
   Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons);
+
+  /** Who hears of rows the store skipped or made dead because it cannot serve them. */
+  default void onBadRow(BadRowListener listener) {}
 
   /** The recorded reason of each of {@code ids} that is dead with one. */
   Map<Long, String> deadReasons(Collection<Long> ids);

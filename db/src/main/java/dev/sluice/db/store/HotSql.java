@@ -148,10 +148,14 @@ final class HotSql {
     return new Sql(sb.toString(), values);
   }
 
-  /** Dead events after {@code afterId}, by id (for the CLI's dead list; not hot, same rows). */
+  /**
+   * Dead events after {@code afterId} ({@link Long#MIN_VALUE}: from the first, whatever its id), by
+   * id (for the CLI's dead list; not hot, same rows).
+   */
   Sql dead(long afterId, int limit) {
+    String from = afterId == Long.MIN_VALUE ? " and `id` >= ?" : " and `id` > ?";
     return new Sql(
-        selectFrom + " where `state` = ? and `id` > ? order by `id` limit ?",
+        selectFrom + " where `state` = ?" + from + " order by `id` limit ?",
         List.of(sv(EventState.DEAD), afterId, limit));
   }
 

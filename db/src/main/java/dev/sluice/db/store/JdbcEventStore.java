@@ -21,6 +21,7 @@ import org.jooq.CaseValueStep;
 import org.jooq.CaseWhenStep;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.DataType;
 import org.jooq.Field;
 import org.jooq.Record;
 import org.jooq.Record2;
@@ -50,19 +51,46 @@ public final class JdbcEventStore implements EventStore {
   private final Field<Long> epoch = DSL.field(DSL.name(EPOCH), SQLDataType.BIGINT);
   private final Field<Long> timeAcked = DSL.field(DSL.name(TIME_ACKED), SQLDataType.BIGINT);
   private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
-  private final Field<Object> state = DSL.field(DSL.name(STATE));
+  private final Field<Object> state;
   private final HotSql hot;
+  private volatile BadRowListener badRows = BadRowListener.NONE;
 
   public JdbcEventStore(DataSource dataSource, QueueTable queue) {
     this.ctx = Jooq.context(dataSource);
     this.q = queue;
     this.t = DSL.table(DSL.name(queue.name()));
+    this.state = stateField(queue);
     this.hot = new HotSql(dataSource, queue);
+  }
+
+  /**
+   * The state column, typed so that an integer column is always read as a number: Connector/J maps
+   * {@code TINYINT(1)} (and {@code BOOLEAN}) to a Boolean by default, which would read a hand-set
+   * state 9 as {@code true}. Read with {@code getInt}, the value is what the column holds.
+   */
+  @SuppressWarnings("unchecked")
+  private static Field<Object> stateField(QueueTable q) {
+    DataType<?> type = q.stateIsEnum() ? SQLDataType.VARCHAR : SQLDataType.INTEGER;
+    return (Field<Object>) DSL.field(DSL.name(STATE), type);
   }
 
   @Override
   public String queue() {
     return q.name();
+  }
+
+  @Override
+  public void onBadRow(BadRowListener listener) {
+    this.badRows = listener == null ? BadRowListener.NONE : listener;
+  }
+
+  /** The state of a row read back, telling the listener when it is none of Sluice's. */
+  private EventState stateOf(long rowId, Object value) {
+    EventState s = q.decodeState(value);
+    if (s == null) {
+      badRows.badRow(rowId, "unknown_state", "state " + value + " is none of Sluice's: skipped");
+    }
+    return s;
   }
 
   private Object sv(EventState s) {
@@ -227,7 +255,7 @@ public final class JdbcEventStore implements EventStore {
       Record3<Long, Long, Object> r = rows.get(i);
       if (r == null) {
         out.put(i, CasOutcome.UNKNOWN);
-      } else if (q.decodeState(r.value3()) != EventState.PENDING) {
+      } else if (stateOf(i, r.value3()) != EventState.PENDING) {
         out.put(i, CasOutcome.STALE);
       } else {
         pending.add(new EventRef(i, r.value2()));
@@ -262,11 +290,12 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public StateCounts counts() {
-    long[] n = new long[EventState.values().length];
+    long[] n = new long[EventState.values().length + 1];
     for (Record r : ctx.select(state, DSL.count()).from(t).groupBy(state).fetch()) {
-      n[q.decodeState(r.get(0)).ordinal()] = r.get(1, Long.class);
+      EventState s = q.decodeState(r.get(0));
+      n[s == null ? n.length - 1 : s.ordinal()] += r.get(1, Long.class);
     }
-    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldestPendingDueNs().orElse(0));
+    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldestPendingDueNs().orElse(0), n[5]);
   }
 
   @Override
@@ -288,9 +317,9 @@ public final class JdbcEventStore implements EventStore {
             .groupBy(tenant, state)
             .fetch()) {
       String ten = r.get(0, String.class);
-      long[] n = by.computeIfAbsent(ten == null ? "" : ten, k -> new long[6]);
+      long[] n = by.computeIfAbsent(ten == null ? "" : ten, k -> new long[7]);
       EventState s = q.decodeState(r.get(1));
-      n[s.ordinal()] = r.get(2, Long.class);
+      n[s == null ? 6 : s.ordinal()] += r.get(2, Long.class);
       if (s == EventState.PENDING) {
         n[5] = r.get(3, Long.class);
       }
@@ -298,7 +327,8 @@ public final class JdbcEventStore implements EventStore {
     List<TenantCounts> out = new ArrayList<>();
     by.forEach(
         (ten, n) ->
-            out.add(new TenantCounts(ten, new StateCounts(n[0], n[1], n[2], n[3], n[4], n[5]))));
+            out.add(
+                new TenantCounts(ten, new StateCounts(n[0], n[1], n[2], n[3], n[4], n[5], n[6]))));
     out.sort(
         java.util.Comparator.comparingLong(TenantCounts::open)
             .reversed()
@@ -378,7 +408,7 @@ public final class JdbcEventStore implements EventStore {
           for (Map.Entry<EventRef, String> e : reasons.entrySet()) {
             EventRef r = e.getKey();
             Record3<Long, Long, Object> row = rows.get(r.id());
-            EventState st = row == null ? null : q.decodeState(row.value3());
+            EventState st = row == null ? null : stateOf(r.id(), row.value3());
             if (row == null) {
               out.put(r, CasOutcome.UNKNOWN);
             } else if ((st == EventState.PENDING || st == EventState.FIRED)
@@ -469,9 +499,9 @@ public final class JdbcEventStore implements EventStore {
       if (r == null) {
         out.put(ref, CasOutcome.UNKNOWN);
       } else {
+        EventState st = stateOf(ref.id(), r.get(state));
         boolean ours =
-            mark.ours(
-                ref, q.decodeState(r.get(state)), r.get(epoch), r.get(timeNext), r.get(timeAcked));
+            st != null && mark.ours(ref, st, r.get(epoch), r.get(timeNext), r.get(timeAcked));
         out.put(ref, ours ? CasOutcome.APPLIED : CasOutcome.STALE);
       }
     }
@@ -538,7 +568,7 @@ public final class JdbcEventStore implements EventStore {
             Record3<Long, Long, Object> row = rows.get(r.id());
             if (row == null) {
               out.put(r, CasOutcome.UNKNOWN);
-            } else if (q.decodeState(row.value3()) == from
+            } else if (stateOf(r.id(), row.value3()) == from
                 && row.value2() == r.epoch()
                 && taken.add(r.id())) {
               eligible.add(r);
@@ -580,7 +610,9 @@ public final class JdbcEventStore implements EventStore {
       return ((Number) v).longValue();
     }
     if (v instanceof BigInteger b) {
-      return b.longValue();
+      // BIGINT UNSIGNED: as a number while it fits one (a receiver's getLong keeps working), as its
+      // exact decimal text above 2^63 - 1 (a long would arrive negative).
+      return b.bitLength() < 64 ? (Object) b.longValue() : b.toString();
     }
     if (v instanceof Double || v instanceof Float) {
       return ((Number) v).doubleValue();

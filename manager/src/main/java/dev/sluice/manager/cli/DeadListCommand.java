@@ -36,8 +36,8 @@ final class DeadListCommand extends BaseCommand {
   @Option(
       names = "--after",
       paramLabel = "ID",
-      defaultValue = "0",
-      description = "Only ids above this one (to page).")
+      defaultValue = "-9223372036854775808",
+      description = "Only ids above this one (to page; default: from the lowest id).")
   long after;
 
   @Mixin ConfigOption config;
@@ -87,7 +87,11 @@ final class DeadListCommand extends BaseCommand {
     if (json) {
       printJson(Map.of("queue", name, "dead", events));
     } else if (table.isEmpty()) {
-      note("queue " + name + " has no dead events" + (after > 0 ? " after id " + after : ""));
+      note(
+          "queue "
+              + name
+              + " has no dead events"
+              + (after != Long.MIN_VALUE ? " after id " + after : ""));
     } else {
       table.print(out());
     }

@@ -560,7 +560,7 @@ final class Dispatcher implements Runnable {
       EventRef ref, long now, long retryAfterNs, ReceiverStream from, String reason) {
     boolean dead = isLastAttempt(ref.epoch(), maxAttempts);
     long delay = retryAfterNs > 0 ? retryAfterNs : ctx.backoff().delayNs(ref.epoch());
-    return Completion.release(ref, now + delay, dead, from, reason);
+    return Completion.release(ref, Backoff.at(now, delay), dead, from, reason);
   }
 
   /**
@@ -628,7 +628,7 @@ final class Dispatcher implements Runnable {
         free(f);
       }
       ctx.metrics().nacked.increment();
-      long after = TimeUnit.MILLISECONDS.toNanos(Math.max(0, n.getRetryAfterMs()));
+      long after = ctx.backoff().retryAfterNs(n.getRetryAfterMs());
       String why = n.getReason().isEmpty() ? "nack" : "nack: " + n.getReason();
       acks.submit(releaseOf(ref, now, after, from, why));
     }

@@ -158,6 +158,23 @@ class DeadAndCancelCommandTest {
         .isZero();
   }
 
+  /** Finding 14: application-supplied ids may be 0 or negative; --all and list reach them. */
+  @Test
+  void deadEventsWithIdsAtOrBelowZeroAreListedReplayedAndPurged() throws Exception {
+    // (An INSERT of id 0 into an AUTO_INCREMENT column takes the next id instead.)
+    deadQueue("neg_q", -9223372036854775808L, -5, -1, 7);
+    Cli.Result list = Cli.run("dead", "list", "neg_q", "-c", config, "--json");
+    assertThat(new ObjectMapper().readTree(list.out()).get("dead").findValuesAsText("id"))
+        .containsExactly("-9223372036854775808", "-5", "-1", "7");
+    Cli.Result replay = Cli.run("dead", "replay", "neg_q", "-c", config, "--all");
+    assertThat(replay.code()).as(replay.toString()).isZero();
+    assertThat(replay.out()).contains("replayed 4 dead events of neg_q");
+    h.exec("UPDATE neg_q SET state = 3");
+    Cli.Result purge = Cli.run("dead", "purge", "neg_q", "-c", config, "--all");
+    assertThat(purge.out()).contains("purged 4 dead events of neg_q");
+    assertThat(h.queryLong("SELECT COUNT(*) FROM neg_q")).isZero();
+  }
+
   @Test
   void purgeDeletesOnlyDeadEvents() throws Exception {
     deadQueue("purge_q", 31, 32, 33);
