@@ -131,4 +131,92 @@ class BadRowsTest {
     r.ack(a);
     r.ack(b);
   }
+
+  /** Finding 3: a row at the epoch column's maximum is made dead; the rest of its group fires. */
+  @Test
+  void anEpochAtTheColumnMaximumIsMadeDeadAndTheRestFires() throws Exception {
+    queue("max_epoch", "ack_wait=30s");
+    h.exec("INSERT INTO max_epoch (order_id, epoch) VALUES (1, 0), (2, 2147483647), (3, 5)");
+    RawReceiver r = h.rawReceiver("max_epoch", "r1", 10);
+    Event a = next(r, 10);
+    Event b = next(r, 10);
+    assertThat(a).isNotNull();
+    assertThat(b).as("both good rows are sent").isNotNull();
+    assertThat(
+            List.of(
+                a.getColumnsMap().get("order_id").getIntValue(),
+                b.getColumnsMap().get("order_id").getIntValue()))
+        .containsExactlyInAnyOrder(1L, 3L);
+    long bad = h.queryLong("SELECT id FROM max_epoch WHERE order_id = 2");
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> h.queryLong("SELECT state FROM max_epoch WHERE id = " + bad) == 3);
+    assertThat(
+            h.queryLong(
+                "SELECT COUNT(*) FROM sluice_dead_reason WHERE queue = 'max_epoch' AND id = "
+                    + bad
+                    + " AND reason LIKE 'epoch at the column maximum%'"))
+        .isEqualTo(1);
+    assertThat(counter("sluice_bad_rows", "max_epoch", "reason", "epoch_at_max")).isPositive();
+    r.ack(a);
+    r.ack(b);
+    assertThat(next(r, 1)).isNull();
+  }
+
+  /**
+   * Finding 7: a pending row rescheduled while in the window fires at its new time, as it is now.
+   */
+  @Test
+  void aRescheduledRowFiresAtItsNewTimeWithItsNewColumns() throws Exception {
+    queue("resched", "ack_wait=30s poll_interval=1s");
+    RawReceiver r = h.rawReceiver("resched", "r1", 10);
+    await().atMost(5, SECONDS).until(() -> r.subscribed);
+    h.exec(
+        "INSERT INTO resched (order_id, payload, time_next) VALUES (1, 'old', "
+            + QueueConvention.NOW_NS_SQL
+            + " + 1500000000)");
+    long id = h.queryLong("SELECT MAX(id) FROM resched");
+    await()
+        .atMost(5, SECONDS)
+        .until(() -> h.server().engine().find("resched").get().live().cached() == 1);
+    h.exec(
+        "UPDATE resched SET time_next = time_next + 3000000000, payload = 'new'"
+            + " WHERE id = "
+            + id
+            + " AND state = 0");
+    long due = h.queryLong("SELECT time_next FROM resched WHERE id = " + id);
+    Event e = next(r, 15);
+    assertThat(e).isNotNull();
+    assertThat(e.getTimeFiredNs()).as("not before its new time").isGreaterThanOrEqualTo(due);
+    assertThat(e.getColumnsMap().get("payload").getStringValue()).isEqualTo("new");
+    assertThat(e.getTimeDueNs()).isEqualTo(due);
+    r.ack(e);
+  }
+
+  /** Finding 12: an application's lock on one pending row never holds up the others' fire. */
+  @Test
+  void aLockedRowNeverDelaysTheOthersAndFiresOnceFree() throws Exception {
+    queue("locked_q", "ack_wait=30s");
+    h.exec("INSERT INTO locked_q (order_id) VALUES (1), (2), (3)");
+    long locked = h.queryLong("SELECT id FROM locked_q WHERE order_id = 2");
+    try (java.sql.Connection app = h.connect()) {
+      app.setAutoCommit(false);
+      try (var st = app.createStatement()) {
+        st.executeQuery("SELECT id FROM locked_q WHERE id = " + locked + " FOR UPDATE").close();
+      }
+      RawReceiver r = h.rawReceiver("locked_q", "r1", 10);
+      Event a = next(r, 10);
+      Event b = next(r, 10);
+      assertThat(b).as("both unlocked rows are sent while the lock is held").isNotNull();
+      assertThat(List.of(a.getId(), b.getId())).doesNotContain(locked);
+      r.ack(a);
+      r.ack(b);
+      app.rollback();
+      Event c = next(r, 10);
+      assertThat(c).as("the locked row fires once free").isNotNull();
+      assertThat(c.getId()).isEqualTo(locked);
+      assertThat(c.getEpoch()).as("no attempt lost").isEqualTo(1);
+      r.ack(c);
+    }
+  }
 }

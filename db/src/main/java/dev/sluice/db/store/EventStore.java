@@ -48,6 +48,18 @@ public interface EventStore {
    */
   Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs);
 
+  /**
+   * pending → fired for events as the poll read them, in one transaction: each row is locked by
+   * primary key without waiting ({@code FOR UPDATE SKIP LOCKED}: a row an application holds locked
+   * is skipped, and delays nobody), and fires only if it is still pending at the ref's epoch with
+   * the ref's {@code time_next} (a row rescheduled since the poll is left for the next poll). A row
+   * that cannot be fired — its epoch at the column's maximum, a column the driver cannot read — is
+   * made dead with its reason in the same transaction. The ack deadline is asked of {@code
+   * deadlineNs} once the rows are locked, just before they are written. Either everything here
+   * commits or nothing does, and an abandoned call never applies later.
+   */
+  FireResult fireAsPolled(List<FireRef> refs, java.util.function.LongSupplier deadlineNs);
+
   /** fired → acked for each ref (epoch as fired); {@code time_acked = time_next = nowNs}. */
   Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs);
 

@@ -53,6 +53,7 @@ public final class JdbcEventStore implements EventStore {
   private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
   private final Field<Object> state;
   private final HotSql hot;
+  private final FireTransaction fireTx;
   private volatile BadRowListener badRows = BadRowListener.NONE;
 
   public JdbcEventStore(DataSource dataSource, QueueTable queue) {
@@ -61,6 +62,7 @@ public final class JdbcEventStore implements EventStore {
     this.t = DSL.table(DSL.name(queue.name()));
     this.state = stateField(queue);
     this.hot = new HotSql(dataSource, queue);
+    this.fireTx = new FireTransaction(dataSource, queue, hot);
   }
 
   /**
@@ -165,6 +167,14 @@ public final class JdbcEventStore implements EventStore {
         hot.fire(deadlineNs),
         (ref, st, ep, tn, ta) ->
             st == EventState.FIRED && ep == ref.epoch() + 1 && tn == deadlineNs);
+  }
+
+  @Override
+  public FireResult fireAsPolled(List<FireRef> refs, java.util.function.LongSupplier deadlineNs) {
+    if (refs.isEmpty()) {
+      return new FireResult(0, Map.of(), Set.of(), Set.of(), Set.of());
+    }
+    return fireTx.fire(refs, deadlineNs, badRows);
   }
 
   @Override
