@@ -219,4 +219,51 @@ class BadRowsTest {
       r.ack(c);
     }
   }
+
+  /**
+   * Finding 2: a row whose column the driver refuses (a zero DATETIME, which MariaDB and MySQL
+   * store under a lax sql_mode and Connector/J will not read) is made dead, naming the column; the
+   * rest of the queue is delivered.
+   */
+  @Test
+  void aRowTheDriverCannotReadIsMadeDeadAndTheRestIsDelivered() throws Exception {
+    h.exec(
+        QueueConvention.createTableSql(
+            "unreadable_q", List.of("`n` INT NULL", "`at` DATETIME NULL"), "sluice_queue"));
+    served("unreadable_q");
+    try (var c = h.connect();
+        var st = c.createStatement()) {
+      st.execute("SET SESSION sql_mode = ''");
+      st.execute(
+          "INSERT INTO unreadable_q (n, at) VALUES (1, '2024-01-02 03:04:05'),"
+              + " (2, '0000-00-00 00:00:00'), (3, NULL)");
+    }
+    long bad = h.queryLong("SELECT id FROM unreadable_q WHERE n = 2");
+    RawReceiver r = h.rawReceiver("unreadable_q", "r1", 10);
+    Event a = next(r, 10);
+    Event b = next(r, 10);
+    assertThat(b).as("both readable rows are delivered").isNotNull();
+    assertThat(List.of(a.getId(), b.getId())).doesNotContain(bad);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> h.queryLong("SELECT state FROM unreadable_q WHERE id = " + bad) == 3);
+    assertThat(
+            h.queryLong(
+                "SELECT COUNT(*) FROM sluice_dead_reason WHERE queue = 'unreadable_q' AND id = "
+                    + bad
+                    + " AND reason LIKE 'column `at` cannot be read: %'"))
+        .isEqualTo(1);
+    assertThat(counter("sluice_bad_rows", "unreadable_q", "reason", "unreadable_row")).isPositive();
+    r.ack(a);
+    r.ack(b);
+    long later = insert2("unreadable_q");
+    Event c = next(r, 10);
+    assertThat(c.getId()).isEqualTo(later);
+    r.ack(c);
+  }
+
+  static long insert2(String queue) throws Exception {
+    h.exec("INSERT INTO " + queue + " (n) VALUES (4)");
+    return h.queryLong("SELECT MAX(id) FROM " + queue);
+  }
 }

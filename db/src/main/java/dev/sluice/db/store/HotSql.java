@@ -160,19 +160,64 @@ final class HotSql {
   }
 
   List<EventRow> query(Sql sql) {
+    return query(sql, null);
+  }
+
+  /**
+   * Runs a read of event rows. A row the driver cannot decode (a value outside what it accepts for
+   * the column's type) does not fail the read: with {@code unreadable} given, it is left out and
+   * put there with why (naming the column); without, its unreadable values read as null. The driver
+   * holds the whole result in memory, so the rows after it are read as usual.
+   */
+  List<EventRow> query(Sql sql, Map<EventRef, String> unreadable) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql.text())) {
       bind(ps, sql.values());
       try (ResultSet rs = ps.executeQuery()) {
         List<EventRow> out = new ArrayList<>();
         while (rs.next()) {
-          out.add(row(rs));
+          try {
+            out.add(row(rs));
+          } catch (SQLException | RuntimeException e) {
+            String why = unreadable(rs, q, e);
+            if (unreadable != null) {
+              unreadable.put(new EventRef(rs.getLong(1), rs.getLong(2)), why);
+            } else {
+              out.add(lenientRow(rs));
+            }
+          }
         }
         return out;
       }
     } catch (SQLException e) {
       throw new DataAccessException(q.name() + ": read failed: " + e.getMessage(), e);
     }
+  }
+
+  /** {@link #row}, with null for each user column the driver cannot read. */
+  private EventRow lenientRow(ResultSet rs) throws SQLException {
+    List<String> names = q.userColumns();
+    Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
+    for (int i = 0; i < names.size(); i++) {
+      Object v;
+      try {
+        v = JdbcEventStore.plain(rs.getObject(userFrom + i));
+      } catch (SQLException | RuntimeException e) {
+        v = null;
+      }
+      user.put(names.get(i), v);
+    }
+    String ten = rs.getString(6);
+    return new EventRow(
+        rs.getLong(1),
+        rs.getLong(2),
+        rs.getLong(3),
+        rs.getLong(4),
+        rs.getInt(5),
+        ten == null ? "" : ten,
+        rs.getString(7),
+        rs.getString(8),
+        user);
   }
 
   /**

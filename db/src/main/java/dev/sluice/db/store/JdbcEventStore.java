@@ -106,7 +106,27 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
-    return hot.query(hot.poll(dueBeforeNs, limit));
+    return poll(hot.poll(dueBeforeNs, limit));
+  }
+
+  /**
+   * A poll: rows the driver cannot read are made dead with the reason (naming the column and the
+   * error) and told to the listener; the others are returned. Such a row would otherwise fail every
+   * poll of the queue, for good.
+   */
+  private List<EventRow> poll(HotSql.Sql sql) {
+    Map<EventRef, String> unreadable = new LinkedHashMap<>();
+    List<EventRow> rows = hot.query(sql, unreadable);
+    if (!unreadable.isEmpty()) {
+      Map<EventRef, CasOutcome> out = markDead(unreadable);
+      unreadable.forEach(
+          (ref, why) -> {
+            if (out.get(ref) == CasOutcome.APPLIED) {
+              badRows.badRow(ref.id(), "unreadable_row", why + "; made dead");
+            }
+          });
+    }
+    return rows;
   }
 
   /** The continuation poll with its values inlined, for {@code EXPLAIN}. */
@@ -117,12 +137,12 @@ public final class JdbcEventStore implements EventStore {
   @Override
   public List<EventRow> pollPendingAfter(
       long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
-    return hot.query(hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
+    return poll(hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
   }
 
   @Override
   public List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs) {
-    return reads.isEmpty() ? List.of() : hot.query(hot.pollTenants(reads, dueBeforeNs));
+    return reads.isEmpty() ? List.of() : poll(hot.pollTenants(reads, dueBeforeNs));
   }
 
   /**
