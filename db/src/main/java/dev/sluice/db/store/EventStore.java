@@ -39,6 +39,12 @@ public interface EventStore {
    */
   List<TenantDue> pendingTenants(int limit);
 
+  /**
+   * The same, for the tenants after {@code afterTenant} in tenant order (null: from the first): the
+   * next page of a listing, so that every tenant is reached however many there are.
+   */
+  List<TenantDue> pendingTenantsAfter(String afterTenant, int limit);
+
   /** A tenant with pending events and the due time of its earliest one. */
   record TenantDue(String tenant, long minDueNs) {}
 

@@ -154,9 +154,17 @@ public final class JdbcEventStore implements EventStore {
   }
 
   private ResultQuery<Record2<String, Long>> pendingTenantsQuery(int limit) {
+    return pendingTenantsQuery(null, limit);
+  }
+
+  private ResultQuery<Record2<String, Long>> pendingTenantsQuery(String after, int limit) {
+    Condition where = state.eq(sv(EventState.PENDING));
+    if (after != null) {
+      where = where.and(tenant.gt(after)); // still a range on (state, tenant): a loose scan
+    }
     return ctx.select(tenant, DSL.min(timeNext))
         .from(t)
-        .where(state.eq(sv(EventState.PENDING)))
+        .where(where)
         // By the index's leading (state, tenant), not by tenant alone: only so do MariaDB and
         // MySQL read it by a loose index scan instead of every pending row.
         .groupBy(state, tenant)
@@ -169,10 +177,20 @@ public final class JdbcEventStore implements EventStore {
     return pendingTenantsQuery(limit).getSQL(ParamType.INLINED);
   }
 
+  /** The SQL of {@link #pendingTenantsAfter}, with its values inlined (for EXPLAIN in tests). */
+  public String pendingTenantsAfterSql(String after, int limit) {
+    return pendingTenantsQuery(after, limit).getSQL(ParamType.INLINED);
+  }
+
   @Override
   public List<TenantDue> pendingTenants(int limit) {
+    return pendingTenantsAfter(null, limit);
+  }
+
+  @Override
+  public List<TenantDue> pendingTenantsAfter(String after, int limit) {
     List<TenantDue> out = new ArrayList<>();
-    for (Record r : pendingTenantsQuery(limit).fetch()) {
+    for (Record r : pendingTenantsQuery(after, limit).fetch()) {
       out.add(new TenantDue(r.get(0, String.class), r.get(1, Long.class)));
     }
     return out;
