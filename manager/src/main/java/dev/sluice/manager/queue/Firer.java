@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
  * <p>The dispatcher keeps at most {@link Dispatcher#MAX_FIRING_BATCHES} batches here. Batches that
  * queued up while the last UPDATE ran are fired together, as a group commit: when receivers free
  * credits one at a time, the dispatcher hands over many small batches, and each waits for at most
- * one statement before its own. A group is fired with the latest of its batches' ack deadlines
- * (earlier batches get a few milliseconds more). A fire is one transaction ({@link
+ * one statement before its own. A group's ack deadline is taken when it is written, not when its
+ * batches were made. A fire is one transaction ({@link
  * dev.sluice.db.store.EventStore#fireAsPolled}): a row another transaction holds locked is skipped,
  * not waited for; a row changed since the poll is not fired; the ack deadline this manager keeps is
  * taken after the commit. Each batch's result (or the error) goes back to the dispatcher thread
@@ -49,6 +49,8 @@ final class Firer implements Runnable {
     final List<ReceiverStream> owners;
     final List<EventRef> refs;
     final long firedAtNs;
+
+    /** The deadline as the dispatcher saw it when it made the batch (the firer takes its own). */
     final long deadlineNs;
 
     /** The ack deadline written: this batch's, or a later one of its group's. */
