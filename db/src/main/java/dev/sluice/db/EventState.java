@@ -40,4 +40,24 @@ public enum EventState {
   public static EventState ofName(String name) {
     return valueOf(name.trim().toUpperCase(Locale.ROOT));
   }
+
+  /** The state of {@code code}, or null when no state has it (a row changed by hand, say). */
+  public static EventState ofCodeOrNull(long code) {
+    for (EventState s : values()) {
+      if (s.code == code) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** The state named {@code name} (any case), or null when none is. */
+  public static EventState ofNameOrNull(String name) {
+    for (EventState s : values()) {
+      if (s.sqlName().equalsIgnoreCase(name.trim())) {
+        return s;
+      }
+    }
+    return null;
+  }
 }

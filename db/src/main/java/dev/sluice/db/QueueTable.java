@@ -27,11 +27,19 @@ public record QueueTable(
     return stateIsEnum ? s.sqlName() : s.code();
   }
 
-  /** Reads a state column value, whichever way the column stores it. */
+  /**
+   * Reads a state column value, whichever way the column stores it; null for a value that is no
+   * state (an application or operator wrote it by hand): never an exception, so that one such row
+   * cannot stop a loop. Integer columns are read as numbers (see {@code JdbcEventStore}), also when
+   * declared {@code TINYINT(1)}/{@code BOOLEAN}, which the driver would otherwise map to a Boolean.
+   */
   public EventState decodeState(Object v) {
     if (v instanceof Number n) {
-      return EventState.ofCode(n.intValue());
+      return EventState.ofCodeOrNull(n.longValue());
     }
-    return EventState.ofName(String.valueOf(v));
+    if (v == null || v instanceof Boolean) {
+      return null;
+    }
+    return EventState.ofNameOrNull(String.valueOf(v));
   }
 }

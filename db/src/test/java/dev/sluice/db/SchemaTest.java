@@ -298,6 +298,14 @@ class SchemaTest {
     assertThat(plan).hasSize(1);
     assertThat(plan.get(0).get("key")).isEqualTo(QueueConvention.TENANT_INDEX);
     assertThat(plan.get(0).get("Extra")).contains("Using index for group-by");
+    // The next page of a listing is the same loose scan, from where the last one stopped.
+    assertThat(store.pendingTenantsAfter("a", 1000))
+        .extracting(EventStore.TenantDue::tenant)
+        .startsWith("b")
+        .doesNotContain("a");
+    List<Map<String, String>> next = explain(ds, store.pendingTenantsAfterSql("a", 1000));
+    assertThat(next.get(0).get("key")).isEqualTo(QueueConvention.TENANT_INDEX);
+    assertThat(next.get(0).get("Extra")).contains("Using index for group-by");
   }
 
   /** Every part of a per-tenant poll is a range on the tenant index, with no sort. */

@@ -6,6 +6,7 @@ import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Release;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.config.ShardConfig;
+import dev.sluice.manager.queue.Backoff;
 import dev.sluice.manager.queue.QueueManager;
 import dev.sluice.manager.queue.Subscription;
 import dev.sluice.proto.v1.AckResult;
@@ -267,10 +268,18 @@ public final class QueueEngine {
         List<Release> rel = new ArrayList<>();
         for (Nack n : nacks) {
           EventRef r = new EventRef(n.getEvent().getId(), n.getEvent().getEpoch());
+          Backoff policy = new Backoff(table.options().minBackoff(), table.options().maxBackoff());
           long delay =
-              Math.max(n.getRetryAfterMs() * 1_000_000L, table.options().minBackoff().toNanos());
+              Math.max(
+                  policy.retryAfterNs(n.getRetryAfterMs()), table.options().minBackoff().toNanos());
           int max = table.options().maxAttempts();
-          rel.add(new Release(r, now + delay, r.epoch() >= max && r.epoch() % max == 0));
+          boolean dead = r.epoch() >= max && r.epoch() % max == 0;
+          String why =
+              "max_attempts "
+                  + max
+                  + " reached; last attempt: nack"
+                  + (n.getReason().isEmpty() ? "" : ": " + n.getReason());
+          rel.add(new Release(r, Backoff.at(now, delay), dead, dead ? why : null));
         }
         Map<EventRef, CasOutcome> out = store.release(rel);
         rel.forEach(

@@ -275,20 +275,17 @@ class EventLifeTest {
   @Test
   void aReceiverGoneWhileItsEventsWereBeingFiredGetsThemReleasedAtOnce() throws Exception {
     queue("life_firing", "ack_wait=60s min_backoff=30s max_backoff=60s");
-    long[] ids = {insert("life_firing", 1), insert("life_firing", 2), insert("life_firing", 3)};
+    insert("life_firing", 1);
+    insert("life_firing", 2);
+    insert("life_firing", 3);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> h.server().engine().find("life_firing").get().live().cached() == 3);
     try (Connection lock = h.connect()) {
-      // Hold the rows' locks so that the fire UPDATE waits in the database.
-      lock.setAutoCommit(false);
+      // Hold the table's lock so that the fire waits in the database (a row lock would not do:
+      // the fire skips locked rows instead of waiting for them).
       try (var st = lock.createStatement()) {
-        st.executeQuery(
-                "SELECT id FROM life_firing WHERE id IN ("
-                    + ids[0]
-                    + ","
-                    + ids[1]
-                    + ","
-                    + ids[2]
-                    + ") FOR UPDATE")
-            .close();
+        st.execute("LOCK TABLES life_firing WRITE");
       }
       RawReceiver a = h.rawReceiver("life_firing", "a", 5);
       await()
@@ -296,8 +293,9 @@ class EventLifeTest {
           .until(
               () ->
                   h.queryLong(
-                          "SELECT COUNT(*) FROM information_schema.INNODB_TRX"
-                              + " WHERE trx_state = 'LOCK WAIT'")
+                          "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+                              + " WHERE STATE LIKE 'Waiting for table%lock'"
+                              + " AND INFO LIKE '%life_firing%FOR UPDATE%'")
                       > 0);
       a.breakStream();
       // The manager has seen the break while the fire still waits.
@@ -306,7 +304,9 @@ class EventLifeTest {
           .until(() -> h.server().engine().find("life_firing").get().live().receivers() == 0);
       RawReceiver b = h.rawReceiver("life_firing", "b", 5);
       await().atMost(5, SECONDS).until(() -> b.subscribed);
-      lock.rollback();
+      try (var st = lock.createStatement()) {
+        st.execute("UNLOCK TABLES");
+      }
       // Never sent, so released without backoff (min_backoff=30s), long before ack_wait (60s).
       await().atMost(20, SECONDS).until(() -> b.all.size() == 3);
       assertThat(a.all).isEmpty();

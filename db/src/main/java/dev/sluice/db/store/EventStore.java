@@ -39,6 +39,12 @@ public interface EventStore {
    */
   List<TenantDue> pendingTenants(int limit);
 
+  /**
+   * The same, for the tenants after {@code afterTenant} in tenant order (null: from the first): the
+   * next page of a listing, so that every tenant is reached however many there are.
+   */
+  List<TenantDue> pendingTenantsAfter(String afterTenant, int limit);
+
   /** A tenant with pending events and the due time of its earliest one. */
   record TenantDue(String tenant, long minDueNs) {}
 
@@ -47,6 +53,18 @@ public interface EventStore {
    * deadlineNs} (the ack deadline). Returns the outcome per ref.
    */
   Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs);
+
+  /**
+   * pending → fired for events as the poll read them, in one transaction: each row is locked by
+   * primary key without waiting ({@code FOR UPDATE SKIP LOCKED}: a row an application holds locked
+   * is skipped, and delays nobody), and fires only if it is still pending at the ref's epoch with
+   * the ref's {@code time_next} (a row rescheduled since the poll is left for the next poll). A row
+   * that cannot be fired — its epoch at the column's maximum, a column the driver cannot read — is
+   * made dead with its reason in the same transaction. The ack deadline is asked of {@code
+   * deadlineNs} once the rows are locked, just before they are written. Either everything here
+   * commits or nothing does, and an abandoned call never applies later.
+   */
+  FireResult fireAsPolled(List<FireRef> refs, java.util.function.LongSupplier deadlineNs);
 
   /** fired → acked for each ref (epoch as fired); {@code time_acked = time_next = nowNs}. */
   Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs);
@@ -78,7 +96,10 @@ public interface EventStore {
   /** The current epoch of each of {@code ids} that exists (for an operator's CAS by id). */
   Map<Long, Long> epochs(Collection<Long> ids);
 
-  /** Up to {@code limit} dead events with {@code id > afterId}, by id (for paging). */
+  /**
+   * Up to {@code limit} dead events with {@code id > afterId}, by id (for paging); {@link
+   * Long#MIN_VALUE} starts from the first (ids may be 0 or negative).
+   */
   List<EventRow> listDead(long afterId, int limit);
 
   /**
@@ -90,6 +111,20 @@ public interface EventStore {
 
   /** Deletes each dead event whose epoch is current. */
   Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs);
+
+  /**
+   * pending or fired → dead for each ref whose epoch is current (the epoch is kept), recording its
+   * reason where {@code sluice dead list} shows it, in the same transaction. For events Sluice
+   * cannot serve (a row it cannot read or fire); a reason of any length or content is stored,
+   * shortened if need be. Returns the outcome per ref (STALE: not pending or fired at that epoch).
+   */
+  Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons);
+
+  /** Who hears of rows the store skipped or made dead because it cannot serve them. */
+  default void onBadRow(BadRowListener listener) {}
+
+  /** The recorded reason of each of {@code ids} that is dead with one. */
+  Map<Long, String> deadReasons(Collection<Long> ids);
 
   /** The database server's clock, ns since the epoch. */
   long serverTimeNs();

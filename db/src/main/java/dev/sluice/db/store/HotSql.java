@@ -148,21 +148,44 @@ final class HotSql {
     return new Sql(sb.toString(), values);
   }
 
-  /** Dead events after {@code afterId}, by id (for the CLI's dead list; not hot, same rows). */
+  /**
+   * Dead events after {@code afterId} ({@link Long#MIN_VALUE}: from the first, whatever its id), by
+   * id (for the CLI's dead list; not hot, same rows).
+   */
   Sql dead(long afterId, int limit) {
+    String from = afterId == Long.MIN_VALUE ? " and `id` >= ?" : " and `id` > ?";
     return new Sql(
-        selectFrom + " where `state` = ? and `id` > ? order by `id` limit ?",
+        selectFrom + " where `state` = ?" + from + " order by `id` limit ?",
         List.of(sv(EventState.DEAD), afterId, limit));
   }
 
   List<EventRow> query(Sql sql) {
+    return query(sql, null);
+  }
+
+  /**
+   * Runs a read of event rows. A row the driver cannot decode (a value outside what it accepts for
+   * the column's type) does not fail the read: with {@code unreadable} given, it is left out and
+   * put there with why (naming the column); without, its unreadable values read as null. The driver
+   * holds the whole result in memory, so the rows after it are read as usual.
+   */
+  List<EventRow> query(Sql sql, Map<EventRef, String> unreadable) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql.text())) {
       bind(ps, sql.values());
       try (ResultSet rs = ps.executeQuery()) {
         List<EventRow> out = new ArrayList<>();
         while (rs.next()) {
-          out.add(row(rs));
+          try {
+            out.add(row(rs));
+          } catch (SQLException | RuntimeException e) {
+            String why = unreadable(rs, q, e);
+            if (unreadable != null) {
+              unreadable.put(new EventRef(rs.getLong(1), rs.getLong(2)), why);
+            } else {
+              out.add(lenientRow(rs));
+            }
+          }
         }
         return out;
       }
@@ -171,7 +194,87 @@ final class HotSql {
     }
   }
 
-  private EventRow row(ResultSet rs) throws SQLException {
+  /** {@link #row}, with null for each user column the driver cannot read. */
+  private EventRow lenientRow(ResultSet rs) throws SQLException {
+    List<String> names = q.userColumns();
+    Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
+    for (int i = 0; i < names.size(); i++) {
+      Object v;
+      try {
+        v = JdbcEventStore.plain(rs.getObject(userFrom + i));
+      } catch (SQLException | RuntimeException e) {
+        v = null;
+      }
+      user.put(names.get(i), v);
+    }
+    String ten = rs.getString(6);
+    return new EventRow(
+        rs.getLong(1),
+        rs.getLong(2),
+        rs.getLong(3),
+        rs.getLong(4),
+        rs.getInt(5),
+        ten == null ? "" : ten,
+        rs.getString(7),
+        rs.getString(8),
+        user);
+  }
+
+  /**
+   * The given pending rows, locked by primary key, skipping those another transaction holds (for
+   * {@link FireTransaction}).
+   */
+  Sql lockPending(List<Long> ids) {
+    return new Sql(
+        selectFrom
+            + " force index (PRIMARY) where `id` in ("
+            + "?,".repeat(ids.size() - 1)
+            + "?) and `state` = ? for update skip locked",
+        withState(ids, EventState.PENDING));
+  }
+
+  /** The id and epoch of those of {@code ids} that are pending (a plain read, no lock). */
+  Sql pendingEpochs(List<Long> ids) {
+    return new Sql(
+        "select `id`, `epoch` from "
+            + table
+            + " where `id` in ("
+            + "?,".repeat(ids.size() - 1)
+            + "?) and `state` = ?",
+        withState(ids, EventState.PENDING));
+  }
+
+  private List<Object> withState(List<Long> ids, EventState s) {
+    List<Object> values = new ArrayList<>(ids.size() + 1);
+    values.addAll(ids);
+    values.add(sv(s));
+    return values;
+  }
+
+  /**
+   * Why the current row of {@code rs} cannot be read: the first column the driver refuses, by name,
+   * and its error. For a dead reason and the log, so that the row, not only the value, is named.
+   */
+  static String unreadable(ResultSet rs, QueueTable q, Exception first) {
+    try {
+      int n = rs.getMetaData().getColumnCount();
+      for (int i = 1; i <= n; i++) {
+        try {
+          rs.getObject(i);
+        } catch (SQLException | RuntimeException e) {
+          return "column `"
+              + rs.getMetaData().getColumnLabel(i)
+              + "` cannot be read: "
+              + e.getMessage();
+        }
+      }
+    } catch (SQLException | RuntimeException e) {
+      // fall through to the first error
+    }
+    return "the row cannot be read: " + first.getMessage();
+  }
+
+  EventRow row(ResultSet rs) throws SQLException {
     List<String> names = q.userColumns();
     Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
     for (int i = 0; i < names.size(); i++) {
@@ -202,6 +305,11 @@ final class HotSql {
         List.of(sv(EventState.FIRED), deadlineNs));
   }
 
+  /** → dead (epoch kept). */
+  Change dead() {
+    return new Change("`state` = ?", List.of(sv(EventState.DEAD)));
+  }
+
   /** fired → acked at {@code nowNs} (time_next too, so that the purge can use the index). */
   Change ack(long nowNs) {
     return new Change(
@@ -214,17 +322,23 @@ final class HotSql {
    * that are in state {@code from} at {@code epoch}. Returns the rows changed.
    */
   int update(Change change, List<Long> ids, EventState from, long epoch) {
-    int n = 0;
     try (Connection c = ds.getConnection()) {
-      for (int at = 0; at < ids.size(); at += MAX_IN) {
-        Sql sql = casSql(change, ids.subList(at, Math.min(ids.size(), at + MAX_IN)), from, epoch);
-        try (PreparedStatement ps = c.prepareStatement(sql.text())) {
-          bind(ps, sql.values());
-          n += ps.executeUpdate();
-        }
-      }
+      return update(c, change, ids, from, epoch);
     } catch (SQLException e) {
       throw new DataAccessException(q.name() + ": update failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** The same on {@code c} (in its transaction, if it has one). */
+  int update(Connection c, Change change, List<Long> ids, EventState from, long epoch)
+      throws SQLException {
+    int n = 0;
+    for (int at = 0; at < ids.size(); at += MAX_IN) {
+      Sql sql = casSql(change, ids.subList(at, Math.min(ids.size(), at + MAX_IN)), from, epoch);
+      try (PreparedStatement ps = c.prepareStatement(sql.text())) {
+        bind(ps, sql.values());
+        n += ps.executeUpdate();
+      }
     }
     return n;
   }
@@ -236,7 +350,9 @@ final class HotSql {
         new StringBuilder(64 + 2 * width)
             .append("update ")
             .append(table)
-            .append(" set ")
+            // By primary key whatever the optimizer thinks of a small table: a scan would wait on
+            // any row an application holds locked, not only on ours.
+            .append(" force index (PRIMARY) set ")
             .append(change.set())
             .append(" where `id` in (?");
     sb.append(",?".repeat(width - 1)).append(") and `state` = ? and `epoch` = ?");
@@ -249,7 +365,7 @@ final class HotSql {
     return new Sql(sb.toString(), values);
   }
 
-  private static void bind(PreparedStatement ps, List<Object> values) throws SQLException {
+  static void bind(PreparedStatement ps, List<Object> values) throws SQLException {
     for (int i = 0; i < values.size(); i++) {
       Object v = values.get(i);
       if (v instanceof Long l) {

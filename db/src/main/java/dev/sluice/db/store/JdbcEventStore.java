@@ -21,6 +21,7 @@ import org.jooq.CaseValueStep;
 import org.jooq.CaseWhenStep;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.DataType;
 import org.jooq.Field;
 import org.jooq.Record;
 import org.jooq.Record2;
@@ -50,19 +51,48 @@ public final class JdbcEventStore implements EventStore {
   private final Field<Long> epoch = DSL.field(DSL.name(EPOCH), SQLDataType.BIGINT);
   private final Field<Long> timeAcked = DSL.field(DSL.name(TIME_ACKED), SQLDataType.BIGINT);
   private final Field<String> tenant = DSL.field(DSL.name(TENANT), SQLDataType.VARCHAR);
-  private final Field<Object> state = DSL.field(DSL.name(STATE));
+  private final Field<Object> state;
   private final HotSql hot;
+  private final FireTransaction fireTx;
+  private volatile BadRowListener badRows = BadRowListener.NONE;
 
   public JdbcEventStore(DataSource dataSource, QueueTable queue) {
     this.ctx = Jooq.context(dataSource);
     this.q = queue;
     this.t = DSL.table(DSL.name(queue.name()));
+    this.state = stateField(queue);
     this.hot = new HotSql(dataSource, queue);
+    this.fireTx = new FireTransaction(dataSource, queue, hot);
+  }
+
+  /**
+   * The state column, typed so that an integer column is always read as a number: Connector/J maps
+   * {@code TINYINT(1)} (and {@code BOOLEAN}) to a Boolean by default, which would read a hand-set
+   * state 9 as {@code true}. Read with {@code getInt}, the value is what the column holds.
+   */
+  @SuppressWarnings("unchecked")
+  private static Field<Object> stateField(QueueTable q) {
+    DataType<?> type = q.stateIsEnum() ? SQLDataType.VARCHAR : SQLDataType.INTEGER;
+    return (Field<Object>) DSL.field(DSL.name(STATE), type);
   }
 
   @Override
   public String queue() {
     return q.name();
+  }
+
+  @Override
+  public void onBadRow(BadRowListener listener) {
+    this.badRows = listener == null ? BadRowListener.NONE : listener;
+  }
+
+  /** The state of a row read back, telling the listener when it is none of Sluice's. */
+  private EventState stateOf(long rowId, Object value) {
+    EventState s = q.decodeState(value);
+    if (s == null) {
+      badRows.badRow(rowId, "unknown_state", "state " + value + " is none of Sluice's: skipped");
+    }
+    return s;
   }
 
   private Object sv(EventState s) {
@@ -76,7 +106,27 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
-    return hot.query(hot.poll(dueBeforeNs, limit));
+    return poll(hot.poll(dueBeforeNs, limit));
+  }
+
+  /**
+   * A poll: rows the driver cannot read are made dead with the reason (naming the column and the
+   * error) and told to the listener; the others are returned. Such a row would otherwise fail every
+   * poll of the queue, for good.
+   */
+  private List<EventRow> poll(HotSql.Sql sql) {
+    Map<EventRef, String> unreadable = new LinkedHashMap<>();
+    List<EventRow> rows = hot.query(sql, unreadable);
+    if (!unreadable.isEmpty()) {
+      Map<EventRef, CasOutcome> out = markDead(unreadable);
+      unreadable.forEach(
+          (ref, why) -> {
+            if (out.get(ref) == CasOutcome.APPLIED) {
+              badRows.badRow(ref.id(), "unreadable_row", why + "; made dead");
+            }
+          });
+    }
+    return rows;
   }
 
   /** The continuation poll with its values inlined, for {@code EXPLAIN}. */
@@ -87,12 +137,12 @@ public final class JdbcEventStore implements EventStore {
   @Override
   public List<EventRow> pollPendingAfter(
       long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
-    return hot.query(hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
+    return poll(hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
   }
 
   @Override
   public List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs) {
-    return reads.isEmpty() ? List.of() : hot.query(hot.pollTenants(reads, dueBeforeNs));
+    return reads.isEmpty() ? List.of() : poll(hot.pollTenants(reads, dueBeforeNs));
   }
 
   /**
@@ -104,9 +154,17 @@ public final class JdbcEventStore implements EventStore {
   }
 
   private ResultQuery<Record2<String, Long>> pendingTenantsQuery(int limit) {
+    return pendingTenantsQuery(null, limit);
+  }
+
+  private ResultQuery<Record2<String, Long>> pendingTenantsQuery(String after, int limit) {
+    Condition where = state.eq(sv(EventState.PENDING));
+    if (after != null) {
+      where = where.and(tenant.gt(after)); // still a range on (state, tenant): a loose scan
+    }
     return ctx.select(tenant, DSL.min(timeNext))
         .from(t)
-        .where(state.eq(sv(EventState.PENDING)))
+        .where(where)
         // By the index's leading (state, tenant), not by tenant alone: only so do MariaDB and
         // MySQL read it by a loose index scan instead of every pending row.
         .groupBy(state, tenant)
@@ -119,10 +177,20 @@ public final class JdbcEventStore implements EventStore {
     return pendingTenantsQuery(limit).getSQL(ParamType.INLINED);
   }
 
+  /** The SQL of {@link #pendingTenantsAfter}, with its values inlined (for EXPLAIN in tests). */
+  public String pendingTenantsAfterSql(String after, int limit) {
+    return pendingTenantsQuery(after, limit).getSQL(ParamType.INLINED);
+  }
+
   @Override
   public List<TenantDue> pendingTenants(int limit) {
+    return pendingTenantsAfter(null, limit);
+  }
+
+  @Override
+  public List<TenantDue> pendingTenantsAfter(String after, int limit) {
     List<TenantDue> out = new ArrayList<>();
-    for (Record r : pendingTenantsQuery(limit).fetch()) {
+    for (Record r : pendingTenantsQuery(after, limit).fetch()) {
       out.add(new TenantDue(r.get(0, String.class), r.get(1, Long.class)));
     }
     return out;
@@ -137,6 +205,14 @@ public final class JdbcEventStore implements EventStore {
         hot.fire(deadlineNs),
         (ref, st, ep, tn, ta) ->
             st == EventState.FIRED && ep == ref.epoch() + 1 && tn == deadlineNs);
+  }
+
+  @Override
+  public FireResult fireAsPolled(List<FireRef> refs, java.util.function.LongSupplier deadlineNs) {
+    if (refs.isEmpty()) {
+      return new FireResult(0, Map.of(), Set.of(), Set.of(), Set.of());
+    }
+    return fireTx.fire(refs, deadlineNs, badRows);
   }
 
   @Override
@@ -155,9 +231,13 @@ public final class JdbcEventStore implements EventStore {
     List<EventRef> dead = new ArrayList<>();
     Map<Long, Long> retryAt = new HashMap<>();
     List<EventRef> retry = new ArrayList<>();
+    Map<Long, EventRef> deadRefs = new HashMap<>();
+    Map<Long, String> deadReason = new HashMap<>();
     for (Release r : releases) {
       if (r.dead()) {
         dead.add(r.ref());
+        deadRefs.put(r.ref().id(), r.ref());
+        deadReason.put(r.ref().id(), r.reason() == null ? "attempts used up" : r.reason());
       } else {
         retry.add(r.ref());
         retryAt.put(r.ref().id(), r.retryAtNs());
@@ -167,10 +247,14 @@ public final class JdbcEventStore implements EventStore {
         cas(
             dead,
             EventState.FIRED,
-            ids -> {
-              Map<Field<?>, Object> set = new LinkedHashMap<>();
-              set.put(state, sv(EventState.DEAD));
-              return set;
+            (tx, ids, guard) -> {
+              int n = tx.update(t).set(state, sv(EventState.DEAD)).where(guard).execute();
+              Map<EventRef, String> why = new LinkedHashMap<>();
+              for (Long i : ids) {
+                why.put(deadRefs.get(i), deadReason.get(i));
+              }
+              DeadReasons.record(tx, q.name(), why);
+              return n;
             }));
     out.putAll(
         cas(
@@ -219,7 +303,7 @@ public final class JdbcEventStore implements EventStore {
       Record3<Long, Long, Object> r = rows.get(i);
       if (r == null) {
         out.put(i, CasOutcome.UNKNOWN);
-      } else if (q.decodeState(r.value3()) != EventState.PENDING) {
+      } else if (stateOf(i, r.value3()) != EventState.PENDING) {
         out.put(i, CasOutcome.STALE);
       } else {
         pending.add(new EventRef(i, r.value2()));
@@ -254,11 +338,12 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public StateCounts counts() {
-    long[] n = new long[EventState.values().length];
+    long[] n = new long[EventState.values().length + 1];
     for (Record r : ctx.select(state, DSL.count()).from(t).groupBy(state).fetch()) {
-      n[q.decodeState(r.get(0)).ordinal()] = r.get(1, Long.class);
+      EventState s = q.decodeState(r.get(0));
+      n[s == null ? n.length - 1 : s.ordinal()] += r.get(1, Long.class);
     }
-    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldestPendingDueNs().orElse(0));
+    return new StateCounts(n[0], n[1], n[2], n[3], n[4], oldestPendingDueNs().orElse(0), n[5]);
   }
 
   @Override
@@ -280,9 +365,9 @@ public final class JdbcEventStore implements EventStore {
             .groupBy(tenant, state)
             .fetch()) {
       String ten = r.get(0, String.class);
-      long[] n = by.computeIfAbsent(ten == null ? "" : ten, k -> new long[6]);
+      long[] n = by.computeIfAbsent(ten == null ? "" : ten, k -> new long[7]);
       EventState s = q.decodeState(r.get(1));
-      n[s.ordinal()] = r.get(2, Long.class);
+      n[s == null ? 6 : s.ordinal()] += r.get(2, Long.class);
       if (s == EventState.PENDING) {
         n[5] = r.get(3, Long.class);
       }
@@ -290,7 +375,8 @@ public final class JdbcEventStore implements EventStore {
     List<TenantCounts> out = new ArrayList<>();
     by.forEach(
         (ten, n) ->
-            out.add(new TenantCounts(ten, new StateCounts(n[0], n[1], n[2], n[3], n[4], n[5]))));
+            out.add(
+                new TenantCounts(ten, new StateCounts(n[0], n[1], n[2], n[3], n[4], n[5], n[6]))));
     out.sort(
         java.util.Comparator.comparingLong(TenantCounts::open)
             .reversed()
@@ -322,17 +408,82 @@ public final class JdbcEventStore implements EventStore {
     return cas(
         refs,
         EventState.DEAD,
-        ids -> {
-          Map<Field<?>, Object> set = new LinkedHashMap<>();
-          set.put(state, sv(EventState.PENDING));
-          set.put(timeNext, dbNow);
-          return set;
+        (tx, ids, guard) -> {
+          int n =
+              tx.update(t)
+                  .set(state, sv(EventState.PENDING))
+                  .set(timeNext, dbNow)
+                  .where(guard)
+                  .execute();
+          DeadReasons.remove(tx, q.name(), ids);
+          return n;
         });
   }
 
   @Override
   public Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs) {
-    return cas(refs, EventState.DEAD, (tx, ids, guard) -> tx.deleteFrom(t).where(guard).execute());
+    return cas(
+        refs,
+        EventState.DEAD,
+        (tx, ids, guard) -> {
+          int n = tx.deleteFrom(t).where(guard).execute();
+          DeadReasons.remove(tx, q.name(), ids);
+          return n;
+        });
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons) {
+    if (reasons.isEmpty()) {
+      return Map.of();
+    }
+    Set<Long> ids = new HashSet<>();
+    for (EventRef r : reasons.keySet()) {
+      ids.add(r.id());
+    }
+    // Under row locks, so that each outcome is known exactly; pending and fired rows alike.
+    return ctx.transactionResult(
+        cfg -> {
+          DSLContext tx = DSL.using(cfg);
+          Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
+          for (Record3<Long, Long, Object> r :
+              tx.select(id, epoch, state).from(t).where(id.in(ids)).forUpdate().fetch()) {
+            rows.put(r.value1(), r);
+          }
+          Map<EventRef, CasOutcome> out = new HashMap<>();
+          Map<EventRef, String> dying = new LinkedHashMap<>();
+          Set<Long> taken = new HashSet<>();
+          for (Map.Entry<EventRef, String> e : reasons.entrySet()) {
+            EventRef r = e.getKey();
+            Record3<Long, Long, Object> row = rows.get(r.id());
+            EventState st = row == null ? null : stateOf(r.id(), row.value3());
+            if (row == null) {
+              out.put(r, CasOutcome.UNKNOWN);
+            } else if ((st == EventState.PENDING || st == EventState.FIRED)
+                && row.value2() == r.epoch()
+                && taken.add(r.id())) {
+              dying.put(r, e.getValue());
+              out.put(r, CasOutcome.APPLIED);
+            } else {
+              out.put(r, CasOutcome.STALE);
+            }
+          }
+          for (Map.Entry<Long, List<Long>> g : byEpoch(dying.keySet()).entrySet()) {
+            tx.update(t)
+                .set(state, sv(EventState.DEAD))
+                .where(id.in(g.getValue()))
+                .and(epoch.eq(g.getKey()))
+                .and(state.in(sv(EventState.PENDING), sv(EventState.FIRED)))
+                .execute();
+          }
+          DeadReasons.record(tx, q.name(), dying);
+          return out;
+        });
+  }
+
+  @Override
+  public Map<Long, String> deadReasons(Collection<Long> ids) {
+    return DeadReasons.read(ctx, q.name(), ids);
   }
 
   @Override
@@ -396,9 +547,9 @@ public final class JdbcEventStore implements EventStore {
       if (r == null) {
         out.put(ref, CasOutcome.UNKNOWN);
       } else {
+        EventState st = stateOf(ref.id(), r.get(state));
         boolean ours =
-            mark.ours(
-                ref, q.decodeState(r.get(state)), r.get(epoch), r.get(timeNext), r.get(timeAcked));
+            st != null && mark.ours(ref, st, r.get(epoch), r.get(timeNext), r.get(timeAcked));
         out.put(ref, ours ? CasOutcome.APPLIED : CasOutcome.STALE);
       }
     }
@@ -465,7 +616,7 @@ public final class JdbcEventStore implements EventStore {
             Record3<Long, Long, Object> row = rows.get(r.id());
             if (row == null) {
               out.put(r, CasOutcome.UNKNOWN);
-            } else if (q.decodeState(row.value3()) == from
+            } else if (stateOf(r.id(), row.value3()) == from
                 && row.value2() == r.epoch()
                 && taken.add(r.id())) {
               eligible.add(r);
@@ -507,7 +658,9 @@ public final class JdbcEventStore implements EventStore {
       return ((Number) v).longValue();
     }
     if (v instanceof BigInteger b) {
-      return b.longValue();
+      // BIGINT UNSIGNED: as a number while it fits one (a receiver's getLong keeps working), as its
+      // exact decimal text above 2^63 - 1 (a long would arrive negative).
+      return b.bitLength() < 64 ? (Object) b.longValue() : b.toString();
     }
     if (v instanceof Double || v instanceof Float) {
       return ((Number) v).doubleValue();

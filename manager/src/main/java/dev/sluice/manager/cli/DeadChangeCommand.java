@@ -115,7 +115,7 @@ abstract class DeadChangeCommand extends BaseCommand {
   /** Every dead event, in batches by id (each batch one CAS per epoch). */
   private long all(JdbcEventStore store) {
     long n = 0;
-    long after = 0;
+    long after = Long.MIN_VALUE; // application-supplied ids may be 0 or negative
     while (true) {
       List<EventRow> rows = store.listDead(after, BATCH);
       if (rows.isEmpty()) {

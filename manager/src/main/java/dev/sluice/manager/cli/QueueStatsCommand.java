@@ -23,7 +23,8 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Show each queue's events by state on every shard (pending, fired, acked, dead, cancelled)"
-          + " and how long the oldest due pending event has waited, from SQL.",
+          + " and how long the oldest due pending event has waited, from SQL. OTHER counts rows"
+          + " whose state is none of these (set by hand): Sluice never serves them.",
       "With --tenants, the same per tenant (busiest first)."
     })
 final class QueueStatsCommand extends BaseCommand {
@@ -58,7 +59,15 @@ final class QueueStatsCommand extends BaseCommand {
     List<Object> rows = new ArrayList<>();
     TextTable queues =
         new TextTable(
-            "SHARD", "QUEUE", "PENDING", "FIRED", "ACKED", "DEAD", "CANCELLED", "OLDEST_DUE");
+            "SHARD",
+            "QUEUE",
+            "PENDING",
+            "FIRED",
+            "ACKED",
+            "DEAD",
+            "CANCELLED",
+            "OLDEST_DUE",
+            "OTHER");
     TextTable byTenant =
         new TextTable(
             "SHARD",
@@ -69,7 +78,8 @@ final class QueueStatsCommand extends BaseCommand {
             "ACKED",
             "DEAD",
             "CANCELLED",
-            "OLDEST_DUE");
+            "OLDEST_DUE",
+            "OTHER");
     int invalid = 0;
     try (ShardPools pools = new ShardPools(config.load())) {
       List<ShardPools.Found> found = new ArrayList<>();
@@ -105,7 +115,8 @@ final class QueueStatsCommand extends BaseCommand {
             c.acked(),
             c.dead(),
             c.cancelled(),
-            age(oldestDueMs(c, now)));
+            age(oldestDueMs(c, now)),
+            c.other());
         if (tenants) {
           List<Object> ts = new ArrayList<>();
           for (TenantCounts t : store.countsByTenant(limit)) {
@@ -123,7 +134,8 @@ final class QueueStatsCommand extends BaseCommand {
                 tc.acked(),
                 tc.dead(),
                 tc.cancelled(),
-                age(oldestDueMs(tc, now)));
+                age(oldestDueMs(tc, now)),
+                tc.other());
           }
           m.put("tenants", ts);
         }
@@ -151,6 +163,7 @@ final class QueueStatsCommand extends BaseCommand {
     m.put("acked", c.acked());
     m.put("dead", c.dead());
     m.put("cancelled", c.cancelled());
+    m.put("other", c.other());
     m.put("oldest_due_age_ms", oldestDueMs(c, nowNs));
     return m;
   }

@@ -87,6 +87,7 @@ public final class StatusReport {
       m.put("acked", c.acked());
       m.put("dead", c.dead());
       m.put("cancelled", c.cancelled());
+      m.put("other", c.other());
       m.put("oldest_due_age_ms", s == null ? 0 : s.oldestDueAgeMs());
       m.put("sampled_at_ms", s == null ? 0 : s.sampledAtMs());
       m.put("counted_at_ms", s == null ? 0 : s.countedAtMs());

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>Meters (tags {@code shard}, {@code queue}):
  *
  * <ul>
- *   <li>{@code sluice_queue_events{state}} — rows by state
+ *   <li>{@code sluice_queue_events{state}} — rows by state ({@code other}: a state none of
+ *       Sluice's, written by hand)
  *   <li>{@code sluice_queue_oldest_due_age_seconds} — how long the oldest due pending event waits
  *   <li>{@code sluice_queue_paused} — 1 while an operator has paused the queue
  *   <li>{@code sluice_tenant_queued_events}, {@code sluice_tenant_in_flight_events}, {@code
@@ -217,7 +218,7 @@ public final class StateSampler implements Runnable {
     List<MultiGauge.Row<?>> age = new ArrayList<>();
     List<MultiGauge.Row<?>> pz = new ArrayList<>();
     for (Key k : queues) {
-      for (String state : List.of("pending", "fired", "acked", "dead", "cancelled")) {
+      for (String state : List.of("pending", "fired", "acked", "dead", "cancelled", "other")) {
         ev.add(MultiGauge.Row.of(k.tags().and("state", state), () -> count(k, state)));
       }
       age.add(
@@ -305,6 +306,7 @@ public final class StateSampler implements Runnable {
       case "fired" -> c.fired();
       case "acked" -> c.acked();
       case "dead" -> c.dead();
+      case "other" -> c.other();
       default -> c.cancelled();
     };
   }

@@ -2,6 +2,7 @@ package dev.sluice.manager.queue;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Retry delays: exponential in the attempt number from {@code min} to {@code max}, with jitter.
@@ -28,6 +29,30 @@ public final class Backoff {
     long half = base / 2;
     long d = half + (half > 0 ? ThreadLocalRandom.current().nextLong(half + 1) : 0);
     return Math.max(minNs, Math.min(maxNs, d));
+  }
+
+  /**
+   * The longest wait a receiver's {@code retry_after} may ask for when the queue's max_backoff is
+   * shorter: a day. Longer (or overflowing) requests are cut to it, never wrapped around to "now".
+   */
+  public static final long MAX_RETRY_AFTER_NS = TimeUnit.DAYS.toNanos(1);
+
+  /**
+   * A nack's {@code retry_after_ms} as a delay: 0 for none (or a negative one), else that long, at
+   * most {@link #MAX_RETRY_AFTER_NS} or max_backoff, whichever is longer.
+   */
+  public long retryAfterNs(long retryAfterMs) {
+    if (retryAfterMs <= 0) {
+      return 0;
+    }
+    long cap = Math.max(maxNs, MAX_RETRY_AFTER_NS);
+    return retryAfterMs >= cap / 1_000_000 ? cap : retryAfterMs * 1_000_000;
+  }
+
+  /** {@code nowNs + delayNs}, stopping at the largest long instead of wrapping around. */
+  public static long at(long nowNs, long delayNs) {
+    long t = nowNs + delayNs;
+    return ((nowNs ^ t) & (delayNs ^ t)) < 0 ? (delayNs < 0 ? Long.MIN_VALUE : Long.MAX_VALUE) : t;
   }
 
   public long minNs() {

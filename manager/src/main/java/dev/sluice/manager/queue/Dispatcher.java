@@ -7,6 +7,7 @@ import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.EventBatch;
 import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
+import dev.sluice.proto.v1.Value;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -92,6 +93,17 @@ final class Dispatcher implements Runnable {
 
   /** Ids settled recently, with the settle sequence number; see {@link #onPolled}. */
   private final LinkedHashMap<Long, Long> recentlySettled = new LinkedHashMap<>();
+
+  /**
+   * Events whose row another transaction held locked at their fire, by id, in the order they were
+   * parked (all for {@link #PARK_NS}): they go back to the window when that has passed. Kept out of
+   * the window meanwhile so that a lock held for a minute does not cost a fire every round.
+   */
+  private final LinkedHashMap<Long, Parked> parked = new LinkedHashMap<>();
+
+  private record Parked(CachedEvent event, long untilNs) {}
+
+  static final long PARK_NS = TimeUnit.MILLISECONDS.toNanos(250);
 
   private long pausedUntilNs;
   private boolean pollerHasMore;
@@ -271,6 +283,7 @@ final class Dispatcher implements Runnable {
         long now = ctx.clock().nowNs();
         expire(now);
         receivers.forgetDeparted(System.nanoTime());
+        unpark(now);
         cache.promoteDue(now);
         publish();
         if (dispatching
@@ -295,6 +308,9 @@ final class Dispatcher implements Runnable {
         }
         if (now < pausedUntilNs) {
           wait = Math.min(wait, pausedUntilNs - now);
+        }
+        if (!parked.isEmpty()) {
+          wait = Math.min(wait, Math.max(0, parked.values().iterator().next().untilNs() - now));
         }
         if (rate.limited() && cache.hasReady()) {
           long untilToken = rate.waitNs(System.nanoTime());
@@ -323,7 +339,7 @@ final class Dispatcher implements Runnable {
   }
 
   private void publish() {
-    cachedCount = cache.size();
+    cachedCount = cache.size() + parked.size();
     inFlightCount = inFlight.size() + firing.size();
     receiverCount = receivers.size();
     long mono = System.nanoTime();
@@ -371,6 +387,23 @@ final class Dispatcher implements Runnable {
     PollPosition before = PollPosition.before(e.dueNs, e.id);
     letGo.merge(e.tenant, before, PollPosition::earlier);
     gaps.merge(e.tenant, before, PollPosition::earlier);
+  }
+
+  /** Holds back an event whose row was locked by another transaction; see {@link #parked}. */
+  private void park(CachedEvent e, long now) {
+    parked.put(e.id, new Parked(e, now + PARK_NS));
+  }
+
+  private void unpark(long now) {
+    Iterator<Parked> it = parked.values().iterator();
+    while (it.hasNext()) {
+      Parked p = it.next();
+      if (p.untilNs() > now) {
+        break;
+      }
+      it.remove();
+      keep(p.event());
+    }
   }
 
   /** Puts a pending event (back) in the window, or records that it was let go. */
@@ -500,7 +533,13 @@ final class Dispatcher implements Runnable {
       EventRef ref = b.refs.get(i);
       if (b.outcome.get(ref) != CasOutcome.APPLIED) {
         unassign(r, e);
-        ctx.metrics().casMisses.increment();
+        if (b.locked.contains(e.id)) {
+          park(e, now);
+        } else if (b.changed.contains(e.id)) {
+          letGo(e); // rescheduled or changed since the poll: read again, as it is now
+        } else {
+          ctx.metrics().casMisses.increment();
+        }
         continue;
       }
       long epoch = e.epoch + 1;
@@ -517,7 +556,10 @@ final class Dispatcher implements Runnable {
       long waitNs = Math.max(0, now - e.dueNs);
       ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
       credits.dispatched(e.tenant, waitNs, mono);
-      batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
+      Map<String, Value> columns = b.columns.getOrDefault(e.id, e.columns);
+      batches
+          .computeIfAbsent(r, k -> EventBatch.newBuilder())
+          .addEvents(toWire(e, columns, epoch, now));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);
@@ -526,7 +568,7 @@ final class Dispatcher implements Runnable {
     inFlightCount = inFlight.size() + firing.size();
   }
 
-  private Event toWire(CachedEvent e, long epoch, long now) {
+  private Event toWire(CachedEvent e, Map<String, Value> columns, long epoch, long now) {
     return Event.newBuilder()
         .setId(e.id)
         .setEpoch(epoch)
@@ -537,7 +579,7 @@ final class Dispatcher implements Runnable {
         .setTimeDueNs(e.dueNs)
         .setTimeCreatedNs(e.createdNs)
         .setTimeFiredNs(now)
-        .putAllColumns(e.columns)
+        .putAllColumns(columns)
         .build();
   }
 
@@ -560,7 +602,7 @@ final class Dispatcher implements Runnable {
       EventRef ref, long now, long retryAfterNs, ReceiverStream from, String reason) {
     boolean dead = isLastAttempt(ref.epoch(), maxAttempts);
     long delay = retryAfterNs > 0 ? retryAfterNs : ctx.backoff().delayNs(ref.epoch());
-    return Completion.release(ref, now + delay, dead, from, reason);
+    return Completion.release(ref, Backoff.at(now, delay), dead, from, reason);
   }
 
   /**
@@ -628,8 +670,9 @@ final class Dispatcher implements Runnable {
         free(f);
       }
       ctx.metrics().nacked.increment();
-      long after = TimeUnit.MILLISECONDS.toNanos(Math.max(0, n.getRetryAfterMs()));
-      acks.submit(releaseOf(ref, now, after, from, "nack"));
+      long after = ctx.backoff().retryAfterNs(n.getRetryAfterMs());
+      String why = n.getReason().isEmpty() ? "nack" : "nack: " + n.getReason();
+      acks.submit(releaseOf(ref, now, after, from, why));
     }
   }
 
@@ -694,7 +737,10 @@ final class Dispatcher implements Runnable {
     boolean full = false;
     for (CachedEvent e : p.events()) {
       long id = e.id;
-      if (cache.contains(id) || inFlight.containsKey(id) || firing.contains(id)) {
+      if (cache.contains(id)
+          || inFlight.containsKey(id)
+          || firing.contains(id)
+          || parked.containsKey(id)) {
         continue;
       }
       Long settledAt = recentlySettled.get(id);
@@ -770,6 +816,7 @@ final class Dispatcher implements Runnable {
   void onCancelled(List<Long> ids) {
     for (Long id : ids) {
       cache.remove(id);
+      parked.remove(id);
     }
     publish();
   }

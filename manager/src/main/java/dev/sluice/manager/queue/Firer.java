@@ -2,9 +2,15 @@ package dev.sluice.manager.queue;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventRow;
+import dev.sluice.db.store.FireRef;
+import dev.sluice.db.store.FireResult;
+import dev.sluice.proto.v1.Value;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -18,10 +24,12 @@ import java.util.concurrent.TimeUnit;
  * <p>The dispatcher keeps at most {@link Dispatcher#MAX_FIRING_BATCHES} batches here. Batches that
  * queued up while the last UPDATE ran are fired together, as a group commit: when receivers free
  * credits one at a time, the dispatcher hands over many small batches, and each waits for at most
- * one statement before its own. A group is fired with the latest of its batches' ack deadlines
- * (earlier batches get a few milliseconds more). Each batch's result (or the error) goes back to
- * the dispatcher thread with {@link Dispatcher#onFired}; only then are its events in flight and
- * sent.
+ * one statement before its own. A group's ack deadline is taken when it is written, not when its
+ * batches were made. A fire is one transaction ({@link
+ * dev.sluice.db.store.EventStore#fireAsPolled}): a row another transaction holds locked is skipped,
+ * not waited for; a row changed since the poll is not fired; the ack deadline this manager keeps is
+ * taken after the commit. Each batch's result (or the error) goes back to the dispatcher thread
+ * with {@link Dispatcher#onFired}; only then are its events in flight and sent.
  */
 final class Firer implements Runnable {
   private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -41,12 +49,24 @@ final class Firer implements Runnable {
     final List<ReceiverStream> owners;
     final List<EventRef> refs;
     final long firedAtNs;
+
+    /** The deadline as the dispatcher saw it when it made the batch (the firer takes its own). */
     final long deadlineNs;
 
     /** The ack deadline written: this batch's, or a later one of its group's. */
     long firedDeadlineNs;
 
     Map<EventRef, CasOutcome> outcome;
+
+    /** Of this batch's events, the fired ones' columns as they were fired (wire form). */
+    Map<Long, Map<String, Value>> columns = Map.of();
+
+    /** Rows another transaction held locked: still pending, to be fired once free. */
+    Set<Long> locked = Set.of();
+
+    /** Rows rescheduled or changed since the poll: not fired, to be read again. */
+    Set<Long> changed = Set.of();
+
     RuntimeException error;
 
     Batch(
@@ -98,24 +118,42 @@ final class Firer implements Runnable {
   }
 
   private void fire(List<Batch> group) {
-    long deadline = Long.MIN_VALUE;
-    List<EventRef> refs = new ArrayList<>();
+    List<FireRef> refs = new ArrayList<>();
     for (Batch b : group) {
-      deadline = Math.max(deadline, b.deadlineNs);
-      refs.addAll(b.refs);
+      for (CachedEvent e : b.events) {
+        refs.add(new FireRef(e.id, e.epoch, e.dueNs));
+      }
     }
     ctx.metrics().fireBatch.record(refs.size());
-    Map<EventRef, CasOutcome> outcome = null;
+    long ackWaitNs = ctx.options().ackWait().toNanos();
+    FireResult result = null;
     RuntimeException error = null;
     try {
-      outcome = ctx.store().fire(refs, deadline);
+      // The deadline written is taken once the rows are locked, and the one this manager keeps
+      // after the commit: time spent in the database never shortens a receiver's ack_wait.
+      result = ctx.store().fireAsPolled(refs, () -> Backoff.at(ctx.clock().nowNs(), ackWaitNs));
     } catch (RuntimeException e) {
       error = e;
     }
+    long deadline = Backoff.at(ctx.clock().nowNs(), ackWaitNs);
     for (Batch b : group) {
       b.firedDeadlineNs = deadline;
-      b.outcome = outcome;
       b.error = error;
+      if (result != null) {
+        Map<EventRef, CasOutcome> outcome = new HashMap<>();
+        Map<Long, Map<String, Value>> columns = new HashMap<>();
+        for (int i = 0; i < b.events.size(); i++) {
+          EventRow row = result.fired().get(b.events.get(i).id);
+          outcome.put(b.refs.get(i), row == null ? CasOutcome.STALE : CasOutcome.APPLIED);
+          if (row != null) {
+            columns.put(row.id(), Values.toWire(row.userColumns()));
+          }
+        }
+        b.outcome = outcome;
+        b.columns = columns;
+        b.locked = result.locked();
+        b.changed = result.changed();
+      }
       dispatcher.post(() -> dispatcher.onFired(b));
     }
   }

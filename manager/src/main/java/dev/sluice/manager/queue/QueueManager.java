@@ -68,6 +68,7 @@ public final class QueueManager {
             new QueueMetrics(registry, shard, table.name()),
             TenantLimits.of(table.options(), table.name(), tenantOverrides));
     this.maintenance = maintenance;
+    store.onBadRow(new BadRows(ctx));
     this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
     this.acks = new AckBatcher(ctx, dispatcher);
     this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));

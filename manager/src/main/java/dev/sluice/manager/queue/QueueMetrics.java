@@ -60,6 +60,8 @@ public final class QueueMetrics {
 
   private final MeterRegistry registry;
   private final Tags tags;
+  private final java.util.concurrent.ConcurrentHashMap<String, Counter> badRows =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final List<Meter> gauges = new ArrayList<>();
 
   public QueueMetrics(MeterRegistry r, String shard, String queue) {
@@ -99,6 +101,20 @@ public final class QueueMetrics {
 
   private DistributionSummary batch(String name, String what, MeterRegistry r) {
     return DistributionSummary.builder(name).description(what).tags(tags).register(r);
+  }
+
+  /**
+   * Rows skipped or made dead because Sluice cannot serve them, by reason ({@code
+   * sluice_bad_rows_total{reason}}: unknown_state, unreadable_row, epoch_at_max).
+   */
+  Counter badRows(String reason) {
+    return badRows.computeIfAbsent(
+        reason,
+        k ->
+            Counter.builder("sluice_bad_rows")
+                .description("rows skipped or made dead because Sluice cannot serve them")
+                .tags(tags.and("reason", k))
+                .register(registry));
   }
 
   /** Registers a gauge for this queue that lives as long as the queue runs. */

@@ -21,10 +21,10 @@ import org.slf4j.LoggerFactory;
  * events behind it in the poll index, each tenant is read on its own, up to its part of the window.
  *
  * <p>A round lists the tenants with pending events (one index seek per tenant, at most once a
- * second), then tops up the tenants that have room in their part — all of them in one UNION ALL
- * statement, on the (state, tenant, time_next) index. A tenant's part is an equal share of the
- * window (within its cap); when the tenants to read lack room, those holding more than their part
- * give up the excess first.
+ * second, a thousand at a time, each listing going on where the last stopped), then tops up the
+ * tenants that have room in their part — all of them in one UNION ALL statement, on the (state,
+ * tenant, time_next) index. A tenant's part is an equal share of the window (within its cap); when
+ * the tenants to read lack room, those holding more than their part give up the excess first.
  *
  * <p>Which tenants a round reads: those with more on disk than their last read took (backlogged),
  * and those whose rows the window let go of. A tenant that is not backlogged has only new rows to
@@ -94,6 +94,15 @@ final class TenantRounds {
   private boolean recentComplete;
 
   private long lastDiscovery = Long.MIN_VALUE / 2;
+
+  /**
+   * Where the listing of tenants stands: the last tenant of the last (full) page, or null to start
+   * from the first. Each listing reads the next {@link #MAX_TENANTS_PER_ROUND} tenants, so with T
+   * tenants every one is known within ceil(T / 1000) listings (seconds), and stays known for {@link
+   * #FORGET_TENANT_NS} after.
+   */
+  private String listedUpTo;
+
   private long lastRound = Long.MIN_VALUE / 2;
 
   TenantRounds(
@@ -108,6 +117,11 @@ final class TenantRounds {
   /** Makes the next pass run a round, however recent the last one (tests drive passes so). */
   void roundDueNow() {
     lastRound = Long.MIN_VALUE / 2;
+  }
+
+  /** Makes the next chance to list the tenants do so (tests drive listings so). */
+  void discoveryDueNow() {
+    lastDiscovery = Long.MIN_VALUE / 2;
   }
 
   /** Whether a full round is due (else the poller reads only recent rows). */
@@ -335,8 +349,11 @@ final class TenantRounds {
    */
   private void discover(long mono) {
     lastDiscovery = mono;
-    for (var td : ctx.store().pendingTenants(MAX_TENANTS_PER_ROUND)) {
+    var page = ctx.store().pendingTenantsAfter(listedUpTo, MAX_TENANTS_PER_ROUND);
+    for (var td : page) {
       knownTenants.put(td.tenant(), mono);
     }
+    // A full page: the next listing goes on after its last tenant; a short one: back to the first.
+    listedUpTo = page.size() >= MAX_TENANTS_PER_ROUND ? page.get(page.size() - 1).tenant() : null;
   }
 }

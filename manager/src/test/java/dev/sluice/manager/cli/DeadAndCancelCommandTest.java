@@ -132,6 +132,50 @@ class DeadAndCancelCommandTest {
   }
 
   @Test
+  void listShowsWhyAnEventDied() throws Exception {
+    h.createQueue("why_q", "max_attempts=1 min_backoff=0s");
+    h.exec("INSERT INTO why_q (id, order_id) VALUES (71, 71)");
+    h.startManager();
+    try {
+      RawReceiver rcv = h.rawReceiver("why_q", "r", 10);
+      Event e = rcv.events.poll(10, SECONDS);
+      assertThat(e).isNotNull();
+      rcv.nack(e, 0, "payment service said no");
+      org.awaitility.Awaitility.await().atMost(10, SECONDS).until(() -> state("why_q", 71) == 3);
+    } finally {
+      h.stopManager();
+    }
+    Cli.Result r = Cli.run("dead", "list", "why_q", "-c", config);
+    assertThat(r.code()).as(r.toString()).isZero();
+    assertThat(r.out()).contains("max_attempts 1 reached; last attempt: nack: payment service");
+    JsonNode j =
+        new ObjectMapper().readTree(Cli.run("dead", "list", "why_q", "-c", config, "--json").out());
+    assertThat(j.get("dead").get(0).get("reason").asText())
+        .isEqualTo("max_attempts 1 reached; last attempt: nack: payment service said no");
+    // A replay removes the reason with the death.
+    assertThat(Cli.run("dead", "replay", "why_q", "-c", config, "--id", "71").code()).isZero();
+    assertThat(h.queryLong("SELECT COUNT(*) FROM sluice_dead_reason WHERE queue = 'why_q'"))
+        .isZero();
+  }
+
+  /** Finding 14: application-supplied ids may be 0 or negative; --all and list reach them. */
+  @Test
+  void deadEventsWithIdsAtOrBelowZeroAreListedReplayedAndPurged() throws Exception {
+    // (An INSERT of id 0 into an AUTO_INCREMENT column takes the next id instead.)
+    deadQueue("neg_q", -9223372036854775808L, -5, -1, 7);
+    Cli.Result list = Cli.run("dead", "list", "neg_q", "-c", config, "--json");
+    assertThat(new ObjectMapper().readTree(list.out()).get("dead").findValuesAsText("id"))
+        .containsExactly("-9223372036854775808", "-5", "-1", "7");
+    Cli.Result replay = Cli.run("dead", "replay", "neg_q", "-c", config, "--all");
+    assertThat(replay.code()).as(replay.toString()).isZero();
+    assertThat(replay.out()).contains("replayed 4 dead events of neg_q");
+    h.exec("UPDATE neg_q SET state = 3");
+    Cli.Result purge = Cli.run("dead", "purge", "neg_q", "-c", config, "--all");
+    assertThat(purge.out()).contains("purged 4 dead events of neg_q");
+    assertThat(h.queryLong("SELECT COUNT(*) FROM neg_q")).isZero();
+  }
+
+  @Test
   void purgeDeletesOnlyDeadEvents() throws Exception {
     deadQueue("purge_q", 31, 32, 33);
     h.exec("INSERT INTO purge_q (id, order_id) VALUES (34, 34)");
