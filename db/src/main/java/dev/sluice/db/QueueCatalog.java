@@ -23,8 +23,18 @@ public final class QueueCatalog {
   /** A table whose comment marks it a queue. */
   public record Candidate(String table, String comment) {}
 
-  /** What discovery found for one table: a served queue, or the reason it is not served. */
-  public record Discovered(String table, String comment, QueueTable queue, String problem) {
+  /**
+   * What discovery found for one table: a served queue, or the reason it is not served.
+   *
+   * @param unreadable the table could not be read this time (a database error, not its content):
+   *     whoever serves it should keep what it had and look again at the next discovery
+   */
+  public record Discovered(
+      String table, String comment, QueueTable queue, String problem, boolean unreadable) {
+    Discovered(String table, String comment, QueueTable queue, String problem) {
+      this(table, comment, queue, problem, false);
+    }
+
     public boolean valid() {
       return queue != null;
     }
@@ -46,7 +56,11 @@ public final class QueueCatalog {
     return out;
   }
 
-  /** Discovers and validates every queue table. Never throws for one bad table. */
+  /**
+   * Discovers and validates every queue table. Never throws for one bad table: whatever fails for
+   * one table (its comment, its schema, reading it) makes that table's {@link Discovered} invalid
+   * with the reason; only failing to list the tables at all throws.
+   */
   public List<Discovered> discover() {
     List<Discovered> out = new ArrayList<>();
     for (Candidate c : candidates()) {
@@ -55,14 +69,29 @@ public final class QueueCatalog {
     return out;
   }
 
-  /** Validates one candidate: options from its comment, then its columns and indexes. */
+  /**
+   * Validates one candidate: options from its comment, then its columns and indexes. Never throws:
+   * any failure is the table's problem, naming it.
+   */
   public Discovered inspect(Candidate c) {
-    QueueOptions options;
     try {
-      options = QueueOptions.parseComment(c.table(), c.comment());
+      return validate(c);
     } catch (QueueConfigException e) {
       return new Discovered(c.table(), c.comment(), null, e.getMessage());
+    } catch (org.jooq.exception.DataAccessException e) {
+      return new Discovered(
+          c.table(), c.comment(), null, "queue " + c.table() + ": cannot be read: " + e, true);
+    } catch (Throwable e) { // NOPMD: one table's failure, whatever it is, stays that table's
+      if (e instanceof VirtualMachineError v && !(v instanceof StackOverflowError)) {
+        throw v;
+      }
+      return new Discovered(
+          c.table(), c.comment(), null, "queue " + c.table() + ": cannot be read: " + e);
     }
+  }
+
+  private Discovered validate(Candidate c) {
+    QueueOptions options = QueueOptions.parseComment(c.table(), c.comment());
     Map<String, ColumnInfo> columns = columns(c.table());
     Map<String, List<String>> indexes = indexes(c.table());
     List<SchemaProblem> problems =

@@ -5,13 +5,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * A queue's options, read from its table comment: {@code sluice_queue key=value ...}.
  *
- * <p>Every option has a safe default ({@code DEFAULT_*}); a malformed comment is rejected as a
- * whole with a message naming the table, the option and what is accepted, so that a typo never
- * silently runs a queue with a default the DBA did not mean.
+ * <p>Every option is one row of {@link #OPTIONS}: its name, default, bounds, how it parses and how
+ * it prints. A malformed comment is rejected as a whole with a message naming the table, the
+ * option, the value and what is accepted, so that a typo never silently runs a queue with a default
+ * the DBA did not mean; every problem of a comment is collected before it fails. Parsing throws
+ * nothing but {@link QueueConfigException}, whatever the text.
  */
 public record QueueOptions(
     Duration ackWait,
@@ -61,44 +65,310 @@ public record QueueOptions(
   public static final int DEFAULT_ACTOR_MAX_DEPTH = 4;
   public static final int MAX_ACTOR_DEPTH = 16;
 
-  /** Option names, as written in comments, in the order the docs list them. */
-  public static final List<String> NAMES =
+  /** The longest ack_wait and backoff: a day, so deadlines never reach the end of a long. */
+  public static final Duration MAX_ACK_WAIT = Duration.ofDays(1);
+
+  public static final Duration MAX_BACKOFF_LIMIT = Duration.ofDays(1);
+  public static final Duration MAX_PURGE_AFTER = Duration.ofDays(365);
+  public static final Duration MAX_POLL_INTERVAL = Duration.ofMinutes(1);
+
+  /** The largest window: more is memory, not throughput. */
+  public static final int MAX_CACHE_SIZE = 1_000_000;
+
+  public static final int MAX_ATTEMPTS_LIMIT = 10_000;
+
+  /** The bound of max_qps, max_concurrency and tenant_max_in_flight. */
+  public static final int MAX_RATE = 1_000_000;
+
+  public static final int MAX_RECEIVERS_PER_TENANT_LIMIT = 10_000;
+  public static final int MAX_CLASSES = 32;
+
+  /** What kind of value an option takes; each kind parses and prints one way. */
+  public enum Kind {
+    DURATION,
+    COUNT,
+    PERCENT,
+    BOOL,
+    CLASS_SHARES
+  }
+
+  /**
+   * One option: its name in comments, kind, default and bounds (milliseconds for durations, the
+   * number itself for counts and percents), and how the record holds it.
+   */
+  public record Option(
+      String name, Kind kind, Object dflt, long min, long max, Function<QueueOptions, Object> get) {
+
+    /** The value as comments write it. */
+    public String format(Object v) {
+      return switch (kind) {
+        case DURATION -> Durations.format((Duration) v);
+        case PERCENT -> v + "%";
+        case CLASS_SHARES -> classSharesText(castShares(v));
+        default -> String.valueOf(v);
+      };
+    }
+
+    /** The accepted range, as the README and error messages say it. */
+    public String bounds() {
+      return switch (kind) {
+        case DURATION ->
+            Durations.format(Duration.ofMillis(min))
+                + " to "
+                + Durations.format(Duration.ofMillis(max));
+        case COUNT -> min + " to " + max;
+        case PERCENT -> min + "% to " + max + "%";
+        case BOOL -> "true or false";
+        case CLASS_SHARES ->
+            "none, or up to " + MAX_CLASSES + " class:percent pairs, each 1% to 100%";
+      };
+    }
+
+    private Object parse(String v, List<String> problems) {
+      return switch (kind) {
+        case DURATION -> duration(v, problems);
+        case COUNT -> count(v, problems);
+        case PERCENT -> percent(v, problems);
+        case BOOL -> bool(v, problems);
+        case CLASS_SHARES -> classShares(v, problems);
+      };
+    }
+
+    private Object duration(String v, List<String> problems) {
+      Duration d;
+      try {
+        d = Durations.parse(v);
+      } catch (Durations.TooLargeException e) {
+        problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
+        return dflt;
+      } catch (IllegalArgumentException e) {
+        problems.add(name + ": " + e.getMessage());
+        return dflt;
+      }
+      if (d.compareTo(Duration.ofMillis(min)) < 0) {
+        problems.add(name + "=" + v + " is below the minimum " + fmtMs(min));
+        return dflt;
+      }
+      if (d.compareTo(Duration.ofMillis(max)) > 0) {
+        problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
+        return dflt;
+      }
+      return d;
+    }
+
+    private Object count(String v, List<String> problems) {
+      if (!v.matches("-?[0-9]{1,30}")) {
+        problems.add(name + "='" + v + "' is not a whole number");
+        return dflt;
+      }
+      long n;
+      try {
+        n = Long.parseLong(v);
+      } catch (NumberFormatException e) {
+        n = v.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE;
+      }
+      if (n < min) {
+        problems.add(name + "=" + v + " must be at least " + min);
+        return dflt;
+      }
+      if (n > max) {
+        problems.add(name + "=" + v + " is too large: at most " + max);
+        return dflt;
+      }
+      return (int) n;
+    }
+
+    private Object percent(String v, List<String> problems) {
+      String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
+      if (n.matches("[0-9]{1,3}")) {
+        int p = Integer.parseInt(n);
+        if (p >= min && p <= max) {
+          return p;
+        }
+      }
+      problems.add(name + "='" + v + "' must be a percentage from " + min + "% to " + max + "%");
+      return dflt;
+    }
+
+    private Object bool(String v, List<String> problems) {
+      if (v.equals("true") || v.equals("false")) {
+        return Boolean.parseBoolean(v);
+      }
+      problems.add(name + "='" + v + "' must be true or false");
+      return dflt;
+    }
+
+    /** {@code slow:25,batch:50}: class name, then its percent of a receiver's credits. */
+    private Object classShares(String v, List<String> problems) {
+      if (v.equals("none")) {
+        return Map.of();
+      }
+      Map<String, Integer> out = new TreeMap<>();
+      String[] parts = v.split(",", -1);
+      if (parts.length > MAX_CLASSES) {
+        problems.add(name + " names " + parts.length + " classes: at most " + MAX_CLASSES);
+        return dflt;
+      }
+      for (String part : parts) {
+        String[] kv = part.split(":", -1);
+        if (kv.length != 2 || !kv[0].matches("[A-Za-z0-9_-]{1,32}")) {
+          problems.add(name + ": '" + part + "' is not class:percent (e.g. slow:25)");
+          continue;
+        }
+        String n = kv[1].endsWith("%") ? kv[1].substring(0, kv[1].length() - 1) : kv[1];
+        int p = n.matches("[0-9]{1,3}") ? Integer.parseInt(n) : -1;
+        if (p < 1 || p > 100) {
+          problems.add(
+              name + ": share of class '" + kv[0] + "' must be 1-100 percent, was '" + kv[1] + "'");
+        } else {
+          out.put(kv[0], p);
+        }
+      }
+      return Map.copyOf(out);
+    }
+  }
+
+  private static String fmtMs(long ms) {
+    return Durations.format(Duration.ofMillis(ms));
+  }
+
+  private static Option duration(
+      String name, Duration dflt, Duration min, Duration max, Function<QueueOptions, Object> get) {
+    return new Option(name, Kind.DURATION, dflt, min.toMillis(), max.toMillis(), get);
+  }
+
+  private static Option count(
+      String name, int dflt, int min, int max, Function<QueueOptions, Object> get) {
+    return new Option(name, Kind.COUNT, dflt, min, max, get);
+  }
+
+  private static Option percent(
+      String name, int dflt, int min, int max, Function<QueueOptions, Object> get) {
+    return new Option(name, Kind.PERCENT, dflt, min, max, get);
+  }
+
+  /** Every option, in the order the docs list them and the record holds them. */
+  public static final List<Option> OPTIONS =
       List.of(
-          "ack_wait",
-          "min_backoff",
-          "max_backoff",
-          "max_attempts",
-          "purge_after",
-          "cache_size",
-          "poll_interval",
-          "max_qps",
-          "max_concurrency",
-          "max_receivers_per_tenant",
-          "fair",
-          "tenant_cache_share",
-          "tenant_max_in_flight",
-          "tenant_reserve",
-          "actor_max_depth",
-          "class_shares");
+          duration(
+              "ack_wait",
+              DEFAULT_ACK_WAIT,
+              Duration.ofMillis(100),
+              MAX_ACK_WAIT,
+              QueueOptions::ackWait),
+          duration(
+              "min_backoff",
+              DEFAULT_MIN_BACKOFF,
+              Duration.ZERO,
+              MAX_BACKOFF_LIMIT,
+              QueueOptions::minBackoff),
+          duration(
+              "max_backoff",
+              DEFAULT_MAX_BACKOFF,
+              Duration.ZERO,
+              MAX_BACKOFF_LIMIT,
+              QueueOptions::maxBackoff),
+          count(
+              "max_attempts",
+              DEFAULT_MAX_ATTEMPTS,
+              1,
+              MAX_ATTEMPTS_LIMIT,
+              QueueOptions::maxAttempts),
+          duration(
+              "purge_after",
+              DEFAULT_PURGE_AFTER,
+              Duration.ZERO,
+              MAX_PURGE_AFTER,
+              QueueOptions::purgeAfter),
+          count("cache_size", DEFAULT_CACHE_SIZE, 1, MAX_CACHE_SIZE, QueueOptions::cacheSize),
+          duration(
+              "poll_interval",
+              DEFAULT_POLL_INTERVAL,
+              Duration.ofMillis(1),
+              MAX_POLL_INTERVAL,
+              QueueOptions::pollInterval),
+          count("max_qps", DEFAULT_MAX_QPS, 0, MAX_RATE, QueueOptions::maxQps),
+          count(
+              "max_concurrency",
+              DEFAULT_MAX_CONCURRENCY,
+              0,
+              MAX_RATE,
+              QueueOptions::maxConcurrency),
+          count(
+              "max_receivers_per_tenant",
+              DEFAULT_MAX_RECEIVERS_PER_TENANT,
+              0,
+              MAX_RECEIVERS_PER_TENANT_LIMIT,
+              QueueOptions::maxReceiversPerTenant),
+          new Option("fair", Kind.BOOL, DEFAULT_FAIR, 0, 1, QueueOptions::fair),
+          percent(
+              "tenant_cache_share",
+              DEFAULT_TENANT_CACHE_SHARE,
+              1,
+              100,
+              QueueOptions::tenantCacheShare),
+          count(
+              "tenant_max_in_flight",
+              DEFAULT_TENANT_MAX_IN_FLIGHT,
+              0,
+              MAX_RATE,
+              QueueOptions::tenantMaxInFlight),
+          percent(
+              "tenant_reserve",
+              DEFAULT_TENANT_RESERVE,
+              0,
+              MAX_TENANT_RESERVE,
+              QueueOptions::tenantReserve),
+          count(
+              "actor_max_depth",
+              DEFAULT_ACTOR_MAX_DEPTH,
+              1,
+              MAX_ACTOR_DEPTH,
+              QueueOptions::actorMaxDepth),
+          new Option(
+              "class_shares", Kind.CLASS_SHARES, Map.of(), 0, 100, QueueOptions::classShares));
+
+  /** Option names, as written in comments, in the order the docs list them. */
+  public static final List<String> NAMES = OPTIONS.stream().map(Option::name).toList();
+
+  /** The option of that name, or null. */
+  public static Option option(String name) {
+    for (Option o : OPTIONS) {
+      if (o.name().equals(name)) {
+        return o;
+      }
+    }
+    return null;
+  }
 
   public static QueueOptions defaults() {
+    return of(OPTIONS.stream().map(Option::dflt).toList());
+  }
+
+  /** The record from one value per option, in {@link #OPTIONS} order. */
+  private static QueueOptions of(List<Object> v) {
     return new QueueOptions(
-        DEFAULT_ACK_WAIT,
-        DEFAULT_MIN_BACKOFF,
-        DEFAULT_MAX_BACKOFF,
-        DEFAULT_MAX_ATTEMPTS,
-        DEFAULT_PURGE_AFTER,
-        DEFAULT_CACHE_SIZE,
-        DEFAULT_POLL_INTERVAL,
-        DEFAULT_MAX_QPS,
-        DEFAULT_MAX_CONCURRENCY,
-        DEFAULT_MAX_RECEIVERS_PER_TENANT,
-        DEFAULT_FAIR,
-        DEFAULT_TENANT_CACHE_SHARE,
-        DEFAULT_TENANT_MAX_IN_FLIGHT,
-        DEFAULT_TENANT_RESERVE,
-        DEFAULT_ACTOR_MAX_DEPTH,
-        Map.of());
+        (Duration) v.get(0),
+        (Duration) v.get(1),
+        (Duration) v.get(2),
+        (Integer) v.get(3),
+        (Duration) v.get(4),
+        (Integer) v.get(5),
+        (Duration) v.get(6),
+        (Integer) v.get(7),
+        (Integer) v.get(8),
+        (Integer) v.get(9),
+        (Boolean) v.get(10),
+        (Integer) v.get(11),
+        (Integer) v.get(12),
+        (Integer) v.get(13),
+        (Integer) v.get(14),
+        castShares(v.get(15)));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Integer> castShares(Object v) {
+    return (Map<String, Integer>) v;
   }
 
   /** True when a table comment marks a queue: its first word is {@link #MARKER}. */
@@ -113,7 +383,7 @@ public record QueueOptions(
   /**
    * Parses a queue table's comment.
    *
-   * @throws QueueConfigException naming the table and every problem found
+   * @throws QueueConfigException naming the table and every problem found; nothing else
    */
   public static QueueOptions parseComment(String table, String comment) {
     if (!isQueueComment(comment)) {
@@ -138,39 +408,19 @@ public record QueueOptions(
         }
       }
     }
-    QueueOptions o = null;
-    if (problems.isEmpty()) {
-      Reader r = new Reader(values, problems);
-      o =
-          new QueueOptions(
-              r.duration("ack_wait", DEFAULT_ACK_WAIT, Duration.ofMillis(100)),
-              r.duration("min_backoff", DEFAULT_MIN_BACKOFF, Duration.ZERO),
-              r.duration("max_backoff", DEFAULT_MAX_BACKOFF, Duration.ZERO),
-              r.integer("max_attempts", DEFAULT_MAX_ATTEMPTS, 1),
-              r.duration("purge_after", DEFAULT_PURGE_AFTER, Duration.ZERO),
-              r.integer("cache_size", DEFAULT_CACHE_SIZE, 1),
-              r.duration("poll_interval", DEFAULT_POLL_INTERVAL, Duration.ofMillis(1)),
-              r.integer("max_qps", DEFAULT_MAX_QPS, 0),
-              r.integer("max_concurrency", DEFAULT_MAX_CONCURRENCY, 0),
-              r.integer("max_receivers_per_tenant", DEFAULT_MAX_RECEIVERS_PER_TENANT, 0),
-              r.bool("fair", DEFAULT_FAIR),
-              r.percent("tenant_cache_share", DEFAULT_TENANT_CACHE_SHARE),
-              r.integer("tenant_max_in_flight", DEFAULT_TENANT_MAX_IN_FLIGHT, 0),
-              r.percent("tenant_reserve", DEFAULT_TENANT_RESERVE, 0, MAX_TENANT_RESERVE),
-              Math.min(MAX_ACTOR_DEPTH, r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)),
-              r.classShares("class_shares"));
-      if (problems.isEmpty()
-          && o.actorMaxDepth != r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)) {
-        problems.add("actor_max_depth must be at most " + MAX_ACTOR_DEPTH);
-      }
-      if (problems.isEmpty() && o.maxBackoff.compareTo(o.minBackoff) < 0) {
-        problems.add(
-            "max_backoff ("
-                + Durations.format(o.maxBackoff)
-                + ") is less than min_backoff ("
-                + Durations.format(o.minBackoff)
-                + ")");
-      }
+    List<Object> parsed = new ArrayList<>();
+    for (Option o : OPTIONS) {
+      String v = values.get(o.name());
+      parsed.add(v == null ? o.dflt() : o.parse(v, problems));
+    }
+    QueueOptions o = of(parsed);
+    if (problems.isEmpty() && o.maxBackoff.compareTo(o.minBackoff) < 0) {
+      problems.add(
+          "max_backoff ("
+              + Durations.format(o.maxBackoff)
+              + ") is less than min_backoff ("
+              + Durations.format(o.minBackoff)
+              + ")");
     }
     if (!problems.isEmpty()) {
       throw new QueueConfigException(
@@ -201,28 +451,26 @@ public record QueueOptions(
   /** Every option and its value, as written in comments. */
   public Map<String, String> asMap() {
     Map<String, String> m = new LinkedHashMap<>();
-    m.put("ack_wait", Durations.format(ackWait));
-    m.put("min_backoff", Durations.format(minBackoff));
-    m.put("max_backoff", Durations.format(maxBackoff));
-    m.put("max_attempts", Integer.toString(maxAttempts));
-    m.put("purge_after", Durations.format(purgeAfter));
-    m.put("cache_size", Integer.toString(cacheSize));
-    m.put("poll_interval", Durations.format(pollInterval));
-    m.put("max_qps", Integer.toString(maxQps));
-    m.put("max_concurrency", Integer.toString(maxConcurrency));
-    m.put("max_receivers_per_tenant", Integer.toString(maxReceiversPerTenant));
-    m.put("fair", Boolean.toString(fair));
-    m.put("tenant_cache_share", tenantCacheShare + "%");
-    m.put("tenant_max_in_flight", Integer.toString(tenantMaxInFlight));
-    m.put("tenant_reserve", tenantReserve + "%");
-    m.put("actor_max_depth", Integer.toString(actorMaxDepth));
-    m.put("class_shares", classSharesText());
+    for (Option o : OPTIONS) {
+      m.put(o.name(), o.format(o.get().apply(this)));
+    }
     return m;
   }
 
-  private String classSharesText() {
+  /** The names of the options whose values differ between this and {@code other}. */
+  public List<String> changedFrom(QueueOptions other) {
+    List<String> out = new ArrayList<>();
+    for (Option o : OPTIONS) {
+      if (!o.get().apply(this).equals(o.get().apply(other))) {
+        out.add(o.name());
+      }
+    }
+    return out;
+  }
+
+  private static String classSharesText(Map<String, Integer> shares) {
     StringBuilder sb = new StringBuilder();
-    classShares.forEach(
+    shares.forEach(
         (k, v) -> sb.append(sb.length() == 0 ? "" : ",").append(k).append(':').append(v));
     return sb.length() == 0 ? "none" : sb.toString();
   }
@@ -230,106 +478,5 @@ public record QueueOptions(
   /** The window slots one tenant may hold: tenant_cache_share of cache_size, at least one. */
   public int tenantCacheCap() {
     return Math.max(1, (int) ((long) cacheSize * tenantCacheShare / 100));
-  }
-
-  private record Reader(Map<String, String> values, List<String> problems) {
-    boolean bool(String key, boolean dflt) {
-      String v = values.get(key);
-      if (v == null) {
-        return dflt;
-      }
-      if (v.equals("true") || v.equals("false")) {
-        return Boolean.parseBoolean(v);
-      }
-      problems.add(key + "='" + v + "' must be true or false");
-      return dflt;
-    }
-
-    int percent(String key, int dflt) {
-      return percent(key, dflt, 1, 100);
-    }
-
-    int percent(String key, int dflt, int min, int max) {
-      String v = values.get(key);
-      if (v == null) {
-        return dflt;
-      }
-      String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
-      try {
-        int p = Integer.parseInt(n);
-        if (p >= min && p <= max) {
-          return p;
-        }
-      } catch (NumberFormatException ignored) {
-        // reported below
-      }
-      problems.add(key + "='" + v + "' must be a percentage from " + min + "% to " + max + "%");
-      return dflt;
-    }
-
-    /** {@code slow:25,batch:50}: class name, then its percent of a receiver's credits. */
-    Map<String, Integer> classShares(String key) {
-      String v = values.get(key);
-      if (v == null || v.equals("none")) {
-        return Map.of();
-      }
-      Map<String, Integer> out = new java.util.TreeMap<>();
-      for (String part : v.split(",")) {
-        String[] kv = part.split(":");
-        if (kv.length != 2 || !kv[0].matches("[A-Za-z0-9_-]{1,32}")) {
-          problems.add(key + ": '" + part + "' is not class:percent (e.g. slow:25)");
-          continue;
-        }
-        try {
-          int p =
-              Integer.parseInt(
-                  kv[1].endsWith("%") ? kv[1].substring(0, kv[1].length() - 1) : kv[1]);
-          if (p < 1 || p > 100) {
-            throw new NumberFormatException();
-          }
-          out.put(kv[0], p);
-        } catch (NumberFormatException e) {
-          problems.add(
-              key + ": share of class '" + kv[0] + "' must be 1-100 percent, was '" + kv[1] + "'");
-        }
-      }
-      return Map.copyOf(out);
-    }
-
-    Duration duration(String key, Duration dflt, Duration min) {
-      String v = values.get(key);
-      if (v == null) {
-        return dflt;
-      }
-      try {
-        Duration d = Durations.parse(v);
-        if (d.compareTo(min) < 0) {
-          problems.add(key + "=" + v + " is below the minimum " + Durations.format(min));
-          return dflt;
-        }
-        return d;
-      } catch (IllegalArgumentException e) {
-        problems.add(key + ": " + e.getMessage());
-        return dflt;
-      }
-    }
-
-    int integer(String key, int dflt, int min) {
-      String v = values.get(key);
-      if (v == null) {
-        return dflt;
-      }
-      try {
-        int n = Integer.parseInt(v);
-        if (n < min) {
-          problems.add(key + "=" + v + " must be at least " + min);
-          return dflt;
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        problems.add(key + "='" + v + "' is not a whole number");
-        return dflt;
-      }
-    }
   }
 }

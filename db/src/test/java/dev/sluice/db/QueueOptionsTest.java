@@ -76,4 +76,40 @@ class QueueOptionsTest {
     assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait=1s ack_wait=2s"))
         .hasMessageContaining("given twice");
   }
+
+  @Test
+  void everyOptionHasBoundsAndHugeValuesNeverOverflow() {
+    assertThatThrownBy(
+            () -> QueueOptions.parseComment("q", "sluice_queue ack_wait=999999999999999d"))
+        .isInstanceOf(QueueConfigException.class)
+        .hasMessageContaining("ack_wait=999999999999999d is too large: at most 1d");
+    assertThatThrownBy(
+            () ->
+                QueueOptions.parseComment(
+                    "q",
+                    "sluice_queue ack_wait=100000d max_attempts=99999999999999999999999"
+                        + " cache_size=2000000000 poll_interval=2h purge_after=400d"
+                        + " max_qps=9999999 actor_max_depth=17"))
+        .hasMessageContaining("ack_wait=100000d is too large: at most 1d")
+        .hasMessageContaining("max_attempts=99999999999999999999999 is too large: at most 10000")
+        .hasMessageContaining("cache_size=2000000000 is too large: at most 1000000")
+        .hasMessageContaining("poll_interval=2h is too large: at most 1m")
+        .hasMessageContaining("purge_after=400d is too large: at most 365d")
+        .hasMessageContaining("max_qps=9999999 is too large: at most 1000000")
+        .hasMessageContaining("actor_max_depth=17 is too large: at most 16");
+    for (QueueOptions.Option o : QueueOptions.OPTIONS) {
+      assertThat(o.bounds()).as(o.name()).isNotBlank();
+    }
+  }
+
+  @Test
+  void durationsParseWithoutOverflow() {
+    assertThat(Durations.parse("1d")).isEqualTo(Duration.ofDays(1));
+    assertThatThrownBy(() -> Durations.parse("999999999999999d"))
+        .isInstanceOf(Durations.TooLargeException.class)
+        .hasMessageContaining("too large");
+    assertThatThrownBy(() -> Durations.parse("99999999999999999999999999ms"))
+        .isInstanceOf(Durations.TooLargeException.class);
+    assertThat(Durations.format(Duration.ofSeconds(Long.MAX_VALUE))).endsWith("s");
+  }
 }

@@ -59,6 +59,12 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   /** Queue tables found but not served, with the reason. */
   private final Map<String, String> disabled = new ConcurrentHashMap<>();
 
+  /** When each disabled table's problem was last logged (monotonic ns); discovery thread only. */
+  private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+
+  /** A disabled table's problem is logged again at most this often while it lasts. */
+  static final long PROBLEM_LOG_EVERY_NS = TimeUnit.MINUTES.toNanos(1);
+
   /** Stores for acks that arrive when this process no longer dispatches the queue. */
   private final Map<String, EventStore> directStores = new ConcurrentHashMap<>();
 
@@ -178,8 +184,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   // ---------------------------------------------------------------- discovery
 
   /**
-   * Finds queue tables and reconciles: starts new queues (when leading), restarts changed ones,
-   * stops vanished or broken ones. A problem with one table never stops the others.
+   * Finds queue tables and reconciles: starts new queues (when leading), applies changes to running
+   * ones in place (restarting only for a change that cannot be applied so, saying why), stops
+   * vanished or broken ones. A problem with one table — whatever it throws — never stops the
+   * others: that table is disabled with the reason, the rest are reconciled.
    */
   public synchronized void discover() {
     if (stopped) {
@@ -194,46 +202,13 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       Set<String> seen = new HashSet<>();
       for (QueueCatalog.Discovered d : catalog.discover()) {
         seen.add(d.table());
-        if (d.valid()) {
-          if (disabled.remove(d.table()) != null) {
-            log.info("shard {}: queue {} is valid again", config.name(), d.table());
+        try {
+          reconcile(d);
+        } catch (Throwable e) { // NOPMD: one table's failure stays that table's
+          if (e instanceof VirtualMachineError v && !(v instanceof StackOverflowError)) {
+            throw v;
           }
-          QueueTable before = discovered.put(d.table(), d.queue());
-          if (!d.queue().equals(before)) {
-            directStores.remove(d.table());
-          }
-          if (!leading) {
-            continue;
-          }
-          QueueManager running = queues.get(d.table());
-          if (running != null && running.table().equals(d.queue())) {
-            running.setPaused(paused.getOrDefault(d.table(), false));
-            continue;
-          }
-          if (running != null) {
-            log.info(
-                "shard {}: queue {} changed; restarting it with {}",
-                config.name(),
-                d.table(),
-                d.queue().options().asMap());
-            queues.remove(d.table());
-            running.stop(manager.shutdownTimeout());
-          }
-          startQueue(d.queue());
-        } else {
-          discovered.remove(d.table());
-          String before = disabled.put(d.table(), d.problem());
-          if (!d.problem().equals(before)) {
-            configErrors.increment();
-            log.error(
-                "shard {}: {} — this queue is not served; the others are",
-                config.name(),
-                d.problem());
-          }
-          QueueManager running = queues.remove(d.table());
-          if (running != null) {
-            running.stop(manager.shutdownTimeout());
-          }
+          disable(d.table(), "queue " + d.table() + ": cannot be served: " + e);
         }
       }
       for (String name : Set.copyOf(discovered.keySet())) {
@@ -250,8 +225,77 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         }
       }
       disabled.keySet().retainAll(seen);
+      lastLogged.keySet().retainAll(seen);
     } catch (RuntimeException e) {
       log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
+    }
+  }
+
+  /** One discovered table: serve it, follow its change, or disable it. */
+  private void reconcile(QueueCatalog.Discovered d) {
+    if (d.unreadable()) {
+      // A database error, not the table's content: keep serving it as it was, look again later.
+      log.warn("shard {}: {}; keeping it as it was", config.name(), d.problem());
+      return;
+    }
+    if (!d.valid()) {
+      disable(d.table(), d.problem());
+      return;
+    }
+    if (disabled.remove(d.table()) != null) {
+      lastLogged.remove(d.table());
+      log.info("shard {}: queue {} is valid again", config.name(), d.table());
+    }
+    QueueTable before = discovered.put(d.table(), d.queue());
+    if (!d.queue().equals(before)) {
+      directStores.remove(d.table());
+    }
+    if (!leading) {
+      return;
+    }
+    QueueManager running = queues.get(d.table());
+    if (running != null && !running.table().equals(d.queue())) {
+      String why = running.update(d.queue(), new JdbcEventStore(dataSource, d.queue()));
+      if (why != null) {
+        log.info(
+            "shard {}: queue {} changed and is restarted (its events in flight are released)"
+                + " because {}; new options {}",
+            config.name(),
+            d.table(),
+            why,
+            d.queue().options().asMap());
+        queues.remove(d.table());
+        running.stop(manager.shutdownTimeout());
+        running = null;
+      }
+    }
+    if (running != null) {
+      running.setPaused(paused.getOrDefault(d.table(), false));
+      return;
+    }
+    startQueue(d.queue());
+  }
+
+  /**
+   * Not serving a table: its reason is shown by the status page, the API and the metrics, and
+   * logged when it changes and again at most every {@link #PROBLEM_LOG_EVERY_NS}.
+   */
+  private void disable(String table, String problem) {
+    discovered.remove(table);
+    String before = disabled.put(table, problem);
+    long now = System.nanoTime();
+    Long last = lastLogged.get(table);
+    boolean changed = !problem.equals(before);
+    if (changed) {
+      configErrors.increment();
+    }
+    if (changed || last == null || now - last >= PROBLEM_LOG_EVERY_NS) {
+      lastLogged.put(table, now);
+      log.error("shard {}: {} — this queue is not served; the others are", config.name(), problem);
+    }
+    QueueManager running = queues.remove(table);
+    if (running != null) {
+      running.stop(manager.shutdownTimeout());
     }
   }
 

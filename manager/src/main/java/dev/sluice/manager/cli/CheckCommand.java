@@ -53,8 +53,13 @@ final class CheckCommand extends BaseCommand {
           } catch (QueueConfigException e) {
             found.add(entry(s.name(), c.table(), e.getMessage(), commentFix(c)));
           }
-          for (SchemaProblem p : catalog.problems(c.table())) {
-            found.add(entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
+          try {
+            for (SchemaProblem p : catalog.problems(c.table())) {
+              found.add(entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
+            }
+          } catch (RuntimeException e) {
+            // One table that cannot be read is that table's problem; the others are checked.
+            found.add(entry(s.name(), c.table(), "cannot be read: " + e, "-"));
           }
           problems += found.size();
           out.addAll(found);

@@ -29,7 +29,16 @@ final class QueueListCommand extends BaseCommand {
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Shard s : pools.all()) {
         Map<String, Boolean> paused = paused(s);
-        for (QueueCatalog.Discovered d : s.catalog().discover()) {
+        List<QueueCatalog.Discovered> found;
+        try {
+          found = s.catalog().discover();
+        } catch (RuntimeException e) {
+          // An unreachable shard is that shard's line; the others are listed.
+          all.add(Map.of("shard", s.name(), "error", String.valueOf(e.getMessage())));
+          table.row(s.name(), "-", "UNREACHABLE", "-", String.valueOf(e.getMessage()));
+          continue;
+        }
+        for (QueueCatalog.Discovered d : found) {
           boolean p = paused.getOrDefault(d.table(), false);
           String opts = d.comment().strip().substring(QueueOptions.MARKER.length()).strip();
           Map<String, Object> m = new LinkedHashMap<>();

@@ -188,6 +188,10 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
 
   @Override
   public void onCompleted() {
+    if (ended) {
+      // Already failed (and closed) by us: the receiver's half-close has nothing left to end.
+      return;
+    }
     ended = true;
     if (sub != null) {
       sub.close(Status.OK);

@@ -60,18 +60,21 @@ final class Dispatcher implements Runnable {
 
   private final QueueContext ctx;
   private final WindowCache cache;
-  private final long ackWaitNs;
-  private final int maxAttempts;
-  private final int maxConcurrency;
-  private final RateLimit rate;
+  // --- the queue's options, owned by the dispatcher thread; changed in place by onOptions
+  private long ackWaitNs;
+  private int maxAttempts;
+  private int maxConcurrency;
+  private RateLimit rate;
   private final TenantCredits credits;
   private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
 
   // --- owned by the dispatcher thread
   /**
-   * Fired events by id, in the order their fires came back: deadline order (ack_wait is fixed),
-   * except that two groups fired at once may come back swapped, a few ms apart — {@link #expire}
-   * stops at the first deadline not yet passed, so such an event expires at most that much late.
+   * Fired events by id, in the order their fires came back: deadline order (while ack_wait stays
+   * the same), except that two groups fired at once may come back swapped, a few ms apart — {@link
+   * #expire} stops at the first deadline not yet passed, so such an event expires at most that much
+   * late. After ack_wait is shortened in place, events fired since expire at most the difference
+   * late until those fired before it are settled: late, never early.
    */
   private final LinkedHashMap<Long, InFlight> inFlight = new LinkedHashMap<>();
 
@@ -164,10 +167,26 @@ final class Dispatcher implements Runnable {
             ctx.options().maxReceiversPerTenant(), ctx.options().classShares(), forgetDelayNs);
     this.credits =
         new TenantCredits(ctx.tenantLimits(), ctx.options().fair(), ctx.options().tenantReserve());
-    this.ackWaitNs = ctx.options().ackWait().toNanos();
-    this.maxAttempts = ctx.options().maxAttempts();
-    this.maxConcurrency = ctx.options().maxConcurrency();
-    this.rate = new RateLimit(ctx.options().maxQps());
+    applyOptions(ctx.options());
+  }
+
+  /**
+   * Dispatcher thread: the options that can change while events are in flight (ack_wait for later
+   * fires, max_attempts, max_concurrency, max_qps) take their new values; what is in flight keeps
+   * its deadline.
+   */
+  void onOptions(dev.sluice.db.QueueOptions o) {
+    applyOptions(o);
+    log.info("{}: options applied in place: {}", ctx.where(), o.asMap());
+  }
+
+  private void applyOptions(dev.sluice.db.QueueOptions o) {
+    this.ackWaitNs = o.ackWait().toNanos();
+    this.maxAttempts = o.maxAttempts();
+    this.maxConcurrency = o.maxConcurrency();
+    if (rate == null || rate.perSecond() != o.maxQps()) {
+      this.rate = new RateLimit(o.maxQps());
+    }
   }
 
   void wire(AckBatcher acks, Poller poller, Firer firer) {
@@ -490,7 +509,7 @@ final class Dispatcher implements Runnable {
       firing.add(e.id);
     }
     firingBatches++;
-    firer.submit(new Firer.Batch(events, owners, refs, now, now + ackWaitNs));
+    firer.submit(new Firer.Batch(events, owners, refs, now, saturatedAdd(now, ackWaitNs)));
     inFlightCount = inFlight.size() + firing.size();
     return true;
   }
@@ -543,7 +562,7 @@ final class Dispatcher implements Runnable {
         continue;
       }
       long epoch = e.epoch + 1;
-      InFlight f = new InFlight(e, epoch, r, b.firedDeadlineNs);
+      InFlight f = new InFlight(e, epoch, r, now, b.firedDeadlineNs);
       inFlight.put(e.id, f);
       if (!dispatching || !receivers.contains(r)) {
         f.settling = true;
@@ -611,6 +630,15 @@ final class Dispatcher implements Runnable {
    * epoch, and each life of an event is {@code max_attempts} attempts long: it dies at every
    * multiple.
    */
+  /** {@code a + b}, held at the ends of a long instead of wrapping. */
+  static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) {
+      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return r;
+  }
+
   static boolean isLastAttempt(long epoch, int maxAttempts) {
     return epoch >= maxAttempts && epoch % maxAttempts == 0;
   }
@@ -651,9 +679,7 @@ final class Dispatcher implements Runnable {
       if (f != null && f.epoch == ref.epoch() && !f.settling) {
         f.settling = true;
         free(f);
-        ctx.metrics()
-            .dispatchToAck
-            .record(Math.max(0, now - (f.deadlineNs - ackWaitNs)), TimeUnit.NANOSECONDS);
+        ctx.metrics().dispatchToAck.record(Math.max(0, now - f.firedAtNs), TimeUnit.NANOSECONDS);
       }
       // Unknown to this manager (fired before a restart, say): the database decides.
       acks.submit(Completion.ack(ref, from));

@@ -12,6 +12,10 @@ final class InFlight {
   final long epoch;
 
   final ReceiverStream owner;
+
+  /** When the fire was decided (database clock ns), for the dispatch-to-ack latency. */
+  final long firedAtNs;
+
   final long deadlineNs;
 
   /** An ack, nack, timeout or release is on its way to the database. */
@@ -20,10 +24,11 @@ final class InFlight {
   /** The receiver's credit (and the tenant's and class's counts) was given back. */
   boolean freed;
 
-  InFlight(CachedEvent event, long epoch, ReceiverStream owner, long deadlineNs) {
+  InFlight(CachedEvent event, long epoch, ReceiverStream owner, long firedAtNs, long deadlineNs) {
     this.event = event;
     this.epoch = epoch;
     this.owner = owner;
+    this.firedAtNs = firedAtNs;
     this.deadlineNs = deadlineNs;
   }
 }

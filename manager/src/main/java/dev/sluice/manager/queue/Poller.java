@@ -41,10 +41,12 @@ final class Poller implements Runnable {
   private final Dispatcher dispatcher;
   private final RetryCollector collector;
   private final Waiter waiter = new Waiter();
-  private final long intervalNs;
+
+  /** poll_interval; written by {@link #setInterval} when the comment changes it in place. */
+  private volatile long intervalNs;
 
   /** The longest look-ahead: twice poll_interval. */
-  private final long lookaheadNs;
+  private volatile long lookaheadNs;
 
   /** Slack on top of twice the pause, for the poll itself and the dispatcher's turn. */
   static final long LOOKAHEAD_MARGIN_NS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -101,6 +103,14 @@ final class Poller implements Runnable {
     this.nextWaitNs = intervalNs;
     this.polled = new PolledEvents(ctx);
     this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
+  }
+
+  /** A new poll_interval, from any thread: the next pause uses it. */
+  void setInterval(java.time.Duration interval) {
+    long ns = interval.toNanos();
+    this.lookaheadNs = 2 * ns;
+    this.intervalNs = ns;
+    waiter.wake();
   }
 
   boolean tenantMode() {

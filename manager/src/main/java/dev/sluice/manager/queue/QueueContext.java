@@ -7,26 +7,81 @@ import dev.sluice.db.store.EventStore;
 /**
  * What every part of one queue's manager shares: who it is, its store, clock and policy (the
  * comment's options, with per-tenant limits that config may override).
+ *
+ * <p>The table, its store and the backoff change in place when a migration alters the table in a
+ * way the running queue can follow ({@link QueueManager#update}): they are volatile and replaced
+ * together by {@link #update}, so each reader sees the old or the new table, and any thread may
+ * read them. Everything else is fixed for the queue manager's life.
  */
-record QueueContext(
-    String shard,
-    QueueTable table,
-    EventStore store,
-    DbClock clock,
-    Backoff backoff,
-    QueueMetrics metrics,
-    TenantLimits tenantLimits) {
+final class QueueContext {
+  private final String shard;
+  private final DbClock clock;
+  private final QueueMetrics metrics;
+  private final TenantLimits tenantLimits;
+  private volatile Live live;
+
+  /** The parts that change together when the table is altered in place. */
+  private record Live(QueueTable table, EventStore store, Backoff backoff) {}
+
+  QueueContext(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      Backoff backoff,
+      QueueMetrics metrics,
+      TenantLimits tenantLimits) {
+    this.shard = shard;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.tenantLimits = tenantLimits;
+    this.live = new Live(table, store, backoff);
+  }
+
+  /** The altered table, its store and its backoff replace the old ones for every later read. */
+  void update(QueueTable table, EventStore store) {
+    QueueOptions o = table.options();
+    this.live = new Live(table, store, new Backoff(o.minBackoff(), o.maxBackoff()));
+  }
+
+  String shard() {
+    return shard;
+  }
+
+  QueueTable table() {
+    return live.table();
+  }
+
+  EventStore store() {
+    return live.store();
+  }
+
+  DbClock clock() {
+    return clock;
+  }
+
+  Backoff backoff() {
+    return live.backoff();
+  }
+
+  QueueMetrics metrics() {
+    return metrics;
+  }
+
+  TenantLimits tenantLimits() {
+    return tenantLimits;
+  }
 
   String queue() {
-    return table.name();
+    return table().name();
   }
 
   QueueOptions options() {
-    return table.options();
+    return table().options();
   }
 
   /** "queue X on shard Y", for messages. */
   String where() {
-    return "queue " + table.name() + " on shard " + shard;
+    return "queue " + queue() + " on shard " + shard;
   }
 }

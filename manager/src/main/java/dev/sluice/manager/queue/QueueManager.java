@@ -123,6 +123,56 @@ public final class QueueManager {
     }
   }
 
+  // ---------------------------------------------------------------- changes
+
+  /**
+   * Options that shape the window, the tenant ledgers or the receiver pool, built once when the
+   * queue starts: a change to one of them needs a restart (which releases the events in flight).
+   */
+  public static final List<String> RESTART_OPTIONS =
+      List.of(
+          "cache_size",
+          "fair",
+          "tenant_cache_share",
+          "tenant_max_in_flight",
+          "tenant_reserve",
+          "max_receivers_per_tenant",
+          "class_shares",
+          "actor_max_depth");
+
+  /**
+   * Follows a migration of the table without releasing the events in flight: the new columns and
+   * indexes are read by later polls and fires (through {@code store}), and the options ack_wait,
+   * min_backoff, max_backoff, max_attempts, purge_after, poll_interval, max_qps and max_concurrency
+   * take their new values (events in flight keep their deadline). Returns null when applied, or why
+   * the change needs a restart instead (then nothing was changed).
+   */
+  public synchronized String update(QueueTable next, EventStore store) {
+    if (stopped) {
+      return "the queue is stopping";
+    }
+    if (!next.name().equals(ctx.queue())) {
+      return "the table name changed";
+    }
+    List<String> changed = next.options().changedFrom(ctx.options());
+    List<String> needRestart = changed.stream().filter(RESTART_OPTIONS::contains).toList();
+    if (!needRestart.isEmpty()) {
+      return "option(s) "
+          + String.join(", ", needRestart)
+          + " changed, and the window and tenant ledgers are built from them";
+    }
+    ctx.update(next, store);
+    if (!changed.isEmpty()) {
+      poller.setInterval(next.options().pollInterval());
+      dispatcher.post(() -> dispatcher.onOptions(next.options()));
+    }
+    log.info(
+        "{}: table altered; applied in place without releasing events in flight ({})",
+        ctx.where(),
+        changed.isEmpty() ? "columns or indexes" : "options " + String.join(", ", changed));
+    return null;
+  }
+
   // ---------------------------------------------------------------- receivers
 
   /** Starts sending this shard's events to a subscription (sharing its credits). */

@@ -9,6 +9,7 @@ package dev.sluice.manager.queue;
  * <p>Owned by the {@link Dispatcher} thread: no locks. Times are monotonic nanoseconds.
  */
 final class RateLimit {
+  private final int perSecond;
   private final long intervalNs;
   private final int burst;
 
@@ -19,8 +20,14 @@ final class RateLimit {
    * @param perSecond events a second; 0 for no limit
    */
   RateLimit(int perSecond) {
+    this.perSecond = Math.max(0, perSecond);
     this.intervalNs = perSecond <= 0 ? 0 : Math.max(1, 1_000_000_000L / perSecond);
     this.burst = Math.max(1, perSecond / 10);
+  }
+
+  /** The events a second this allows (0: no limit). */
+  int perSecond() {
+    return perSecond;
   }
 
   boolean limited() {
