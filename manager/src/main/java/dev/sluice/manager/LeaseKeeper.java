@@ -25,7 +25,15 @@ final class LeaseKeeper implements Runnable {
     void lead(long token);
 
     void stopLeading(String why);
+
+    /** Why the shard cannot be served as it is (a worker thread died), or null when it can. */
+    default String fault() {
+      return null;
+    }
   }
+
+  /** After giving a shard up for a fault, how long (in TTLs) before seeking it again. */
+  static final int HOLD_OFF_TTLS = 2;
 
   private final String shard;
   private final String managerId;
@@ -39,6 +47,12 @@ final class LeaseKeeper implements Runnable {
   private long lastRenewedMono;
   private long lastHeartbeatMono = Long.MIN_VALUE / 2;
   private final Object sleeper = new Object();
+
+  /** A fault reported by the shard (any thread); the keeper's next round gives the lease up. */
+  private volatile String giveUp;
+
+  /** Not before this (monotonic ns) does the keeper seek the lease again after a fault. */
+  private long holdOffUntilMono = Long.MIN_VALUE / 2;
 
   LeaseKeeper(
       String shard,
@@ -61,6 +75,18 @@ final class LeaseKeeper implements Runnable {
     return leader;
   }
 
+  /**
+   * The shard cannot be served (a worker died): stop leading, release the lease so that another
+   * manager takes it at once, and seek it again only after {@link #HOLD_OFF_TTLS} TTLs. Any thread;
+   * the keeper acts at once, on its own thread.
+   */
+  void giveUp(String why) {
+    giveUp = why;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+  }
+
   void stop() {
     running = false;
     synchronized (sleeper) {
@@ -75,7 +101,7 @@ final class LeaseKeeper implements Runnable {
       tick();
       long left = renewNs - (System.nanoTime() - t0);
       synchronized (sleeper) {
-        if (running && left > 0) {
+        if (running && left > 0 && giveUp == null) {
           try {
             TimeUnit.NANOSECONDS.timedWait(sleeper, left);
           } catch (InterruptedException e) {
@@ -90,6 +116,17 @@ final class LeaseKeeper implements Runnable {
   /** One round; visible for tests. */
   void tick() {
     try {
+      String fault = giveUp != null ? giveUp : leader ? leadership.fault() : null;
+      giveUp = null;
+      if (leader && fault != null) {
+        leader = false;
+        balancer.released();
+        holdOffUntilMono = System.nanoTime() + HOLD_OFF_TTLS * ttlNs;
+        log.error("shard {}: giving the lease up: {}", shard, fault);
+        leadership.stopLeading(fault);
+        store.release(shard, managerId);
+        return;
+      }
       if (store.readOnly()) {
         lose("the primary is read-only (demoted?)");
         return;
@@ -114,7 +151,7 @@ final class LeaseKeeper implements Runnable {
         } else {
           lastRenewedMono = before;
         }
-      } else if (balancer.reserve()) {
+      } else if (System.nanoTime() - holdOffUntilMono >= 0 && balancer.reserve()) {
         long before = System.nanoTime();
         LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
         if (l.held()) {

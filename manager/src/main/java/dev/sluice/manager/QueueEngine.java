@@ -64,6 +64,23 @@ public final class QueueEngine {
     }
   }
 
+  /** Shards given up for a fault and not served again yet, with the reason. */
+  public Map<String, String> faults() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    for (ShardManager s : shards) {
+      String f = s.faultReason();
+      if (f != null) {
+        out.put(s.name(), f);
+      }
+    }
+    return out;
+  }
+
+  /** Called (on any thread) when {@link #faults()} changes. */
+  public void onHealthChange(Runnable r) {
+    shards.forEach(s -> s.onHealthChange(r));
+  }
+
   public List<ShardManager> shards() {
     return List.copyOf(shards);
   }

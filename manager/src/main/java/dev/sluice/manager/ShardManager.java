@@ -63,6 +63,14 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final Map<String, EventStore> directStores = new ConcurrentHashMap<>();
 
   private final Counter configErrors;
+  private final Counter workerDeaths;
+
+  /** Why the shard was given up for a fault, until it is served again; null when none. */
+  private volatile String fault;
+
+  /** Told when {@link #fault()} changes (health). */
+  private volatile Runnable healthChanged = () -> {};
+
   private HikariDataSource dataSource;
   private DbClock dbClock;
   private QueueCatalog catalog;
@@ -72,7 +80,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private Map<String, Boolean> paused = Map.of();
 
   private ScheduledExecutorService maintenance;
-  private LeaseKeeper keeper;
+  private volatile LeaseKeeper keeper;
   private Thread keeperThread;
   private boolean migrated;
   private volatile boolean leading;
@@ -93,6 +101,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.subscriptions = subscriptions;
     this.balancer = balancer;
     this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
+    this.workerDeaths = registry.counter("sluice_worker_deaths", "shard", config.name());
     registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
   }
 
@@ -162,7 +171,59 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         startQueue(t);
       }
     }
+    if (fault != null) {
+      log.info("shard {}: served again after: {}", config.name(), fault);
+      fault = null;
+      healthChanged.run();
+    }
   }
+
+  /** The lease keeper's check each round: a served queue whose worker thread is gone. */
+  @Override
+  public String fault() {
+    for (QueueManager q : queues.values()) {
+      if (!q.workersAlive()) {
+        return "a worker thread of queue " + q.queue() + " is gone";
+      }
+    }
+    return null;
+  }
+
+  /** Why this shard was given up for a fault and is not served yet again; null when none. */
+  public String faultReason() {
+    return fault;
+  }
+
+  /** Called (on any thread) when {@link #faultReason()} changes. */
+  public void onHealthChange(Runnable r) {
+    this.healthChanged = r;
+  }
+
+  /** A queue's worker fault: an Error survived, or a thread that died. Any thread, no lock. */
+  private final dev.sluice.manager.queue.LoopFaults.Listener faults =
+      new dev.sluice.manager.queue.LoopFaults.Listener() {
+        @Override
+        public void errorCaught(String queue, String loop, Throwable t) {
+          // A read that died half-way (out of memory in the middle of a result) may have left its
+          // connection mid-stream: replace the pool's connections rather than reuse a broken one.
+          HikariDataSource ds = dataSource;
+          if (ds != null && ds.getHikariPoolMXBean() != null) {
+            ds.getHikariPoolMXBean().softEvictConnections();
+          }
+        }
+
+        @Override
+        public void workerDied(String queue, String thread, Throwable t) {
+          workerDeaths.increment();
+          String why = "worker " + thread + " of queue " + queue + " died: " + t;
+          fault = why;
+          healthChanged.run();
+          LeaseKeeper k = keeper;
+          if (k != null) {
+            k.giveUp(why);
+          }
+        }
+      };
 
   @Override
   public synchronized void stopLeading(String why) {
@@ -279,6 +340,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             manager.forgetDelay(),
             manager.tenantLimitsFor(table.name()));
     qm.setPaused(paused.getOrDefault(table.name(), false));
+    qm.onFault(faults);
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(

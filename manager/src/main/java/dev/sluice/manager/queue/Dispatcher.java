@@ -306,8 +306,8 @@ final class Dispatcher implements Runnable {
         if (inbox.isEmpty() && wait > 0) {
           LockSupport.parkNanos(this, wait);
         }
-      } catch (RuntimeException e) {
-        log.error("{}: dispatcher error, continuing: {}", ctx.where(), e.toString(), e);
+      } catch (Throwable t) { // an Error too: this thread owns the queue's state; it must go on
+        ctx.faults().caught(FaultHook.DISPATCHER, t);
         pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
       }
     }

@@ -24,13 +24,26 @@ public final class FaultHook {
   /** Thrown by an armed loop. An {@code Error}, so that it goes past {@code catch (Exception)}. */
   public static final class InjectedFault extends Error {
     private static final long serialVersionUID = 1L;
+    private final boolean fatal;
 
-    InjectedFault(String loop, String queue) {
-      super("injected fault in the " + loop + " loop of queue " + queue);
+    InjectedFault(String loop, String queue, boolean fatal) {
+      super(
+          (fatal ? "injected fatal fault" : "injected fault")
+              + " in the "
+              + loop
+              + " loop of queue "
+              + queue);
+      this.fatal = fatal;
+    }
+
+    /** Armed with {@link #armFatal}: the loop's own handler lets it end the thread. */
+    public boolean fatal() {
+      return fatal;
     }
   }
 
   private static final Set<String> armed = ConcurrentHashMap.newKeySet();
+  private static final Set<String> fatal = ConcurrentHashMap.newKeySet();
   private static volatile boolean any;
 
   private FaultHook() {}
@@ -41,6 +54,16 @@ public final class FaultHook {
     any = true;
   }
 
+  /**
+   * Like {@link #arm}, but the loop's error handler rethrows the fault, so that its thread dies as
+   * if the handler itself had failed: what the thread's uncaught-exception handler and the shard's
+   * give-up are for.
+   */
+  public static void armFatal(String loop, String queue) {
+    fatal.add(key(loop, queue));
+    arm(loop, queue);
+  }
+
   /** Whether a fault armed for this loop and queue has not been thrown yet. */
   public static boolean pending(String loop, String queue) {
     return armed.contains(key(loop, queue));
@@ -49,6 +72,7 @@ public final class FaultHook {
   /** Disarms everything. */
   public static void reset() {
     armed.clear();
+    fatal.clear();
     any = false;
   }
 
@@ -56,7 +80,7 @@ public final class FaultHook {
   static void check(String loop, String queue) {
     if (any && armed.remove(key(loop, queue))) {
       any = !armed.isEmpty();
-      throw new InjectedFault(loop, queue);
+      throw new InjectedFault(loop, queue, fatal.remove(key(loop, queue)));
     }
   }
 

@@ -80,21 +80,25 @@ final class Firer implements Runnable {
   @Override
   public void run() {
     while (running || !queue.isEmpty()) {
-      FaultHook.check(FaultHook.FIRER, ctx.queue());
-      Batch b;
       try {
-        b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+        FaultHook.check(FaultHook.FIRER, ctx.queue());
+        Batch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+        if (b == null) {
+          continue;
+        }
+        List<Batch> group = new ArrayList<>();
+        group.add(b);
+        queue.drainTo(group);
+        fire(group);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
+      } catch (Throwable t) { // fire() hands every batch back itself; this is the loop's own fault
+        ctx.faults().caught(FaultHook.FIRER, t);
+        if (!LoopFaults.pause(100)) {
+          return;
+        }
       }
-      if (b == null) {
-        continue;
-      }
-      List<Batch> group = new ArrayList<>();
-      group.add(b);
-      queue.drainTo(group);
-      fire(group);
     }
   }
 
@@ -112,6 +116,9 @@ final class Firer implements Runnable {
       outcome = ctx.store().fire(refs, deadline);
     } catch (RuntimeException e) {
       error = e;
+    } catch (Throwable t) { // an Error: the batches still go back, failed, so none is stranded
+      ctx.faults().caught(FaultHook.FIRER, t);
+      error = new IllegalStateException("fire failed: " + t, t);
     }
     for (Batch b : group) {
       b.firedDeadlineNs = deadline;

@@ -41,6 +41,12 @@ final class Purger implements Runnable {
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       log.warn("{}: purge failed, will try again: {}", ctx.where(), e.toString());
+    } catch (Throwable t) { // an Error would cancel the scheduled purge for good
+      try {
+        ctx.faults().caught(FaultHook.PURGER, t);
+      } catch (FaultHook.InjectedFault fatal) {
+        ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
+      }
     }
   }
 }

@@ -15,7 +15,28 @@ record QueueContext(
     DbClock clock,
     Backoff backoff,
     QueueMetrics metrics,
-    TenantLimits tenantLimits) {
+    TenantLimits tenantLimits,
+    LoopFaults faults) {
+
+  /** Without a fault listener: loop errors are counted and logged only. */
+  QueueContext(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      Backoff backoff,
+      QueueMetrics metrics,
+      TenantLimits tenantLimits) {
+    this(
+        shard,
+        table,
+        store,
+        clock,
+        backoff,
+        metrics,
+        tenantLimits,
+        new LoopFaults(metrics.registry(), shard, table.name()));
+  }
 
   String queue() {
     return table.name();
