@@ -26,6 +26,13 @@ final class LeaseKeeper implements Runnable {
 
     void stopLeading(String why);
 
+    /**
+     * Stops every fire of the shard at once (closes its {@link
+     * dev.sluice.manager.queue.ShardGate}), before {@link #stopLeading}: takes no lock, makes no
+     * database call.
+     */
+    default void halt(String why) {}
+
     /** Why the shard cannot be served as it is (a worker thread died), or null when it can. */
     default String fault() {
       return null;
@@ -123,6 +130,7 @@ final class LeaseKeeper implements Runnable {
         balancer.released();
         holdOffUntilMono = System.nanoTime() + HOLD_OFF_TTLS * ttlNs;
         log.error("shard {}: giving the lease up: {}", shard, fault);
+        leadership.halt(fault);
         leadership.stopLeading(fault);
         store.release(shard, managerId);
         return;
@@ -140,6 +148,7 @@ final class LeaseKeeper implements Runnable {
       if (leader) {
         if (balancer.shouldGiveUp()) {
           leader = false;
+          leadership.halt("rebalancing");
           leadership.stopLeading("rebalancing: another manager joined");
           store.release(shard, managerId);
           log.info("shard {}: lease given up to rebalance (quota {})", shard, balancer.quota());
@@ -175,6 +184,7 @@ final class LeaseKeeper implements Runnable {
     if (leader) {
       leader = false;
       balancer.released();
+      leadership.halt(why);
       log.warn("shard {}: leadership lost: {}", shard, why);
       leadership.stopLeading(why);
     }

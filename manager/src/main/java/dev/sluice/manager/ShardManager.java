@@ -14,6 +14,7 @@ import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.config.ShardConfig;
 import dev.sluice.manager.queue.DbClock;
 import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.queue.ShardGate;
 import dev.sluice.manager.queue.Subscription;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -41,6 +42,13 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: {@code sluice-<shard>-maintenance} runs discovery and the purgers; {@code
  * sluice-<shard>-lease} the lease keeper. Leadership changes and discovery take this object's lock;
  * the queue map is concurrent so that gRPC threads can look queues up without it.
+ *
+ * <p>Lock order: this object's monitor, then a {@link QueueManager}'s. Discovery holds the monitor
+ * across its database calls and queue restarts, so {@link #stopLeading} may wait for it; a
+ * step-down therefore first calls {@link #halt}, which takes no lock and makes no database call: it
+ * closes the term's {@link ShardGate}, and from that moment no queue of the shard fires. Worker
+ * faults ({@link #fault()}, the {@code LoopFaults} listener) take no lock either: they only tell
+ * the lease keeper, which acts on its own thread.
  */
 public final class ShardManager implements LeaseKeeper.Leadership {
   private static final Logger log = LoggerFactory.getLogger(ShardManager.class);
@@ -81,6 +89,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   private ScheduledExecutorService maintenance;
   private volatile LeaseKeeper keeper;
+
+  /** This leadership term's gate: replaced (open) by {@link #lead}, closed by {@link #halt}. */
+  private volatile ShardGate gate = new ShardGate();
+
   private Thread keeperThread;
   private boolean migrated;
   private volatile boolean leading;
@@ -164,6 +176,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     if (stopped) {
       return;
     }
+    gate = new ShardGate();
     leading = true;
     leadingSinceNs = System.nanoTime();
     for (QueueTable t : discovered.values()) {
@@ -225,8 +238,15 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         }
       };
 
+  /** No lock, no database call: every queue of the shard stops firing now. */
+  @Override
+  public void halt(String why) {
+    gate.close();
+  }
+
   @Override
   public synchronized void stopLeading(String why) {
+    gate.close();
     leading = false;
     for (String name : Set.copyOf(queues.keySet())) {
       QueueManager q = queues.remove(name);
@@ -341,6 +361,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             manager.tenantLimitsFor(table.name()));
     qm.setPaused(paused.getOrDefault(table.name(), false));
     qm.onFault(faults);
+    qm.gate(gate);
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(

@@ -30,6 +30,7 @@ final class Firer implements Runnable {
   private final Dispatcher dispatcher;
   private final LinkedBlockingQueue<Batch> queue = new LinkedBlockingQueue<>();
   private volatile boolean running = true;
+  private volatile ShardGate gate = ShardGate.ALWAYS_OPEN;
 
   /**
    * Events taken from the window with a receiver's credit reserved for each, to be fired together.
@@ -66,6 +67,11 @@ final class Firer implements Runnable {
   Firer(QueueContext ctx, Dispatcher dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
+  }
+
+  /** The shard's gate, checked right before each fire; set before the threads start. */
+  void gate(ShardGate g) {
+    this.gate = g;
   }
 
   void submit(Batch b) {
@@ -113,7 +119,15 @@ final class Firer implements Runnable {
     Map<EventRef, CasOutcome> outcome = null;
     RuntimeException error = null;
     try {
-      outcome = ctx.store().fire(refs, deadline);
+      if (gate.open()) {
+        outcome = ctx.store().fire(refs, deadline);
+      } else {
+        // The shard is no longer ours: nothing fired; the rows stay pending for the next leader.
+        outcome = new java.util.HashMap<>();
+        for (EventRef r : refs) {
+          outcome.put(r, CasOutcome.STALE);
+        }
+      }
     } catch (RuntimeException e) {
       error = e;
     } catch (Throwable t) { // an Error: the batches still go back, failed, so none is stranded

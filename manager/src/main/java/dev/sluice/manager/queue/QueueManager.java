@@ -99,6 +99,13 @@ public final class QueueManager {
     ctx.faults().listen(listener);
   }
 
+  /**
+   * The shard's gate for this leadership term (see {@link ShardGate}); set before {@link #start}.
+   */
+  public void gate(ShardGate g) {
+    firer.gate(g);
+  }
+
   /** Whether every worker thread is alive (false before start and after stop). */
   public synchronized boolean workersAlive() {
     if (!started || stopped) {
