@@ -174,6 +174,8 @@ final class LeaseKeeper implements Runnable {
       }
     } catch (RuntimeException e) {
       log.warn("shard {}: lease round failed: {}", shard, e.toString());
+    } catch (Throwable t) { // an Error: this thread must go on, or the lease is held by no one
+      log.error("shard {}: lease round failed: {}", shard, t.toString(), t);
     }
     if (leader && System.nanoTime() - lastRenewedMono > ttlNs - renewNs) {
       lose("could not renew the lease in time");

@@ -49,9 +49,17 @@ public final class QueueEngine {
     }
   }
 
+  /** Opens the shards' pools and discovers their queues; leases are sought by {@link #lead}. */
   public void start() {
     for (ShardManager s : shards) {
       s.start();
+    }
+  }
+
+  /** Starts seeking shard leases: call once receivers can connect (the gRPC server listens). */
+  public void lead() {
+    for (ShardManager s : shards) {
+      s.seekLease();
     }
   }
 

@@ -151,6 +151,17 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     discover();
     long every = manager.discoveryInterval().toMillis();
     maintenance.scheduleWithFixedDelay(this::discover, every, every, TimeUnit.MILLISECONDS);
+    log.info("shard {}: started ({} queue tables found)", config.name(), discovered.size());
+  }
+
+  /**
+   * Starts seeking the shard's lease: only once receivers can reach this process (the gRPC server
+   * listens), so that a shard taken over is not left with no receiver attached.
+   */
+  public synchronized void seekLease() {
+    if (stopped || keeper != null) {
+      return;
+    }
     keeper =
         new LeaseKeeper(
             config.name(),
@@ -162,11 +173,18 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             manager.leaseRenew().toNanos());
     keeperThread = new Thread(keeper, "sluice-" + config.name() + "-lease");
     keeperThread.setDaemon(true);
+    keeperThread.setUncaughtExceptionHandler(
+        (t, e) -> {
+          // Nothing renews the lease any more: stop serving now rather than when it lapses.
+          log.error("shard {}: lease keeper thread died: {}", config.name(), e.toString(), e);
+          workerDeaths.increment();
+          fault = "lease keeper died: " + e;
+          healthChanged.run();
+          halt(fault);
+          stopLeading(fault);
+        });
     keeperThread.start();
-    log.info(
-        "shard {}: started ({} queue tables found); seeking its lease",
-        config.name(),
-        discovered.size());
+    log.info("shard {}: seeking its lease", config.name());
   }
 
   // ---------------------------------------------------------------- leadership
@@ -333,6 +351,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       disabled.keySet().retainAll(seen);
     } catch (RuntimeException e) {
       log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
+    } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
+      log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
     }
   }
 
@@ -436,8 +456,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   // ---------------------------------------------------------------- stop
 
   /**
-   * Stops in order: the lease keeper, then every queue (each bounded: receivers finish, held events
-   * are released), then gives the lease up so another manager takes over at once, then the pool.
+   * Stops in order: the lease keeper; no new fires (the gate) and the lease given up, so another
+   * manager takes over at once; then every queue (each bounded: receivers finish, held events are
+   * released); then the pool.
    */
   public void stop() {
     synchronized (this) {
@@ -454,15 +475,19 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         Thread.currentThread().interrupt();
       }
     }
+    // A planned hand-over: no new fires from here, and the lease is free before the queues drain,
+    // so the next manager takes the shard at its next round instead of after the drain. What our
+    // receivers still hold is acked here through the CAS (or released) meanwhile.
+    gate.close();
+    if (keeper != null) {
+      keeper.resign();
+    }
     if (maintenance != null) {
       maintenance.shutdown();
     }
     queues.values().parallelStream().forEach(q -> q.stop(manager.shutdownTimeout()));
     queues.clear();
     leading = false;
-    if (keeper != null) {
-      keeper.resign();
-    }
     if (maintenance != null) {
       try {
         if (!maintenance.awaitTermination(5, TimeUnit.SECONDS)) {

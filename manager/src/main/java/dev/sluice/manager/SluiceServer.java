@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * A Sluice manager process: the {@link QueueEngine} behind a gRPC server with health and
  * reflection, plus an HTTP port ({@link StatusHttpServer}: status page, {@code /metrics}, {@code
  * /healthz}, {@code /readyz}). {@link #start()} and {@link #stop()} are idempotent. Start: HTTP (so
- * that health answers while starting), queues, gRPC, then ready. Stop goes in a fixed order with
+ * that health answers while starting), shards (pools, discovery), gRPC, then shard leases (so a
+ * shard is only taken once receivers can reach it), then ready. Stop goes in a fixed order with
  * bounded waits: not ready and health NOT_SERVING, queues drain and stop, the gRPC server, then
  * HTTP.
  */
@@ -108,6 +109,7 @@ public final class SluiceServer implements AutoCloseable {
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
     }
+    engine.lead(); // only now: a shard taken over must be reachable by receivers at once
     telemetry.start();
     state = "serving";
     ready = true;
