@@ -33,6 +33,12 @@ final class LeaseKeeper implements Runnable {
      */
     default void halt(String why) {}
 
+    /**
+     * Another live process uses this manager id ({@code why}), so this one refuses to lead; null
+     * once the id is this process's again.
+     */
+    default void conflict(String why) {}
+
     /** Why the shard cannot be served as it is (a worker thread died), or null when it can. */
     default String fault() {
       return null;
@@ -44,6 +50,7 @@ final class LeaseKeeper implements Runnable {
 
   private final String shard;
   private final String managerId;
+  private final String instance;
   private final LeaseStore store;
   private final LeaseBalancer balancer;
   private final Leadership leadership;
@@ -61,9 +68,13 @@ final class LeaseKeeper implements Runnable {
   /** Not before this (monotonic ns) does the keeper seek the lease again after a fault. */
   private long holdOffUntilMono = Long.MIN_VALUE / 2;
 
+  /** Another live process announces this manager id: do not lead (keeper thread only). */
+  private boolean duplicate;
+
   LeaseKeeper(
       String shard,
       String managerId,
+      String instance,
       LeaseStore store,
       LeaseBalancer balancer,
       Leadership leadership,
@@ -71,6 +82,7 @@ final class LeaseKeeper implements Runnable {
       long renewNs) {
     this.shard = shard;
     this.managerId = managerId;
+    this.instance = instance;
     this.store = store;
     this.balancer = balancer;
     this.leadership = leadership;
@@ -142,8 +154,31 @@ final class LeaseKeeper implements Runnable {
       long mono = System.nanoTime();
       if (mono - lastHeartbeatMono >= ttlNs / 3) {
         // Often enough to count as live within a TTL; not every round (idle queries add up).
-        balancer.managers(store.heartbeat(managerId, ttlNs));
+        LeaseStore.Heartbeat hb = store.heartbeat(managerId, instance, ttlNs);
+        balancer.managers(hb.managers());
         lastHeartbeatMono = mono;
+        if (!hb.ours() != duplicate) {
+          duplicate = !hb.ours();
+          if (duplicate) {
+            String why =
+                "manager_id '"
+                    + managerId
+                    + "' is used by another live process (instance "
+                    + hb.holder()
+                    + "; this one is "
+                    + instance
+                    + "): this one refuses to lead; give each process its own id";
+            log.error("shard {}: {}", shard, why);
+            leadership.conflict(why);
+          } else {
+            log.info("shard {}: manager_id '{}' is this process's again", shard, managerId);
+            leadership.conflict(null);
+          }
+        }
+      }
+      if (duplicate) {
+        lose("another live process uses manager_id '" + managerId + "'");
+        return;
       }
       if (leader) {
         if (balancer.shouldGiveUp()) {
@@ -212,7 +247,7 @@ final class LeaseKeeper implements Runnable {
       }
     }
     try {
-      store.leave(managerId);
+      store.leave(managerId, instance);
     } catch (RuntimeException e) {
       log.debug("shard {}: could not withdraw the heartbeat: {}", shard, e.toString());
     }

@@ -44,8 +44,10 @@ public final class QueueEngine {
 
   public QueueEngine(ManagerConfig config, Clock clock, MeterRegistry registry) {
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
+    // This process among any others started with the same manager id (see LeaseKeeper).
+    String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
     for (ShardConfig s : config.shards()) {
-      shards.add(new ShardManager(s, config, clock, registry, subscriptions, balancer));
+      shards.add(new ShardManager(s, config, clock, registry, subscriptions, balancer, instance));
     }
   }
 

@@ -59,6 +59,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final MeterRegistry registry;
   private final Subscriptions subscriptions;
   private final LeaseBalancer balancer;
+
+  /** This process's nonce, told apart from another process started with the same manager id. */
+  private final String instance;
+
   private final Map<String, QueueManager> queues = new ConcurrentHashMap<>();
 
   /** Valid queue tables found by the last discovery, served or not. */
@@ -75,6 +79,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   /** Why the shard was given up for a fault, until it is served again; null when none. */
   private volatile String fault;
+
+  /** Set while another live process uses this manager id; null otherwise. */
+  private volatile String conflict;
 
   /** Told when {@link #fault()} changes (health). */
   private volatile Runnable healthChanged = () -> {};
@@ -105,7 +112,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       Clock clock,
       MeterRegistry registry,
       Subscriptions subscriptions,
-      LeaseBalancer balancer) {
+      LeaseBalancer balancer,
+      String instance) {
+    this.instance = instance;
     this.config = config;
     this.manager = manager;
     this.clock = clock;
@@ -115,6 +124,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
     this.workerDeaths = registry.counter("sluice_worker_deaths", "shard", config.name());
     registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
+    registry.gauge(
+        "sluice_manager_id_conflict",
+        Tags.of("shard", config.name()),
+        this,
+        s -> s.conflict != null ? 1 : 0);
   }
 
   public String name() {
@@ -166,6 +180,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         new LeaseKeeper(
             config.name(),
             manager.managerId(),
+            instance,
             new JdbcLeaseStore(dataSource),
             balancer,
             this,
@@ -220,9 +235,20 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     return null;
   }
 
-  /** Why this shard was given up for a fault and is not served yet again; null when none. */
+  /**
+   * Why this shard is not served here for a fault: given up (a worker died) and not served again
+   * yet, or refused because another live process uses this manager id. Null when none.
+   */
   public String faultReason() {
-    return fault;
+    String f = fault;
+    return f != null ? f : conflict;
+  }
+
+  /** Another live process uses this manager id: refused to lead; shown in health. */
+  @Override
+  public void conflict(String why) {
+    conflict = why;
+    healthChanged.run();
   }
 
   /** Called (on any thread) when {@link #faultReason()} changes. */
