@@ -25,10 +25,32 @@ final class LeaseKeeper implements Runnable {
     void lead(long token);
 
     void stopLeading(String why);
+
+    /**
+     * Stops every fire of the shard at once (closes its {@link
+     * dev.sluice.manager.queue.ShardGate}), before {@link #stopLeading}: takes no lock, makes no
+     * database call.
+     */
+    default void halt(String why) {}
+
+    /**
+     * Another live process uses this manager id ({@code why}), so this one refuses to lead; null
+     * once the id is this process's again.
+     */
+    default void conflict(String why) {}
+
+    /** Why the shard cannot be served as it is (a worker thread died), or null when it can. */
+    default String fault() {
+      return null;
+    }
   }
+
+  /** After giving a shard up for a fault, how long (in TTLs) before seeking it again. */
+  static final int HOLD_OFF_TTLS = 2;
 
   private final String shard;
   private final String managerId;
+  private final String instance;
   private final LeaseStore store;
   private final LeaseBalancer balancer;
   private final Leadership leadership;
@@ -40,9 +62,19 @@ final class LeaseKeeper implements Runnable {
   private long lastHeartbeatMono = Long.MIN_VALUE / 2;
   private final Object sleeper = new Object();
 
+  /** A fault reported by the shard (any thread); the keeper's next round gives the lease up. */
+  private volatile String giveUp;
+
+  /** Not before this (monotonic ns) does the keeper seek the lease again after a fault. */
+  private long holdOffUntilMono = Long.MIN_VALUE / 2;
+
+  /** Another live process announces this manager id: do not lead (keeper thread only). */
+  private boolean duplicate;
+
   LeaseKeeper(
       String shard,
       String managerId,
+      String instance,
       LeaseStore store,
       LeaseBalancer balancer,
       Leadership leadership,
@@ -50,6 +82,7 @@ final class LeaseKeeper implements Runnable {
       long renewNs) {
     this.shard = shard;
     this.managerId = managerId;
+    this.instance = instance;
     this.store = store;
     this.balancer = balancer;
     this.leadership = leadership;
@@ -59,6 +92,18 @@ final class LeaseKeeper implements Runnable {
 
   boolean leader() {
     return leader;
+  }
+
+  /**
+   * The shard cannot be served (a worker died): stop leading, release the lease so that another
+   * manager takes it at once, and seek it again only after {@link #HOLD_OFF_TTLS} TTLs. Any thread;
+   * the keeper acts at once, on its own thread.
+   */
+  void giveUp(String why) {
+    giveUp = why;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
   }
 
   void stop() {
@@ -75,7 +120,7 @@ final class LeaseKeeper implements Runnable {
       tick();
       long left = renewNs - (System.nanoTime() - t0);
       synchronized (sleeper) {
-        if (running && left > 0) {
+        if (running && left > 0 && giveUp == null) {
           try {
             TimeUnit.NANOSECONDS.timedWait(sleeper, left);
           } catch (InterruptedException e) {
@@ -90,6 +135,18 @@ final class LeaseKeeper implements Runnable {
   /** One round; visible for tests. */
   void tick() {
     try {
+      String fault = giveUp != null ? giveUp : leader ? leadership.fault() : null;
+      giveUp = null;
+      if (leader && fault != null) {
+        leader = false;
+        balancer.released();
+        holdOffUntilMono = System.nanoTime() + HOLD_OFF_TTLS * ttlNs;
+        log.error("shard {}: giving the lease up: {}", shard, fault);
+        leadership.halt(fault);
+        leadership.stopLeading(fault);
+        store.release(shard, managerId);
+        return;
+      }
       if (store.readOnly()) {
         lose("the primary is read-only (demoted?)");
         return;
@@ -97,12 +154,36 @@ final class LeaseKeeper implements Runnable {
       long mono = System.nanoTime();
       if (mono - lastHeartbeatMono >= ttlNs / 3) {
         // Often enough to count as live within a TTL; not every round (idle queries add up).
-        balancer.managers(store.heartbeat(managerId, ttlNs));
+        LeaseStore.Heartbeat hb = store.heartbeat(managerId, instance, ttlNs);
+        balancer.managers(hb.managers());
         lastHeartbeatMono = mono;
+        if (!hb.ours() != duplicate) {
+          duplicate = !hb.ours();
+          if (duplicate) {
+            String why =
+                "manager_id '"
+                    + managerId
+                    + "' is used by another live process (instance "
+                    + hb.holder()
+                    + "; this one is "
+                    + instance
+                    + "): this one refuses to lead; give each process its own id";
+            log.error("shard {}: {}", shard, why);
+            leadership.conflict(why);
+          } else {
+            log.info("shard {}: manager_id '{}' is this process's again", shard, managerId);
+            leadership.conflict(null);
+          }
+        }
+      }
+      if (duplicate) {
+        lose("another live process uses manager_id '" + managerId + "'");
+        return;
       }
       if (leader) {
         if (balancer.shouldGiveUp()) {
           leader = false;
+          leadership.halt("rebalancing");
           leadership.stopLeading("rebalancing: another manager joined");
           store.release(shard, managerId);
           log.info("shard {}: lease given up to rebalance (quota {})", shard, balancer.quota());
@@ -114,7 +195,7 @@ final class LeaseKeeper implements Runnable {
         } else {
           lastRenewedMono = before;
         }
-      } else if (balancer.reserve()) {
+      } else if (System.nanoTime() - holdOffUntilMono >= 0 && balancer.reserve()) {
         long before = System.nanoTime();
         LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
         if (l.held()) {
@@ -128,6 +209,8 @@ final class LeaseKeeper implements Runnable {
       }
     } catch (RuntimeException e) {
       log.warn("shard {}: lease round failed: {}", shard, e.toString());
+    } catch (Throwable t) { // an Error: this thread must go on, or the lease is held by no one
+      log.error("shard {}: lease round failed: {}", shard, t.toString(), t);
     }
     if (leader && System.nanoTime() - lastRenewedMono > ttlNs - renewNs) {
       lose("could not renew the lease in time");
@@ -138,6 +221,7 @@ final class LeaseKeeper implements Runnable {
     if (leader) {
       leader = false;
       balancer.released();
+      leadership.halt(why);
       log.warn("shard {}: leadership lost: {}", shard, why);
       leadership.stopLeading(why);
     }
@@ -163,7 +247,7 @@ final class LeaseKeeper implements Runnable {
       }
     }
     try {
-      store.leave(managerId);
+      store.leave(managerId, instance);
     } catch (RuntimeException e) {
       log.debug("shard {}: could not withdraw the heartbeat: {}", shard, e.toString());
     }

@@ -45,14 +45,24 @@ public final class QueueEngine {
 
   public QueueEngine(ManagerConfig config, Clock clock, MeterRegistry registry) {
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
+    // This process among any others started with the same manager id (see LeaseKeeper).
+    String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
     for (ShardConfig s : config.shards()) {
-      shards.add(new ShardManager(s, config, clock, registry, subscriptions, balancer));
+      shards.add(new ShardManager(s, config, clock, registry, subscriptions, balancer, instance));
     }
   }
 
+  /** Opens the shards' pools and discovers their queues; leases are sought by {@link #lead}. */
   public void start() {
     for (ShardManager s : shards) {
       s.start();
+    }
+  }
+
+  /** Starts seeking shard leases: call once receivers can connect (the gRPC server listens). */
+  public void lead() {
+    for (ShardManager s : shards) {
+      s.seekLease();
     }
   }
 
@@ -63,6 +73,23 @@ public final class QueueEngine {
     for (Subscription s : subscriptions.all()) {
       s.close(io.grpc.Status.UNAVAILABLE.withDescription("manager is stopping; reconnect"));
     }
+  }
+
+  /** Shards given up for a fault and not served again yet, with the reason. */
+  public Map<String, String> faults() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    for (ShardManager s : shards) {
+      String f = s.faultReason();
+      if (f != null) {
+        out.put(s.name(), f);
+      }
+    }
+    return out;
+  }
+
+  /** Called (on any thread) when {@link #faults()} changes. */
+  public void onHealthChange(Runnable r) {
+    shards.forEach(s -> s.onHealthChange(r));
   }
 
   public List<ShardManager> shards() {

@@ -14,6 +14,7 @@ import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.config.ShardConfig;
 import dev.sluice.manager.queue.DbClock;
 import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.queue.ShardGate;
 import dev.sluice.manager.queue.Subscription;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -41,6 +42,13 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: {@code sluice-<shard>-maintenance} runs discovery and the purgers; {@code
  * sluice-<shard>-lease} the lease keeper. Leadership changes and discovery take this object's lock;
  * the queue map is concurrent so that gRPC threads can look queues up without it.
+ *
+ * <p>Lock order: this object's monitor, then a {@link QueueManager}'s. Discovery holds the monitor
+ * across its database calls and queue restarts, so {@link #stopLeading} may wait for it; a
+ * step-down therefore first calls {@link #halt}, which takes no lock and makes no database call: it
+ * closes the term's {@link ShardGate}, and from that moment no queue of the shard fires. Worker
+ * faults ({@link #fault()}, the {@code LoopFaults} listener) take no lock either: they only tell
+ * the lease keeper, which acts on its own thread.
  */
 public final class ShardManager implements LeaseKeeper.Leadership {
   private static final Logger log = LoggerFactory.getLogger(ShardManager.class);
@@ -51,6 +59,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final MeterRegistry registry;
   private final Subscriptions subscriptions;
   private final LeaseBalancer balancer;
+
+  /** This process's nonce, told apart from another process started with the same manager id. */
+  private final String instance;
+
   private final Map<String, QueueManager> queues = new ConcurrentHashMap<>();
 
   /** Valid queue tables found by the last discovery, served or not. */
@@ -69,6 +81,17 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final Map<String, EventStore> directStores = new ConcurrentHashMap<>();
 
   private final Counter configErrors;
+  private final Counter workerDeaths;
+
+  /** Why the shard was given up for a fault, until it is served again; null when none. */
+  private volatile String fault;
+
+  /** Set while another live process uses this manager id; null otherwise. */
+  private volatile String conflict;
+
+  /** Told when {@link #fault()} changes (health). */
+  private volatile Runnable healthChanged = () -> {};
+
   private HikariDataSource dataSource;
   private DbClock dbClock;
   private QueueCatalog catalog;
@@ -78,7 +101,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private Map<String, Boolean> paused = Map.of();
 
   private ScheduledExecutorService maintenance;
-  private LeaseKeeper keeper;
+  private volatile LeaseKeeper keeper;
+
+  /** This leadership term's gate: replaced (open) by {@link #lead}, closed by {@link #halt}. */
+  private volatile ShardGate gate = new ShardGate();
+
   private Thread keeperThread;
   private boolean migrated;
   private volatile boolean leading;
@@ -91,7 +118,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       Clock clock,
       MeterRegistry registry,
       Subscriptions subscriptions,
-      LeaseBalancer balancer) {
+      LeaseBalancer balancer,
+      String instance) {
+    this.instance = instance;
     this.config = config;
     this.manager = manager;
     this.clock = clock;
@@ -99,7 +128,13 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.subscriptions = subscriptions;
     this.balancer = balancer;
     this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
+    this.workerDeaths = registry.counter("sluice_worker_deaths", "shard", config.name());
     registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
+    registry.gauge(
+        "sluice_manager_id_conflict",
+        Tags.of("shard", config.name()),
+        this,
+        s -> s.conflict != null ? 1 : 0);
   }
 
   public String name() {
@@ -136,10 +171,22 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     discover();
     long every = manager.discoveryInterval().toMillis();
     maintenance.scheduleWithFixedDelay(this::discover, every, every, TimeUnit.MILLISECONDS);
+    log.info("shard {}: started ({} queue tables found)", config.name(), discovered.size());
+  }
+
+  /**
+   * Starts seeking the shard's lease: only once receivers can reach this process (the gRPC server
+   * listens), so that a shard taken over is not left with no receiver attached.
+   */
+  public synchronized void seekLease() {
+    if (stopped || keeper != null) {
+      return;
+    }
     keeper =
         new LeaseKeeper(
             config.name(),
             manager.managerId(),
+            instance,
             new JdbcLeaseStore(dataSource),
             balancer,
             this,
@@ -147,11 +194,18 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             manager.leaseRenew().toNanos());
     keeperThread = new Thread(keeper, "sluice-" + config.name() + "-lease");
     keeperThread.setDaemon(true);
+    keeperThread.setUncaughtExceptionHandler(
+        (t, e) -> {
+          // Nothing renews the lease any more: stop serving now rather than when it lapses.
+          log.error("shard {}: lease keeper thread died: {}", config.name(), e.toString(), e);
+          workerDeaths.increment();
+          fault = "lease keeper died: " + e;
+          healthChanged.run();
+          halt(fault);
+          stopLeading(fault);
+        });
     keeperThread.start();
-    log.info(
-        "shard {}: started ({} queue tables found); seeking its lease",
-        config.name(),
-        discovered.size());
+    log.info("shard {}: seeking its lease", config.name());
   }
 
   // ---------------------------------------------------------------- leadership
@@ -161,6 +215,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     if (stopped) {
       return;
     }
+    gate = new ShardGate();
     leading = true;
     leadingSinceNs = System.nanoTime();
     for (QueueTable t : discovered.values()) {
@@ -168,10 +223,80 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         startQueue(t);
       }
     }
+    if (fault != null) {
+      log.info("shard {}: served again after: {}", config.name(), fault);
+      fault = null;
+      healthChanged.run();
+    }
+  }
+
+  /** The lease keeper's check each round: a served queue whose worker thread is gone. */
+  @Override
+  public String fault() {
+    for (QueueManager q : queues.values()) {
+      if (!q.workersAlive()) {
+        return "a worker thread of queue " + q.queue() + " is gone";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Why this shard is not served here for a fault: given up (a worker died) and not served again
+   * yet, or refused because another live process uses this manager id. Null when none.
+   */
+  public String faultReason() {
+    String f = fault;
+    return f != null ? f : conflict;
+  }
+
+  /** Another live process uses this manager id: refused to lead; shown in health. */
+  @Override
+  public void conflict(String why) {
+    conflict = why;
+    healthChanged.run();
+  }
+
+  /** Called (on any thread) when {@link #faultReason()} changes. */
+  public void onHealthChange(Runnable r) {
+    this.healthChanged = r;
+  }
+
+  /** A queue's worker fault: an Error survived, or a thread that died. Any thread, no lock. */
+  private final dev.sluice.manager.queue.LoopFaults.Listener faults =
+      new dev.sluice.manager.queue.LoopFaults.Listener() {
+        @Override
+        public void errorCaught(String queue, String loop, Throwable t) {
+          // A read that died half-way (out of memory in the middle of a result) may have left its
+          // connection mid-stream: replace the pool's connections rather than reuse a broken one.
+          HikariDataSource ds = dataSource;
+          if (ds != null && ds.getHikariPoolMXBean() != null) {
+            ds.getHikariPoolMXBean().softEvictConnections();
+          }
+        }
+
+        @Override
+        public void workerDied(String queue, String thread, Throwable t) {
+          workerDeaths.increment();
+          String why = "worker " + thread + " of queue " + queue + " died: " + t;
+          fault = why;
+          healthChanged.run();
+          LeaseKeeper k = keeper;
+          if (k != null) {
+            k.giveUp(why);
+          }
+        }
+      };
+
+  /** No lock, no database call: every queue of the shard stops firing now. */
+  @Override
+  public void halt(String why) {
+    gate.close();
   }
 
   @Override
   public synchronized void stopLeading(String why) {
+    gate.close();
     leading = false;
     for (String name : Set.copyOf(queues.keySet())) {
       QueueManager q = queues.remove(name);
@@ -228,6 +353,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       lastLogged.keySet().retainAll(seen);
     } catch (RuntimeException e) {
       log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
+    } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
+      log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
     }
   }
 
@@ -323,6 +450,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             manager.forgetDelay(),
             manager.tenantLimitsFor(table.name()));
     qm.setPaused(paused.getOrDefault(table.name(), false));
+    qm.onFault(faults);
+    qm.gate(gate);
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(
@@ -397,8 +526,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   // ---------------------------------------------------------------- stop
 
   /**
-   * Stops in order: the lease keeper, then every queue (each bounded: receivers finish, held events
-   * are released), then gives the lease up so another manager takes over at once, then the pool.
+   * Stops in order: the lease keeper; no new fires (the gate) and the lease given up, so another
+   * manager takes over at once; then every queue (each bounded: receivers finish, held events are
+   * released); then the pool.
    */
   public void stop() {
     synchronized (this) {
@@ -415,15 +545,19 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         Thread.currentThread().interrupt();
       }
     }
+    // A planned hand-over: no new fires from here, and the lease is free before the queues drain,
+    // so the next manager takes the shard at its next round instead of after the drain. What our
+    // receivers still hold is acked here through the CAS (or released) meanwhile.
+    gate.close();
+    if (keeper != null) {
+      keeper.resign();
+    }
     if (maintenance != null) {
       maintenance.shutdown();
     }
     queues.values().parallelStream().forEach(q -> q.stop(manager.shutdownTimeout()));
     queues.clear();
     leading = false;
-    if (keeper != null) {
-      keeper.resign();
-    }
     if (maintenance != null) {
       try {
         if (!maintenance.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * A Sluice manager process: the {@link QueueEngine} behind a gRPC server with health and
  * reflection, plus an HTTP port ({@link StatusHttpServer}: status page, {@code /metrics}, {@code
  * /healthz}, {@code /readyz}). {@link #start()} and {@link #stop()} are idempotent. Start: HTTP (so
- * that health answers while starting), queues, gRPC, then ready. Stop goes in a fixed order with
+ * that health answers while starting), shards (pools, discovery), gRPC, then shard leases (so a
+ * shard is only taken once receivers can reach it), then ready. Stop goes in a fixed order with
  * bounded waits: not ready and health NOT_SERVING, queues drain and stop, the gRPC server, then
  * HTTP.
  */
@@ -60,14 +62,26 @@ public final class SluiceServer implements AutoCloseable {
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {
-                return ready;
+                return SluiceServer.this.ready();
               }
 
               @Override
               public String state() {
-                return state;
+                Map<String, String> faults = engine.faults();
+                return faults.isEmpty() ? state : "shard not served: " + faults;
               }
             });
+    engine.onHealthChange(this::refreshHealth);
+  }
+
+  /** gRPC health follows readiness: NOT_SERVING while a shard is given up for a fault. */
+  private void refreshHealth() {
+    if (!ready) {
+      return; // starting (start sets it) or stopping (terminal)
+    }
+    ServingStatus s = engine.faults().isEmpty() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    health.setStatus("", s);
+    health.setStatus(SluiceGrpc.SERVICE_NAME, s);
   }
 
   public synchronized SluiceServer start() {
@@ -95,11 +109,11 @@ public final class SluiceServer implements AutoCloseable {
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
     }
-    health.setStatus("", ServingStatus.SERVING);
-    health.setStatus(SluiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+    engine.lead(); // only now: a shard taken over must be reachable by receivers at once
     telemetry.start();
     state = "serving";
     ready = true;
+    refreshHealth();
     log.info(
         "manager {} listening for receivers on {}:{}",
         config.managerId(),
@@ -127,9 +141,9 @@ public final class SluiceServer implements AutoCloseable {
     return registry;
   }
 
-  /** Started and not stopping: what /readyz reports. */
+  /** Started, not stopping, and no shard given up for a fault: what /readyz reports. */
   public boolean ready() {
-    return ready;
+    return ready && engine.faults().isEmpty();
   }
 
   public synchronized void stop() {

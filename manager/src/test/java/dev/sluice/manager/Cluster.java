@@ -74,6 +74,11 @@ final class Cluster implements AutoCloseable {
   }
 
   ManagerConfig config(String id) {
+    return configBuilder(id).build();
+  }
+
+  /** A manager's settings over every shard, to change before building. */
+  ManagerConfig.Builder configBuilder(String id) {
     ManagerConfig.Builder b =
         ManagerConfig.builder()
             .managerId(id)
@@ -95,12 +100,15 @@ final class Cluster implements AutoCloseable {
               6,
               dev.sluice.db.KeyRange.parse(ranges.get(i))));
     }
-    return b.build();
+    return b;
   }
 
   SluiceServer startManager(String id) {
-    SluiceServer s =
-        new SluiceServer(config(id), Clock.systemUTC(), new SimpleMeterRegistry()).start();
+    return startManager(config(id));
+  }
+
+  SluiceServer startManager(ManagerConfig config) {
+    SluiceServer s = new SluiceServer(config, Clock.systemUTC(), new SimpleMeterRegistry()).start();
     managers.add(s);
     return s;
   }

@@ -23,9 +23,11 @@ import org.slf4j.LoggerFactory;
  * own backoff, whatever the other endpoints do. Knows the current stream, so the endpoint's sender
  * and {@code awaitSubscribed} can wait for a subscribed one.
  *
- * <p>A manager that answers NOT_FOUND or FAILED_PRECONDITION for the queue may simply lead no shard
- * serving it yet (leadership moves between managers), so that is retried like any broken stream;
- * only its log is quieter: WARN once per distinct answer, then DEBUG, until a stream is subscribed.
+ * <p>A manager that cannot be reached (UNAVAILABLE) is probed every {@link #UNREACHABLE_PROBE} at
+ * most, so a manager whose port opens is found at once. A manager that answers NOT_FOUND or
+ * FAILED_PRECONDITION for the queue may simply lead no shard serving it yet (leadership moves
+ * between managers), so that is retried like any broken stream; only its log is quieter: WARN once
+ * per distinct answer, then DEBUG, until a stream is subscribed.
  *
  * <p>Lock order: this connector's lock, then a session's monitor or the receiver's state lock (via
  * {@code closing}); {@code streamsChanged} is called holding none of them.
@@ -35,6 +37,14 @@ final class Connector implements StreamSession.Listener {
 
   /** Bounds the memory of refusals already logged at WARN. */
   private static final int MAX_LOGGED_REFUSALS = 32;
+
+  /**
+   * The longest wait between two attempts while the manager cannot be reached (UNAVAILABLE: port
+   * closed, manager stopping): a refused connection costs next to nothing, and a manager that
+   * (re)starts and takes shards over must get its receivers within a fraction of a lease renewal,
+   * not after a backoff grown to seconds.
+   */
+  static final Duration UNREACHABLE_PROBE = Duration.ofMillis(250);
 
   private final ReceiverRuntime runtime;
   private final String endpoint;
@@ -180,6 +190,9 @@ final class Connector implements StreamSession.Listener {
       }
     }
     Duration delay = backoff.nextDelay();
+    if (status.getCode() == Status.Code.UNAVAILABLE && delay.compareTo(UNREACHABLE_PROBE) > 0) {
+      delay = UNREACHABLE_PROBE;
+    }
     if (!closing) {
       logEnd(status, delay);
     }

@@ -17,8 +17,14 @@ public final class JdbcLeaseStore implements LeaseStore {
   /** MariaDB has no super_read_only; asked once, not every round. */
   private volatile boolean superReadOnlyKnown = true;
 
+  /**
+   * Takes a free or expired lease, or renews one still held. The token (a fencing token) grows on
+   * every take, by another owner or by the same one after a release or expiry.
+   */
   private static final String TAKE_OR_RENEW =
-      "UPDATE sluice_lease SET token = IF(owner = ?, token, token + 1), owner = ?,"
+      "UPDATE sluice_lease SET token = IF(owner = ? AND expires_ns >= "
+          + NOW_NS_SQL
+          + ", token, token + 1), owner = ?,"
           + " expires_ns = "
           + NOW_NS_SQL
           + " + ?, renewed_ns = "
@@ -75,22 +81,35 @@ public final class JdbcLeaseStore implements LeaseStore {
   }
 
   @Override
-  public int heartbeat(String managerId, long ttlNs) {
+  public Heartbeat heartbeat(String managerId, String instance, long ttlNs) {
+    // Assignments apply left to right: the instance first (kept unless ours or gone quiet), then
+    // the heartbeat, only if the row is ours now.
     ctx.execute(
-        "INSERT INTO sluice_manager (id, heartbeat_ns) VALUES (?, "
+        "INSERT INTO sluice_manager (id, heartbeat_ns, instance) VALUES (?, "
             + NOW_NS_SQL
-            + ") ON DUPLICATE KEY UPDATE heartbeat_ns = "
-            + NOW_NS_SQL,
-        managerId);
+            + ", ?) ON DUPLICATE KEY UPDATE instance = IF(instance = ? OR heartbeat_ns <= "
+            + NOW_NS_SQL
+            + " - ?, ?, instance), heartbeat_ns = IF(instance = ?, "
+            + NOW_NS_SQL
+            + ", heartbeat_ns)",
+        managerId,
+        instance,
+        instance,
+        ttlNs,
+        instance,
+        instance);
+    Object holder = ctx.fetchValue("SELECT instance FROM sluice_manager WHERE id = ?", managerId);
     Object n =
         ctx.fetchValue(
             "SELECT COUNT(*) FROM sluice_manager WHERE heartbeat_ns > " + NOW_NS_SQL + " - ?",
             ttlNs);
-    return n instanceof Number num ? Math.max(1, num.intValue()) : 1;
+    String h = holder == null ? "" : holder.toString();
+    return new Heartbeat(
+        n instanceof Number num ? Math.max(1, num.intValue()) : 1, instance.equals(h), h);
   }
 
   @Override
-  public void leave(String managerId) {
-    ctx.execute("DELETE FROM sluice_manager WHERE id = ?", managerId);
+  public void leave(String managerId, String instance) {
+    ctx.execute("DELETE FROM sluice_manager WHERE id = ? AND instance = ?", managerId, instance);
   }
 }

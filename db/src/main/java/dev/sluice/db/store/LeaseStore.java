@@ -27,12 +27,22 @@ public interface LeaseStore {
   /** Whether the server refuses writes: {@code read_only} (or MySQL's {@code super_read_only}). */
   boolean readOnly();
 
-  /** Announces a live manager and returns how many announced themselves within {@code ttlNs}. */
-  int heartbeat(String managerId, long ttlNs);
+  /**
+   * What a heartbeat found: how many managers announced themselves within the TTL, and whether the
+   * manager id is this process's (false: another live process uses the same id).
+   */
+  record Heartbeat(int managers, boolean ours, String holder) {}
+
+  /**
+   * Announces a live manager: the id's row is this {@code instance}'s if it already was or its last
+   * heartbeat is older than {@code ttlNs}; otherwise another live process holds the id and the row
+   * is left alone.
+   */
+  Heartbeat heartbeat(String managerId, String instance, long ttlNs);
 
   /**
    * Withdraws a manager's announcement (graceful stop), so that the others count one manager less
-   * at once instead of when its last heartbeat ages out.
+   * at once instead of when its last heartbeat ages out. Only this instance's.
    */
-  void leave(String managerId);
+  void leave(String managerId, String instance);
 }

@@ -51,6 +51,24 @@ public record ManagerConfig(
   public static final int DEFAULT_HTTP_PORT = 7471;
   public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
 
+  /**
+   * {@code <hostname>-<pid>-<4 hex digits>}: unique per process even where every container's
+   * process is pid 1 (two live processes with one id are refused: the second does not lead).
+   */
+  static String defaultManagerId() {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException | RuntimeException e) {
+      host = "manager";
+    }
+    return host
+        + "-"
+        + ProcessHandle.current().pid()
+        + "-"
+        + String.format("%04x", java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
+  }
+
   public static Builder builder() {
     return new Builder();
   }
@@ -227,7 +245,7 @@ public record ManagerConfig(
       }
       String id = managerId;
       if (id == null || id.isBlank()) {
-        id = "manager-" + ProcessHandle.current().pid();
+        id = defaultManagerId();
       }
       return new ManagerConfig(
           id,

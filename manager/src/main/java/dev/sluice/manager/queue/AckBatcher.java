@@ -71,6 +71,7 @@ final class AckBatcher implements Runnable {
     List<Completion> batch = new ArrayList<>();
     while (running || !queue.isEmpty()) {
       try {
+        FaultHook.check(FaultHook.ACKS, ctx.queue());
         Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
         if (first == null) {
           continue;
@@ -88,8 +89,11 @@ final class AckBatcher implements Runnable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         break;
-      } catch (RuntimeException e) {
-        log.error("{}: ack batcher error, continuing: {}", ctx.where(), e.toString(), e);
+      } catch (Throwable t) { // an Error too; what the batch held comes back after its deadline
+        ctx.faults().caught(FaultHook.ACKS, t);
+        if (!LoopFaults.pause(100)) {
+          break;
+        }
       }
     }
   }

@@ -298,6 +298,7 @@ final class Dispatcher implements Runnable {
     thread = Thread.currentThread();
     while (running) {
       try {
+        FaultHook.check(FaultHook.DISPATCHER, ctx.queue());
         runInbox();
         long now = ctx.clock().nowNs();
         expire(now);
@@ -340,8 +341,8 @@ final class Dispatcher implements Runnable {
         if (inbox.isEmpty() && wait > 0) {
           LockSupport.parkNanos(this, wait);
         }
-      } catch (RuntimeException e) {
-        log.error("{}: dispatcher error, continuing: {}", ctx.where(), e.toString(), e);
+      } catch (Throwable t) { // an Error too: this thread owns the queue's state; it must go on
+        ctx.faults().caught(FaultHook.DISPATCHER, t);
         pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
       }
     }

@@ -38,6 +38,7 @@ final class Firer implements Runnable {
   private final Dispatcher dispatcher;
   private final LinkedBlockingQueue<Batch> queue = new LinkedBlockingQueue<>();
   private volatile boolean running = true;
+  private volatile ShardGate gate = ShardGate.ALWAYS_OPEN;
 
   /**
    * Events taken from the window with a receiver's credit reserved for each, to be fired together.
@@ -88,6 +89,11 @@ final class Firer implements Runnable {
     this.dispatcher = dispatcher;
   }
 
+  /** The shard's gate, checked right before each fire; set before the threads start. */
+  void gate(ShardGate g) {
+    this.gate = g;
+  }
+
   void submit(Batch b) {
     queue.add(b);
   }
@@ -100,20 +106,25 @@ final class Firer implements Runnable {
   @Override
   public void run() {
     while (running || !queue.isEmpty()) {
-      Batch b;
       try {
-        b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+        FaultHook.check(FaultHook.FIRER, ctx.queue());
+        Batch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+        if (b == null) {
+          continue;
+        }
+        List<Batch> group = new ArrayList<>();
+        group.add(b);
+        queue.drainTo(group);
+        fire(group);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
+      } catch (Throwable t) { // fire() hands every batch back itself; this is the loop's own fault
+        ctx.faults().caught(FaultHook.FIRER, t);
+        if (!LoopFaults.pause(100)) {
+          return;
+        }
       }
-      if (b == null) {
-        continue;
-      }
-      List<Batch> group = new ArrayList<>();
-      group.add(b);
-      queue.drainTo(group);
-      fire(group);
     }
   }
 
@@ -129,11 +140,19 @@ final class Firer implements Runnable {
     FireResult result = null;
     RuntimeException error = null;
     try {
-      // The deadline written is taken once the rows are locked, and the one this manager keeps
-      // after the commit: time spent in the database never shortens a receiver's ack_wait.
-      result = ctx.store().fireAsPolled(refs, () -> Backoff.at(ctx.clock().nowNs(), ackWaitNs));
+      if (gate.open()) {
+        // The deadline written is taken once the rows are locked, and the one this manager keeps
+        // after the commit: time spent in the database never shortens a receiver's ack_wait.
+        result = ctx.store().fireAsPolled(refs, () -> Backoff.at(ctx.clock().nowNs(), ackWaitNs));
+      } else {
+        // The shard is no longer ours: nothing fired; the rows stay pending for the next leader.
+        result = new FireResult(0, Map.of(), Set.of(), Set.of(), Set.of());
+      }
     } catch (RuntimeException e) {
       error = e;
+    } catch (Throwable t) { // an Error: the batches still go back, failed, so none is stranded
+      ctx.faults().caught(FaultHook.FIRER, t);
+      error = new IllegalStateException("fire failed: " + t, t);
     }
     long deadline = Backoff.at(ctx.clock().nowNs(), ackWaitNs);
     for (Batch b : group) {

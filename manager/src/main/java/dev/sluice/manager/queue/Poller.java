@@ -135,6 +135,7 @@ final class Poller implements Runnable {
   public void run() {
     while (running) {
       try {
+        FaultHook.check(FaultHook.POLLER, ctx.queue());
         long started = System.nanoTime();
         pollOnce();
         failures = 0;
@@ -148,6 +149,9 @@ final class Poller implements Runnable {
       } catch (RuntimeException e) {
         failures++;
         ctx.metrics().dbErrors.increment();
+        if (!(e instanceof org.jooq.exception.DataAccessException)) {
+          ctx.faults().caught(FaultHook.POLLER, e);
+        }
         long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
         log.warn(
             "{}: poll failed ({} in a row), retrying in {} ms: {}",
@@ -159,6 +163,12 @@ final class Poller implements Runnable {
           waiter.await(TimeUnit.MILLISECONDS.toNanos(pauseMs));
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
+          return;
+        }
+      } catch (Throwable t) { // an Error (out of memory, say): the loop must not die of it
+        failures++;
+        ctx.faults().caught(FaultHook.POLLER, t);
+        if (!LoopFaults.pause(Math.min(5_000, 100L << Math.min(failures, 6)))) {
           return;
         }
       }

@@ -26,6 +26,7 @@ final class Purger implements Runnable {
   @Override
   public void run() {
     try {
+      FaultHook.check(FaultHook.PURGER, ctx.queue());
       long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
       long total = 0;
       int n;
@@ -40,6 +41,12 @@ final class Purger implements Runnable {
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       log.warn("{}: purge failed, will try again: {}", ctx.where(), e.toString());
+    } catch (Throwable t) { // an Error would cancel the scheduled purge for good
+      try {
+        ctx.faults().caught(FaultHook.PURGER, t);
+      } catch (FaultHook.InjectedFault fatal) {
+        ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
+      }
     }
   }
 }

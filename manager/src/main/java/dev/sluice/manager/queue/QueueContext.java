@@ -11,13 +11,15 @@ import dev.sluice.db.store.EventStore;
  * <p>The table, its store and the backoff change in place when a migration alters the table in a
  * way the running queue can follow ({@link QueueManager#update}): they are volatile and replaced
  * together by {@link #update}, so each reader sees the old or the new table, and any thread may
- * read them. Everything else is fixed for the queue manager's life.
+ * read them. Everything else is fixed for the queue manager's life. Without a {@link LoopFaults}
+ * given, loop errors are counted and logged only.
  */
 final class QueueContext {
   private final String shard;
   private final DbClock clock;
   private final QueueMetrics metrics;
   private final TenantLimits tenantLimits;
+  private final LoopFaults faults;
   private volatile Live live;
 
   /** The parts that change together when the table is altered in place. */
@@ -31,10 +33,31 @@ final class QueueContext {
       Backoff backoff,
       QueueMetrics metrics,
       TenantLimits tenantLimits) {
+    this(
+        shard,
+        table,
+        store,
+        clock,
+        backoff,
+        metrics,
+        tenantLimits,
+        new LoopFaults(metrics.registry(), shard, table.name()));
+  }
+
+  QueueContext(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      Backoff backoff,
+      QueueMetrics metrics,
+      TenantLimits tenantLimits,
+      LoopFaults faults) {
     this.shard = shard;
     this.clock = clock;
     this.metrics = metrics;
     this.tenantLimits = tenantLimits;
+    this.faults = faults;
     this.live = new Live(table, store, backoff);
   }
 
@@ -70,6 +93,11 @@ final class QueueContext {
 
   TenantLimits tenantLimits() {
     return tenantLimits;
+  }
+
+  /** Counts and reports the errors of this queue's loops and the death of its workers. */
+  LoopFaults faults() {
+    return faults;
   }
 
   String queue() {

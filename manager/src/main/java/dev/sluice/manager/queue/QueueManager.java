@@ -66,7 +66,8 @@ public final class QueueManager {
             clock,
             new Backoff(table.options().minBackoff(), table.options().maxBackoff()),
             new QueueMetrics(registry, shard, table.name()),
-            TenantLimits.of(table.options(), table.name(), tenantOverrides));
+            TenantLimits.of(table.options(), table.name(), tenantOverrides),
+            new LoopFaults(registry, shard, table.name()));
     this.maintenance = maintenance;
     store.onBadRow(new BadRows(ctx));
     this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
@@ -91,6 +92,34 @@ public final class QueueManager {
     return ctx.queue();
   }
 
+  /**
+   * Who hears of this queue's worker faults (an {@code Error} a loop survived, a worker thread that
+   * died); set before {@link #start}.
+   */
+  public void onFault(LoopFaults.Listener listener) {
+    ctx.faults().listen(listener);
+  }
+
+  /**
+   * The shard's gate for this leadership term (see {@link ShardGate}); set before {@link #start}.
+   */
+  public void gate(ShardGate g) {
+    firer.gate(g);
+  }
+
+  /** Whether every worker thread is alive (false before start and after stop). */
+  public synchronized boolean workersAlive() {
+    if (!started || stopped) {
+      return false;
+    }
+    for (Thread t : threads) {
+      if (!t.isAlive()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   public String shard() {
     return ctx.shard();
   }
@@ -105,13 +134,12 @@ public final class QueueManager {
     }
     started = true;
     String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
-    threads.add(new Thread(dispatcher, prefix + "dispatcher"));
-    threads.add(new Thread(firer, prefix + "firer-1"));
-    threads.add(new Thread(firer, prefix + "firer-2"));
-    threads.add(new Thread(acks, prefix + "acks"));
-    threads.add(new Thread(poller, prefix + "poller"));
+    worker(dispatcher, prefix, FaultHook.DISPATCHER, "dispatcher");
+    worker(firer, prefix, FaultHook.FIRER, "firer-1");
+    worker(firer, prefix, FaultHook.FIRER, "firer-2");
+    worker(acks, prefix, FaultHook.ACKS, "acks");
+    worker(poller, prefix, FaultHook.POLLER, "poller");
     for (Thread t : threads) {
-      t.setDaemon(true);
       t.start();
     }
     long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
@@ -121,6 +149,13 @@ public final class QueueManager {
     if (ctx.tenantLimits().hasOverrides()) {
       log.info("{}: per-tenant limits from config: {}", ctx.where(), ctx.tenantLimits());
     }
+  }
+
+  private void worker(Runnable loop, String prefix, String loopName, String suffix) {
+    Thread t = new Thread(loop, prefix + suffix);
+    t.setDaemon(true);
+    t.setUncaughtExceptionHandler(ctx.faults().handler(loopName));
+    threads.add(t);
   }
 
   // ---------------------------------------------------------------- changes

@@ -134,6 +134,10 @@ public final class QueueMetrics {
     gauges.clear();
   }
 
+  MeterRegistry registry() {
+    return registry;
+  }
+
   public Counter dispatched() {
     return dispatched;
   }
