@@ -71,6 +71,7 @@ final class AckBatcher implements Runnable {
     List<Completion> batch = new ArrayList<>();
     while (running || !queue.isEmpty()) {
       try {
+        FaultHook.check(FaultHook.ACKS, ctx.queue());
         Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
         if (first == null) {
           continue;

@@ -267,6 +267,7 @@ final class Dispatcher implements Runnable {
     thread = Thread.currentThread();
     while (running) {
       try {
+        FaultHook.check(FaultHook.DISPATCHER, ctx.queue());
         runInbox();
         long now = ctx.clock().nowNs();
         expire(now);

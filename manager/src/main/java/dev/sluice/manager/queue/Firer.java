@@ -80,6 +80,7 @@ final class Firer implements Runnable {
   @Override
   public void run() {
     while (running || !queue.isEmpty()) {
+      FaultHook.check(FaultHook.FIRER, ctx.queue());
       Batch b;
       try {
         b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);

@@ -125,6 +125,7 @@ final class Poller implements Runnable {
   public void run() {
     while (running) {
       try {
+        FaultHook.check(FaultHook.POLLER, ctx.queue());
         long started = System.nanoTime();
         pollOnce();
         failures = 0;

@@ -26,6 +26,7 @@ final class Purger implements Runnable {
   @Override
   public void run() {
     try {
+      FaultHook.check(FaultHook.PURGER, ctx.queue());
       long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
       long total = 0;
       int n;
