@@ -12,6 +12,11 @@ interface Fault {
   /** The fault's own queue, created and served with a receiver and canaries before the run. */
   String queue();
 
+  /** The queue whose canaries must not stall for the fault to count as contained, if any. */
+  default String watchedQueue() {
+    return queue();
+  }
+
   /** The comment its queue is created with. */
   default String comment() {
     return PoisonTables.COMMENT;

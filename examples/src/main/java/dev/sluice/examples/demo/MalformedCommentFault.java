@@ -30,6 +30,11 @@ final class MalformedCommentFault implements Fault {
   }
 
   @Override
+  public String watchedQueue() {
+    return LATE;
+  }
+
+  @Override
   public void inject(PoisonRun run) throws Exception {
     run.note("fault 5: CREATE TABLE " + BAD + " COMMENT='" + COMMENT + "', then " + LATE);
     run.tables.create(BAD, COMMENT);

@@ -175,6 +175,7 @@ final class Poison implements AutoCloseable {
     canaries.stopInserting();
     canaries.awaitSettled();
     PoisonRun.awaitDb(SETTLE, this::settled);
+    Map<String, String> stalled = canaries.stalled();
     List<PoisonReport.Line> lines = new ArrayList<>();
     int n = 0;
     for (Fault f : faults) {
@@ -190,12 +191,16 @@ final class Poison implements AutoCloseable {
           v = Fault.Verdict.of(false, "could not be judged: " + e);
         }
       }
+      String stall = f.watchedQueue() == null ? null : stalled.get(f.watchedQueue());
+      if (stall != null) {
+        v = Fault.Verdict.of(false, v.seen() + "; " + f.watchedQueue() + " STALLED: " + stall);
+      }
       lines.add(new PoisonReport.Line(n, f.name(), v));
     }
     List<String> problems = new ArrayList<>();
     long lost = lost(problems);
     long early = early(problems);
-    return new PoisonReport(lines, canaries.stalled(), canaries.all(), lost, early, problems);
+    return new PoisonReport(lines, stalled, canaries.all(), lost, early, problems);
   }
 
   /** Whether every poison event that must end has ended (acked or dead). */
