@@ -29,7 +29,7 @@ final class Canaries implements AutoCloseable {
     long insert() throws SQLException;
   }
 
-  /** One queue's canaries. */
+  /** One queue's canaries; its counters are written by the canary thread only, read by any. */
   static final class Watched {
     final String queue;
     final Inserter inserter;
@@ -52,6 +52,8 @@ final class Canaries implements AutoCloseable {
   private final Map<String, Watched> watched = new ConcurrentHashMap<>();
   private final Thread thread = new Thread(this::loop, "demo-canaries");
   private final long startNs = System.nanoTime();
+  private final java.util.concurrent.atomic.AtomicLong loopErrors =
+      new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean inserting = true;
   private volatile boolean running = true;
 
@@ -92,7 +94,12 @@ final class Canaries implements AutoCloseable {
     return w != null && w.acked > 0 && w.lastAckedSentNs >= sinceNs;
   }
 
-  /** Watched queues, in the order they were added. */
+  /** Checks that failed (a database error, say) and were retried. */
+  long loopErrors() {
+    return loopErrors.get();
+  }
+
+  /** Watched queues, by name. */
   List<Watched> all() {
     List<Watched> out = new ArrayList<>(watched.values());
     out.sort((a, b) -> a.queue.compareTo(b.queue));
@@ -128,7 +135,8 @@ final class Canaries implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       } catch (Throwable t) {
-        // A failed check is retried at the next one; the demo's own loop keeps going.
+        // A failed check is counted and retried at the next one; the loop keeps going.
+        loopErrors.incrementAndGet();
       }
     }
   }

@@ -130,9 +130,11 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--poison",
       description =
-          "Inject faults while the demo runs (bad rows, a bad table, an altered table, a row"
-              + " lock, a duplicate manager_id, a dying worker), each on a queue of its own, with"
-              + " canaries in every queue; report whether each was contained (see Poison).")
+          "Inject faults while the demo runs, each on a queue of its own: an unknown state, a"
+              + " maximal epoch, a 5 MiB payload, a rescheduled row, a malformed comment, an ALTER"
+              + " TABLE, a 10 s row lock, a duplicate manager_id, a dying worker thread; a canary"
+              + " a second in every queue catches stalls. Prints whether each was contained; exit"
+              + " code 0 only if all were, no queue stalled and nothing was lost or early.")
   boolean poison;
 
   @Override

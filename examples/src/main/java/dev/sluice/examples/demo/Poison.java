@@ -200,7 +200,8 @@ final class Poison implements AutoCloseable {
     List<String> problems = new ArrayList<>();
     long lost = lost(problems);
     long early = early(problems);
-    return new PoisonReport(lines, stalled, canaries.all(), lost, early, problems);
+    return new PoisonReport(
+        lines, stalled, canaries.all(), lost, early, problems, canaries.loopErrors());
   }
 
   /** Whether every poison event that must end has ended (acked or dead). */

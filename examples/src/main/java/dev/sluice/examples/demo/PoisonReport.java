@@ -15,6 +15,7 @@ import java.util.Map;
  * @param lost poison events neither acked nor dead at the end (bad rows excepted)
  * @param early poison deliveries before their time_next
  * @param problems details of lost and early events
+ * @param canaryErrors canary checks that failed (and were retried)
  */
 record PoisonReport(
     List<Line> faults,
@@ -22,7 +23,8 @@ record PoisonReport(
     List<Canaries.Watched> watched,
     long lost,
     long early,
-    List<String> problems) {
+    List<String> problems,
+    long canaryErrors) {
 
   /** One fault's verdict, numbered as in the run. */
   record Line(int number, String name, Fault.Verdict verdict) {}
@@ -52,6 +54,9 @@ record PoisonReport(
       out.printf(
           "poison: canaries %s: %d sent, %d acked, slowest %d ms%s%n",
           w.queue, w.sent, w.acked, w.maxLatencyMs, w.stall == null ? "" : "; STALLED: " + w.stall);
+    }
+    if (canaryErrors > 0) {
+      out.printf("poison: %d canary checks failed and were retried%n", canaryErrors);
     }
     problems.stream().limit(MAX_PROBLEMS).forEach(p -> out.println("poison: " + p));
     if (problems.size() > MAX_PROBLEMS) {
