@@ -127,6 +127,16 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Seconds between chaos steps (default: ${DEFAULT-VALUE}).")
   double chaosIntervalSeconds;
 
+  @Option(
+      names = "--poison",
+      description =
+          "Inject faults while the demo runs, each on a queue of its own: an unknown state, a"
+              + " maximal epoch, a 5 MiB payload, a rescheduled row, a malformed comment, an ALTER"
+              + " TABLE, a 10 s row lock, a duplicate manager_id, a dying worker thread; a canary"
+              + " a second in every queue catches stalls. Prints whether each was contained; exit"
+              + " code 0 only if all were, no queue stalled and nothing was lost or early.")
+  boolean poison;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -144,6 +154,7 @@ public final class DemoCommand implements Callable<Integer> {
     err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
     err.flush();
     DemoReport report;
+    PoisonReport poisoned = null;
     try (DemoDatabase db = DemoDatabase.start()) {
       SluiceServer manager = new SluiceServer(managerConfig(db), Clock.systemUTC(), meters());
       try {
@@ -158,22 +169,27 @@ public final class DemoCommand implements Callable<Integer> {
         try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
             Canceller canceller = new Canceller(List.of(target), QUEUE)) {
           receivers.start();
-          try (Progress progress = new Progress(out, ledger, tally, receivers).start()) {
+          try (Progress progress = new Progress(out, ledger, tally, receivers).start();
+              Poison faults =
+                  poison
+                      ? Poison.start(
+                          db, manager, managerConfig(db), ledger, progress, Clock.systemUTC())
+                      : null) {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
+            poisoned = faults == null ? null : faults.finish();
           }
         } // receivers close gracefully here, before the manager stops
         if (linger > 0) {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
-          out.println(report.summaryLine());
-          out.flush();
+          int code = summarize(out, report, poisoned);
           err.printf(
               "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
               linger, manager.httpPort());
           err.flush();
           Thread.sleep(linger * 1000L);
-          return report.passed() ? 0 : 1;
+          return code;
         }
       } finally {
         manager.stop();
@@ -182,9 +198,22 @@ public final class DemoCommand implements Callable<Integer> {
       report = DemoReport.compute(ledger, tally, db, null);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
+    return summarize(out, report, poisoned);
+  }
+
+  /**
+   * The summary line (after the poison details and before its line, with --poison); the exit code.
+   */
+  private static int summarize(PrintWriter out, DemoReport report, PoisonReport poisoned) {
+    if (poisoned != null) {
+      poisoned.printDetails(out);
+    }
     out.println(report.summaryLine());
+    if (poisoned != null) {
+      out.println(poisoned.summaryLine());
+    }
     out.flush();
-    return report.passed() ? 0 : 1;
+    return report.passed() && (poisoned == null || poisoned.passed()) ? 0 : 1;
   }
 
   /** Whether shards and managers run as in production: several shards, manager processes. */
@@ -280,6 +309,9 @@ public final class DemoCommand implements Callable<Integer> {
   private int eventCount() {
     if (events != null) {
       return events;
+    }
+    if (poison) {
+      return rate * Poison.SECONDS;
     }
     return chaos ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
   }
@@ -423,6 +455,11 @@ public final class DemoCommand implements Callable<Integer> {
     int n = eventCount();
     if (n < 2) {
       throw new ParameterException(spec.commandLine(), "--events must be at least 2, was " + n);
+    }
+    if (poison && clustered()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--poison runs with the in-process manager: not with --shards, --managers or --chaos");
     }
     if (rate < 1 || rate > 100_000) {
       throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate);
