@@ -5,10 +5,10 @@ import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
 import dev.sluice.manager.metrics.Telemetry;
+import dev.sluice.manager.security.ServerSecurity;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +38,8 @@ public final class SluiceServer implements AutoCloseable {
   private final MeterRegistry registry;
   private final Telemetry telemetry;
   private final StatusHttpServer http;
+  private final ServerSecurity security;
+  private volatile List<String> warnings = List.of();
   private Server server;
   private boolean started;
   private boolean stopped;
@@ -51,12 +54,19 @@ public final class SluiceServer implements AutoCloseable {
     this.registry = registry;
     this.engine = new QueueEngine(config, clock, registry);
     this.telemetry = new Telemetry(engine, registry, clock);
+    this.security =
+        new ServerSecurity(
+            config.security(),
+            registry,
+            shard -> engine.shard(shard).map(ShardManager::deliveryKey).orElse(null));
     this.http =
         new StatusHttpServer(
             config.httpHost(),
             config.httpPort(),
             registry,
-            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock),
+            () ->
+                StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock)
+                    .withWarnings(warnings),
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {
@@ -68,6 +78,10 @@ public final class SluiceServer implements AutoCloseable {
                 return state;
               }
             });
+    http.secure(
+        security.tls() == null ? null : security.tls().sslContext(),
+        security.tls() != null && security.tls().config().mutual(),
+        security.http());
   }
 
   public synchronized SluiceServer start() {
@@ -75,12 +89,19 @@ public final class SluiceServer implements AutoCloseable {
       return this;
     }
     started = true;
+    try {
+      warnings = security.checkExposure(config.grpcHost(), config.httpHost());
+    } catch (IllegalStateException e) {
+      security.close();
+      throw e;
+    }
     http.start();
     engine.start();
     try {
       server =
-          NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-              .addService(new SluiceService(engine))
+          security
+              .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
+              .addService(new SluiceService(engine, security.guard()))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
               .maxInboundMessageSize(4 * 1024 * 1024)
@@ -91,6 +112,7 @@ public final class SluiceServer implements AutoCloseable {
     } catch (IOException e) {
       engine.stop();
       http.stop();
+      security.close();
       throw new UncheckedIOException(
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
@@ -156,6 +178,7 @@ public final class SluiceServer implements AutoCloseable {
       server.shutdownNow();
     }
     http.stop();
+    security.close();
     state = "stopped";
     log.info("manager {} stopped", config.managerId());
   }

@@ -33,6 +33,12 @@ public final class RawReceiver implements AutoCloseable {
     this(stub, queue, receiverId, maxInFlight, "");
   }
 
+  /** A raw receiver on any stub (e.g. one with TLS and a token). */
+  public static RawReceiver open(
+      SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
+    return new RawReceiver(stub, queue, receiverId, maxInFlight, "");
+  }
+
   static RawReceiver withKeyRange(
       SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight, String range) {
     return new RawReceiver(stub, queue, receiverId, maxInFlight, range);
@@ -94,8 +100,19 @@ public final class RawReceiver implements AutoCloseable {
             .build());
   }
 
+  /** Acks {@code e} as a well-behaved receiver does: with its delivery token. */
   public void ack(Event e) {
-    ack(e.getId(), e.getEpoch(), e.getShard());
+    send(
+        ReceiverMessage.newBuilder()
+            .setAcks(
+                Acks.newBuilder()
+                    .addEvents(
+                        EventRef.newBuilder()
+                            .setId(e.getId())
+                            .setEpoch(e.getEpoch())
+                            .setShard(e.getShard())
+                            .setDeliveryToken(e.getDeliveryToken())))
+            .build());
   }
 
   public void nack(Event e, long retryAfterMs) {
@@ -109,7 +126,8 @@ public final class RawReceiver implements AutoCloseable {
                                 EventRef.newBuilder()
                                     .setId(e.getId())
                                     .setEpoch(e.getEpoch())
-                                    .setShard(e.getShard()))
+                                    .setShard(e.getShard())
+                                    .setDeliveryToken(e.getDeliveryToken()))
                             .setRetryAfterMs(retryAfterMs)))
             .build());
   }

@@ -60,7 +60,12 @@ public final class ConfigLoader {
           "lease_renew",
           "forget_delay",
           "shards",
-          "tenant_limits");
+          "tenant_limits",
+          "grpc_bind",
+          "http_bind",
+          "tls",
+          "auth",
+          "allow_insecure");
   private static final Set<String> SHARD =
       Set.of("name", "url", "user", "password", "pool_size", "key_range");
   private static final Set<String> TENANT_LIMIT =
@@ -79,7 +84,7 @@ public final class ConfigLoader {
   public ManagerConfig load(Path file) {
     try (Reader r = Files.newBufferedReader(file)) {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
-      ManagerConfig c = parse(doc, file.toString());
+      ManagerConfig c = parse(doc, file.toString(), file.toAbsolutePath().getParent());
       Path dir = file.getParent();
       if (dir == null || c.migrations().isAbsolute()) {
         return c;
@@ -94,8 +99,16 @@ public final class ConfigLoader {
     }
   }
 
-  @SuppressWarnings("unchecked")
   ManagerConfig parse(Object doc, String source) {
+    return parse(doc, source, null);
+  }
+
+  /**
+   * @param base the config file's directory: relative paths (TLS files, token files) resolve
+   *     against it; null = the working directory
+   */
+  @SuppressWarnings("unchecked")
+  ManagerConfig parse(Object doc, String source, Path base) {
     if (!(doc instanceof Map<?, ?> top)) {
       throw new IllegalArgumentException(source + ": expected a mapping at the top level");
     }
@@ -132,6 +145,11 @@ public final class ConfigLoader {
     if (m.containsKey("http_port")) {
       b.httpPort(integer(m, "http_port"));
     }
+    bind(m, "grpc", source, b::grpcHost, b::grpcPort);
+    bind(m, "http", source, b::httpHost, b::httpPort);
+    b.security(
+        new SecurityConfigParser((k, v) -> interpolate(k, String.valueOf(v)), env, base, source)
+            .parse(m));
     if (m.containsKey("migrations")) {
       String dir = str(m, "migrations");
       if (dir == null || dir.isBlank()) {
@@ -183,6 +201,43 @@ public final class ConfigLoader {
       }
     }
     return b.build();
+  }
+
+  /**
+   * {@code grpc_bind} / {@code http_bind}: "host:port", "host" or ":port" (IPv6 in brackets), as
+   * one setting instead of {@code *_host} and {@code *_port}; giving both forms is an error.
+   */
+  private void bind(
+      Map<String, Object> m,
+      String server,
+      String source,
+      java.util.function.Consumer<String> host,
+      java.util.function.IntConsumer port) {
+    String key = server + "_bind";
+    if (!m.containsKey(key)) {
+      return;
+    }
+    if (m.containsKey(server + "_host") || m.containsKey(server + "_port")) {
+      throw new IllegalArgumentException(
+          source + ": give " + key + " or " + server + "_host/" + server + "_port, not both");
+    }
+    String v = str(m, key).strip();
+    int colon = v.lastIndexOf(':');
+    String h = v;
+    if (colon >= 0 && (v.indexOf(':') == colon || v.contains("]:"))) {
+      h = v.substring(0, colon);
+      String p = v.substring(colon + 1);
+      try {
+        port.accept(Integer.parseInt(p));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            source + ": " + key + " must be host:port, host or :port, was '" + v + "'");
+      }
+    }
+    h = h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
+    if (!h.isEmpty()) {
+      host.accept(h);
+    }
   }
 
   private int percent(Map<String, Object> m, String key) {

@@ -517,7 +517,7 @@ final class Dispatcher implements Runnable {
       long waitNs = Math.max(0, now - e.dueNs);
       ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
       credits.dispatched(e.tenant, waitNs, mono);
-      batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now));
+      batches.computeIfAbsent(r, k -> EventBatch.newBuilder()).addEvents(toWire(e, epoch, now, r));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);
@@ -526,7 +526,7 @@ final class Dispatcher implements Runnable {
     inFlightCount = inFlight.size() + firing.size();
   }
 
-  private Event toWire(CachedEvent e, long epoch, long now) {
+  private Event toWire(CachedEvent e, long epoch, long now, ReceiverStream r) {
     return Event.newBuilder()
         .setId(e.id)
         .setEpoch(epoch)
@@ -538,6 +538,7 @@ final class Dispatcher implements Runnable {
         .setTimeCreatedNs(e.createdNs)
         .setTimeFiredNs(now)
         .putAllColumns(e.columns)
+        .setDeliveryToken(r.subscription().deliveryToken(ctx.shard(), e.id, epoch))
         .build();
   }
 

@@ -194,6 +194,9 @@ function render(s) {
   ready.textContent = s.ready ? 'ready' : s.state;
   ready.className = 'badge ' + (s.ready ? 'ok' : 'warn');
   document.getElementById('updated').textContent = 'updated ' + new Date(s.time_ms).toLocaleTimeString();
+  const warnings = document.getElementById('warnings');
+  warnings.textContent = (s.warnings || []).join(' · ');
+  warnings.hidden = !(s.warnings || []).length;
   renderQueues(s);
   renderSides(s);
   renderCharts(s);
