@@ -25,6 +25,10 @@ public final class RawReceiver implements AutoCloseable {
   public final List<Event> all = new CopyOnWriteArrayList<>();
   public final List<AckResult> results = new CopyOnWriteArrayList<>();
   public volatile boolean subscribed;
+
+  /** The credits the Subscribed answer granted. */
+  public volatile int grantedMaxInFlight;
+
   public volatile Status error;
   public volatile boolean completed;
   private final StreamObserver<ReceiverMessage> out;
@@ -52,7 +56,10 @@ public final class RawReceiver implements AutoCloseable {
               @Override
               public void onNext(ManagerMessage m) {
                 switch (m.getKindCase()) {
-                  case SUBSCRIBED -> subscribed = true;
+                  case SUBSCRIBED -> {
+                    grantedMaxInFlight = m.getSubscribed().getMaxInFlight();
+                    subscribed = true;
+                  }
                   case EVENTS -> {
                     events.addAll(m.getEvents().getEventsList());
                     all.addAll(m.getEvents().getEventsList());

@@ -51,6 +51,7 @@ public record SecurityConfig(
         }
       }
     }
+    new Authenticator(principals); // refuses two principals with the same token
   }
 
   public boolean authEnabled() {
