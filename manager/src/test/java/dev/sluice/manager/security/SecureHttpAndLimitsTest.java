@@ -87,6 +87,19 @@ class SecureHttpAndLimitsTest {
     h.startManager(h.configBuilder().security(sec).build(), java.time.Clock.systemUTC());
   }
 
+  /** This test's receivers, closed after it so that they take none of the next test's events. */
+  final List<RawReceiver> receivers = new java.util.ArrayList<>();
+
+  RawReceiver track(RawReceiver r) {
+    receivers.add(r);
+    return r;
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void closeReceivers() {
+    receivers.forEach(RawReceiver::close);
+  }
+
   @AfterAll
   static void stop() {
     clients.close();
@@ -159,11 +172,11 @@ class SecureHttpAndLimitsTest {
   @Test
   void streamsAndCreditsAreLimitedPerPrincipal() {
     ManagedChannel ch = clients.tls(h.server().port(), pki.caFile(), null);
-    RawReceiver a = h.closeLater(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-1", 3));
+    RawReceiver a = track(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-1", 3));
     await().atMost(10, SECONDS).until(() -> a.subscribed);
-    RawReceiver b = h.closeLater(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-2", 3));
+    RawReceiver b = track(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-2", 3));
     await().atMost(10, SECONDS).until(() -> b.subscribed);
-    RawReceiver c = h.closeLater(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-3", 3));
+    RawReceiver c = track(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-3", 3));
     await().atMost(10, SECONDS).until(() -> c.error != null);
     assertThat(c.error.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     // 3 + 2 of its 5 credits: the second stream was granted 2 (the Subscribed answer said so).
@@ -176,7 +189,7 @@ class SecureHttpAndLimitsTest {
         .until(
             () -> {
               RawReceiver d =
-                  h.closeLater(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-4", 3));
+                  track(RawReceiver.open(async(ch, "limited-token"), "jobs_q", "l-4", 3));
               await().atMost(10, SECONDS).until(() -> d.subscribed || d.error != null);
               return d.subscribed;
             });
@@ -185,10 +198,9 @@ class SecureHttpAndLimitsTest {
   @Test
   void subscribeAttemptsAreRateLimited() {
     ManagedChannel ch = clients.tls(h.server().port(), pki.caFile(), null);
-    RawReceiver first = h.closeLater(RawReceiver.open(async(ch, "slow-token"), "jobs_q", "s-1", 1));
+    RawReceiver first = track(RawReceiver.open(async(ch, "slow-token"), "jobs_q", "s-1", 1));
     await().atMost(10, SECONDS).until(() -> first.subscribed || first.error != null);
-    RawReceiver second =
-        h.closeLater(RawReceiver.open(async(ch, "slow-token"), "jobs_q", "s-2", 1));
+    RawReceiver second = track(RawReceiver.open(async(ch, "slow-token"), "jobs_q", "s-2", 1));
     await().atMost(10, SECONDS).until(() -> second.subscribed || second.error != null);
     // A burst of one a second: of two immediate attempts, at most one got through.
     assertThat(List.of(first, second)).anyMatch(r -> r.error != null);
@@ -199,8 +211,7 @@ class SecureHttpAndLimitsTest {
   @Test
   void aTenantGrantLimitsWhatTheReceiverIsSent() throws Exception {
     ManagedChannel ch = clients.tls(h.server().port(), pki.caFile(), null);
-    RawReceiver acme =
-        h.closeLater(RawReceiver.open(async(ch, "acme-token"), "jobs_tenants", "a-1", 10));
+    RawReceiver acme = track(RawReceiver.open(async(ch, "acme-token"), "jobs_tenants", "a-1", 10));
     await().atMost(15, SECONDS).until(() -> acme.subscribed || acme.error != null);
     assertThat(acme.subscribed).isTrue();
     h.exec(

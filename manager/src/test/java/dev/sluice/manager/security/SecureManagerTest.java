@@ -63,6 +63,7 @@ class SecureManagerTest {
     h = new Harness(SecureManagerTest.class);
     h.createQueue("orders_q", "");
     h.createQueue("billing_q", "");
+    h.createQueue("orders_sdk", "");
     SecurityConfig sec =
         new SecurityConfig(
             new TlsConfig(
@@ -90,6 +91,19 @@ class SecureManagerTest {
             false);
     h.startManager(h.configBuilder().security(sec).build(), java.time.Clock.systemUTC());
     port = h.server().port();
+  }
+
+  /** This test's receivers, closed after it so that they take none of the next test's events. */
+  final List<RawReceiver> receivers = new java.util.ArrayList<>();
+
+  RawReceiver track(RawReceiver r) {
+    receivers.add(r);
+    return r;
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void closeReceivers() {
+    receivers.forEach(RawReceiver::close);
   }
 
   @AfterAll
@@ -136,7 +150,7 @@ class SecureManagerTest {
     ManagedChannel ch = tls();
     assertThat(codeOf(() -> blocking(ch, null).listQueues(ListQueuesRequest.getDefaultInstance())))
         .isEqualTo(Status.Code.UNAUTHENTICATED);
-    RawReceiver r = h.closeLater(RawReceiver.open(async(ch, null), "orders_q", "anon", 10));
+    RawReceiver r = track(RawReceiver.open(async(ch, null), "orders_q", "anon", 10));
     await().atMost(10, SECONDS).until(() -> r.error != null);
     assertThat(r.error.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(r.subscribed).isFalse();
@@ -157,12 +171,11 @@ class SecureManagerTest {
   @Test
   void tokenForAnotherQueueIsDeniedAndLearnsNothing() throws Exception {
     ManagedChannel ch = tls();
-    RawReceiver r =
-        h.closeLater(RawReceiver.open(async(ch, "billing-token"), "orders_q", "b1", 10));
+    RawReceiver r = track(RawReceiver.open(async(ch, "billing-token"), "orders_q", "b1", 10));
     await().atMost(10, SECONDS).until(() -> r.error != null);
     assertThat(r.error.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     // A queue that does not exist answers the same: the refusal tells nothing about the queue.
-    RawReceiver r2 = h.closeLater(RawReceiver.open(async(ch, "billing-token"), "nope_q", "b2", 10));
+    RawReceiver r2 = track(RawReceiver.open(async(ch, "billing-token"), "nope_q", "b2", 10));
     await().atMost(10, SECONDS).until(() -> r2.error != null);
     assertThat(r2.error.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     long id = insert("orders_q");
@@ -187,7 +200,7 @@ class SecureManagerTest {
                 blocking(ch, "ops-token")
                         .listQueues(ListQueuesRequest.getDefaultInstance())
                         .getQueuesCount()
-                    == 2);
+                    == 3);
     assertThat(
             blocking(ch, "billing-token")
                 .listQueues(ListQueuesRequest.getDefaultInstance())
@@ -204,7 +217,7 @@ class SecureManagerTest {
     assertThat(
             blocking(ch, null).listQueues(ListQueuesRequest.getDefaultInstance()).getQueuesList())
         .extracting(QueueInfo::getName)
-        .containsExactly("orders_q");
+        .containsExactlyInAnyOrder("orders_q", "orders_sdk");
     // A certificate of the right CA whose subject is no principal's is not a principal.
     ManagedChannel stranger = clients.tls(port, pki.caFile(), pki.client("stranger", "stranger"));
     assertThat(
@@ -251,7 +264,7 @@ class SecureManagerTest {
   void anAckForAnEventDeliveredToSomeoneElseChangesNothing() throws Exception {
     ManagedChannel ch = tls();
     RawReceiver owner =
-        h.closeLater(RawReceiver.open(async(ch, "orders-token"), "orders_q", "owner-1", 1));
+        track(RawReceiver.open(async(ch, "orders-token"), "orders_q", "owner-1", 1));
     await().atMost(10, SECONDS).until(() -> owner.subscribed);
     long id = insert("orders_q");
     Event e = null;
@@ -265,12 +278,12 @@ class SecureManagerTest {
     assertThat(e.getDeliveryToken().size()).isEqualTo(DeliveryTokens.TOKEN_BYTES);
     // Another principal, with the token copied from the real delivery.
     RawReceiver thief =
-        h.closeLater(RawReceiver.open(async(ch, "orders-b-token"), "orders_q", "thief-1", 1));
+        track(RawReceiver.open(async(ch, "orders-b-token"), "orders_q", "thief-1", 1));
     await().atMost(10, SECONDS).until(() -> thief.subscribed);
     thief.ack(e);
     // The same principal, from another receiver id.
     RawReceiver sibling =
-        h.closeLater(RawReceiver.open(async(ch, "orders-token"), "orders_q", "owner-2", 1));
+        track(RawReceiver.open(async(ch, "orders-token"), "orders_q", "owner-2", 1));
     await().atMost(10, SECONDS).until(() -> sibling.subscribed);
     sibling.ack(e);
     // No token at all: a forged (id, epoch).
@@ -292,7 +305,7 @@ class SecureManagerTest {
   void notifyShutdownAndReceiverIdsOfAnotherPrincipalAreRefused() throws Exception {
     ManagedChannel ch = tls();
     RawReceiver owner =
-        h.closeLater(RawReceiver.open(async(ch, "orders-token"), "orders_q", "victim-1", 5));
+        track(RawReceiver.open(async(ch, "orders-token"), "orders_q", "victim-1", 5));
     await().atMost(10, SECONDS).until(() -> owner.subscribed);
     assertThat(
             codeOf(
@@ -302,7 +315,7 @@ class SecureManagerTest {
                             NotifyShutdownRequest.newBuilder().setReceiverId("victim-1").build())))
         .isEqualTo(Status.Code.PERMISSION_DENIED);
     RawReceiver impostor =
-        h.closeLater(RawReceiver.open(async(ch, "orders-b-token"), "orders_q", "victim-1", 5));
+        track(RawReceiver.open(async(ch, "orders-b-token"), "orders_q", "victim-1", 5));
     await().atMost(10, SECONDS).until(() -> impostor.error != null);
     assertThat(impostor.error.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     // The victim still receives.
@@ -357,6 +370,30 @@ class SecureManagerTest {
     Status s = done.get(10, SECONDS);
     req.onCompleted();
     return s;
+  }
+
+  @Test
+  void theReceiverSdkWorksOverMutualTlsWithATokenAndItsAcksApply() throws Exception {
+    TestPki.Issued cert = pki.client("sdk-client", "sdk-client");
+    java.util.Set<Long> handled = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    long first = insert("orders_sdk");
+    try (var receiver =
+        dev.sluice.receiver.SluiceReceiver.builder()
+            .target("localhost:" + port)
+            .tls(pki.caFile())
+            .clientCertificate(cert.cert(), cert.key())
+            .token("orders-token")
+            .queue("orders_sdk")
+            .receiverId("sdk-1")
+            .handler(e -> handled.add(e.id()))
+            .build()
+            .start()) {
+      long second = insert("orders_sdk");
+      await()
+          .atMost(15, SECONDS)
+          .until(() -> state("orders_sdk", first) == 2 && state("orders_sdk", second) == 2);
+      assertThat(handled).contains(first, second);
+    }
   }
 
   static double denied(String principal, String reason) {
