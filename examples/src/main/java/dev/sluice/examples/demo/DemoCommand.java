@@ -127,6 +127,14 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Seconds between chaos steps (default: ${DEFAULT-VALUE}).")
   double chaosIntervalSeconds;
 
+  @Option(
+      names = "--secure",
+      description =
+          "Run over mutual TLS with token principals and per-queue grants (certificates made in"
+              + " a temp dir), while an attacker tries forged operations; the summary adds"
+              + " attacks=N denied=N and fails unless every attack was denied.")
+  boolean secure;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -144,8 +152,10 @@ public final class DemoCommand implements Callable<Integer> {
     err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
     err.flush();
     DemoReport report;
+    DemoSecurity sec = secure ? new DemoSecurity() : null;
+    SecureRun attacks = null;
     try (DemoDatabase db = DemoDatabase.start()) {
-      SluiceServer manager = new SluiceServer(managerConfig(db), Clock.systemUTC(), meters());
+      SluiceServer manager = new SluiceServer(managerConfig(db, sec), Clock.systemUTC(), meters());
       try {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
@@ -153,27 +163,49 @@ public final class DemoCommand implements Callable<Integer> {
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
             db.port(), target, eventCount(), rate, seedUsed);
         err.printf(
-            "demo: status page http://127.0.0.1:%d/  (metrics at /metrics)%n", manager.httpPort());
+            "demo: status page %s://127.0.0.1:%d/  (metrics at /metrics)%n",
+            sec == null ? "http" : "https", manager.httpPort());
         err.flush();
-        try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
-            Canceller canceller = new Canceller(List.of(target), QUEUE)) {
+        try (DemoReceivers receivers =
+                sec == null
+                    ? new DemoReceivers(List.of(target), tally)
+                    : new DemoReceivers(List.of(target), tally, sec::receiver);
+            Canceller canceller =
+                sec == null
+                    ? new Canceller(List.of(target), QUEUE)
+                    : new Canceller(
+                        List.of(target),
+                        QUEUE,
+                        sec::appChannel,
+                        st -> DemoSecurity.withToken(st, sec.appToken))) {
           receivers.start();
+          if (sec != null) {
+            attacks =
+                SecureRun.start(
+                    new Attacker(sec, target, manager.httpPort(), db, QUEUE, err),
+                    tally,
+                    receivers,
+                    err);
+          }
           try (Progress progress = new Progress(out, ledger, tally, receivers).start()) {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
+          }
+          if (attacks != null) {
+            attacks.finish();
           }
         } // receivers close gracefully here, before the manager stops
         if (linger > 0) {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
-          out.println(report.summaryLine());
+          out.println(report.summaryLine() + (attacks == null ? "" : attacks.summary()));
           out.flush();
           err.printf(
               "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
               linger, manager.httpPort());
           err.flush();
           Thread.sleep(linger * 1000L);
-          return report.passed() ? 0 : 1;
+          return report.passed() && (attacks == null || attacks.passed()) ? 0 : 1;
         }
       } finally {
         manager.stop();
@@ -182,6 +214,12 @@ public final class DemoCommand implements Callable<Integer> {
       report = DemoReport.compute(ledger, tally, db, null);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
+    if (attacks != null) {
+      attacks.printProblems(err);
+      out.println(report.summaryLine() + attacks.summary());
+      out.flush();
+      return report.passed() && attacks.passed() ? 0 : 1;
+    }
     out.println(report.summaryLine());
     out.flush();
     return report.passed() ? 0 : 1;
@@ -380,9 +418,13 @@ public final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static ManagerConfig managerConfig(DemoDatabase db) {
+  private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec) {
     DemoDatabase.Shard shard = db.shards().get(0);
     return ManagerConfig.builder()
+        .security(
+            sec == null
+                ? dev.sluice.manager.security.SecurityConfig.NONE
+                : sec.config(DemoDatabase.QUEUE))
         .managerId("demo-manager")
         .grpcHost("127.0.0.1")
         .grpcPort(0)
@@ -439,6 +481,12 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--managers must be 1.." + DemoManagers.MAX_MANAGERS + ", was " + managers);
+    }
+    if (secure && clustered()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--secure runs with one shard and one in-process manager; drop --shards, --managers"
+              + " and --chaos");
     }
     if (!(chaosIntervalSeconds >= 0.5 && chaosIntervalSeconds <= 600)) {
       throw new ParameterException(
