@@ -185,7 +185,14 @@ public final class DemoCommand implements Callable<Integer> {
                     new Attacker(sec, target, manager.httpPort(), db, QUEUE, err),
                     tally,
                     receivers,
-                    err);
+                    err,
+                    () -> {
+                      try {
+                        return db.unfinished() == 0;
+                      } catch (SQLException e) {
+                        return false;
+                      }
+                    });
           }
           try (Progress progress = new Progress(out, ledger, tally, receivers).start()) {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);

@@ -18,10 +18,18 @@ final class SecureRun {
   private final Thread thread;
   private volatile long deliveriesAfter = -1;
   private volatile boolean connectedAfter;
+  private volatile boolean idleAfter;
+  private final java.util.function.BooleanSupplier idle;
   private boolean keptReceiving;
 
-  private SecureRun(Attacker attacker, Tally tally, DemoReceivers receivers, PrintWriter err) {
+  private SecureRun(
+      Attacker attacker,
+      Tally tally,
+      DemoReceivers receivers,
+      PrintWriter err,
+      java.util.function.BooleanSupplier idle) {
     this.attacker = attacker;
+    this.idle = idle;
     this.tally = tally;
     this.receivers = receivers;
     this.err = err;
@@ -29,8 +37,16 @@ final class SecureRun {
     thread.setDaemon(true);
   }
 
-  static SecureRun start(Attacker a, Tally tally, DemoReceivers receivers, PrintWriter err) {
-    SecureRun r = new SecureRun(a, tally, receivers, err);
+  /**
+   * @param idle whether nothing is left to deliver (then "kept receiving" cannot be asked)
+   */
+  static SecureRun start(
+      Attacker a,
+      Tally tally,
+      DemoReceivers receivers,
+      PrintWriter err,
+      java.util.function.BooleanSupplier idle) {
+    SecureRun r = new SecureRun(a, tally, receivers, err, idle);
     r.thread.start();
     return r;
   }
@@ -46,6 +62,7 @@ final class SecureRun {
       attacker.run();
       deliveriesAfter = tally.deliveries();
       connectedAfter = receivers.allConnected();
+      idleAfter = idle.getAsBoolean();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -54,7 +71,7 @@ final class SecureRun {
   /** Waits for the attacks to end (they take seconds) and judges the receivers. */
   void finish() throws InterruptedException {
     thread.join(120_000);
-    keptReceiving = deliveriesAfter >= 0 && tally.deliveries() > deliveriesAfter;
+    keptReceiving = deliveriesAfter >= 0 && (tally.deliveries() > deliveriesAfter || idleAfter);
   }
 
   boolean passed() {
