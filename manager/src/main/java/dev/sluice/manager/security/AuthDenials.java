@@ -57,11 +57,4 @@ public final class AuthDenials {
           skipped > 0 ? " (" + skipped + " more denials not logged in the last 10 s)" : "");
     }
   }
-
-  /** Total denials counted so far (every principal and reason). */
-  public double total() {
-    return registry.find("sluice_auth_denied_total").counters().stream()
-        .mapToDouble(c -> c.count())
-        .sum();
-  }
 }

@@ -14,7 +14,6 @@ import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
-import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -183,13 +182,6 @@ public final class TlsFiles implements Closeable {
 
   public TlsConfig config() {
     return config;
-  }
-
-  /** The files this reads, for messages. */
-  List<Path> files() {
-    return config.mutual()
-        ? List.of(config.cert(), config.key(), config.clientCa())
-        : List.of(config.cert(), config.key());
   }
 
   @Override

@@ -206,7 +206,9 @@ function render(s) {
 async function refresh() {
   const error = document.getElementById('error');
   try {
-    const r = await fetch('/api/status', { cache: 'no-store' });
+    // From the origin, not the page's URL: a URL with user:token@ (basic auth) cannot be fetched;
+    // the browser sends the credentials it authenticated the page with.
+    const r = await fetch(new URL('/api/status', location.origin), { cache: 'no-store' });
     if (!r.ok) throw new Error('/api/status answered ' + r.status);
     render(await r.json());
     error.hidden = true;

@@ -151,6 +151,20 @@ class SecureHttpAndLimitsTest {
     assertThat(get(c, "/api/status", "Bearer ops-token")).isEqualTo(200);
     assertThat(get(c, "/", basic("ops-token"))).isEqualTo(200);
     assertThat(get(c, "/metrics", "Bearer ops-token")).isEqualTo(200);
+    // The refusals above are counted by principal and reason, without the token.
+    String metrics =
+        c.send(
+                HttpRequest.newBuilder(
+                        URI.create("https://localhost:" + h.server().httpPort() + "/metrics"))
+                    .header("Authorization", "Bearer ops-token")
+                    .build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    assertThat(metrics)
+        .contains("sluice_auth_denied_total{principal=\"-\",reason=\"no_credentials\"}")
+        .contains("sluice_auth_denied_total{principal=\"-\",reason=\"bad_token\"}")
+        .contains("sluice_auth_denied_total{principal=\"limited\",reason=\"permission\"}")
+        .doesNotContain("wrong");
   }
 
   @Test
