@@ -42,7 +42,21 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *     queue: order_events   # optional; "*" (the default) is every queue
  *     cache_share: 60%      # of the window; overrides tenant_cache_share
  *     max_in_flight: 200    # overrides tenant_max_in_flight; 0 = no cap
+ * grpc_bind: 0.0.0.0:7470   # instead of grpc_host/grpc_port (default 127.0.0.1:7470)
+ * tls: {cert: tls/m.pem, key: tls/m-key.pem, client_ca: tls/ca.pem, client_auth: require}
+ * auth:                     # omitted: no authentication (then loopback only, or allow_insecure)
+ *   open_health: true
+ *   open_metrics: true
+ *   principals:
+ *     - name: orders-app
+ *       token_env: ORDERS_TOKEN          # or token_file, or token_sha256; or cert_subject
+ *       grants: [{queues: ["orders*"], actions: [subscribe, stats], tenants: [acme]}]
+ *       limits: {streams: 20, subscribes_per_second: 5, credits: 2000}
+ * allow_insecure: false
  * </pre>
+ *
+ * <p>The {@code tls}, {@code auth} and {@code allow_insecure} settings are read by {@link
+ * SecurityConfigParser}.
  */
 public final class ConfigLoader {
   private static final Pattern VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?}");
