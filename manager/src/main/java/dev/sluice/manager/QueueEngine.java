@@ -212,11 +212,14 @@ public final class QueueEngine {
     }
   }
 
-  /** Stops new sends to every stream of a receiver id; returns how many streams that was. */
-  public int drainReceiver(String receiverId) {
+  /**
+   * Stops new sends to every stream of a receiver id opened by {@code principal} (another
+   * principal's streams with the same id are left alone); returns how many streams that was.
+   */
+  public int drainReceiver(String receiverId, String principal) {
     int n = 0;
     for (Subscription s : subscriptions.all()) {
-      if (s.receiverId().equals(receiverId)) {
+      if (s.receiverId().equals(receiverId) && s.principal().equals(principal)) {
         s.drain();
         n++;
       }

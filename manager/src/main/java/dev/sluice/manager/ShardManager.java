@@ -6,6 +6,7 @@ import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
+import dev.sluice.db.ShardSecrets;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.JdbcEventStore;
@@ -108,6 +109,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   private Thread keeperThread;
   private boolean migrated;
+
+  /** The shard's delivery-token key, read once from sluice_secret; never logged. */
+  private volatile byte[] deliveryKey;
+
   private volatile boolean leading;
   private volatile long leadingSinceNs;
   private volatile boolean stopped;
@@ -143,6 +148,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   public ShardConfig config() {
     return config;
+  }
+
+  /** The shard's delivery-token key, or null until the shard was first reached. */
+  public byte[] deliveryKey() {
+    return deliveryKey;
   }
 
   /** Whether this process holds the shard's lease and dispatches its queues. */
@@ -322,6 +332,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       if (!migrated) {
         SluiceMigrations.migrateSluice(dataSource);
         migrated = true;
+      }
+      if (deliveryKey == null) {
+        deliveryKey = ShardSecrets.deliveryKey(dataSource);
       }
       readPauseSwitches();
       Set<String> seen = new HashSet<>();

@@ -5,10 +5,10 @@ import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
 import dev.sluice.manager.metrics.Telemetry;
+import dev.sluice.manager.security.ServerSecurity;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,6 +17,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.Map;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,8 @@ public final class SluiceServer implements AutoCloseable {
   private final MeterRegistry registry;
   private final Telemetry telemetry;
   private final StatusHttpServer http;
+  private final ServerSecurity security;
+  private volatile List<String> warnings = List.of();
   private Server server;
   private boolean started;
   private boolean stopped;
@@ -53,12 +56,19 @@ public final class SluiceServer implements AutoCloseable {
     this.registry = registry;
     this.engine = new QueueEngine(config, clock, registry);
     this.telemetry = new Telemetry(engine, registry, clock);
+    this.security =
+        new ServerSecurity(
+            config.security(),
+            registry,
+            shard -> engine.shard(shard).map(ShardManager::deliveryKey).orElse(null));
     this.http =
         new StatusHttpServer(
             config.httpHost(),
             config.httpPort(),
             registry,
-            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock),
+            () ->
+                StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock)
+                    .withWarnings(warnings),
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {
@@ -71,6 +81,10 @@ public final class SluiceServer implements AutoCloseable {
                 return faults.isEmpty() ? state : "shard not served: " + faults;
               }
             });
+    http.secure(
+        security.tls() == null ? null : security.tls().sslContext(),
+        security.tls() != null && security.tls().config().mutual(),
+        security.http());
     engine.onHealthChange(this::refreshHealth);
   }
 
@@ -89,12 +103,19 @@ public final class SluiceServer implements AutoCloseable {
       return this;
     }
     started = true;
+    try {
+      warnings = security.checkExposure(config.grpcHost(), config.httpHost());
+    } catch (IllegalStateException e) {
+      security.close();
+      throw e;
+    }
     http.start();
     engine.start();
     try {
       server =
-          NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-              .addService(new SluiceService(engine))
+          security
+              .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
+              .addService(new SluiceService(engine, security.guard()))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
               .maxInboundMessageSize(4 * 1024 * 1024)
@@ -105,6 +126,7 @@ public final class SluiceServer implements AutoCloseable {
     } catch (IOException e) {
       engine.stop();
       http.stop();
+      security.close();
       throw new UncheckedIOException(
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
@@ -170,6 +192,7 @@ public final class SluiceServer implements AutoCloseable {
       server.shutdownNow();
     }
     http.stop();
+    security.close();
     state = "stopped";
     log.info("manager {} stopped", config.managerId());
   }

@@ -2,6 +2,7 @@ package dev.sluice.receiver;
 
 import io.grpc.ManagedChannel;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,6 +25,32 @@ public final class SluiceReceiverBuilder {
   private Duration reconnectMin = Duration.ofMillis(100);
   private Duration reconnectMax = Duration.ofSeconds(5);
   private Duration shutdownTimeout = Duration.ofSeconds(30);
+  private Path tlsCa;
+  private Path clientCert;
+  private Path clientKey;
+  private String token;
+
+  /**
+   * Connects over TLS, trusting the CA certificates in {@code caFile} (PEM). Without it the
+   * receiver connects in plain text.
+   */
+  public SluiceReceiverBuilder tls(Path caFile) {
+    this.tlsCa = caFile;
+    return this;
+  }
+
+  /** Presents this client certificate (PEM chain) and key (PEM, PKCS#8): mutual TLS. */
+  public SluiceReceiverBuilder clientCertificate(Path certFile, Path keyFile) {
+    this.clientCert = certFile;
+    this.clientKey = keyFile;
+    return this;
+  }
+
+  /** Sends {@code Authorization: Bearer <token>} with every call; the token is never logged. */
+  public SluiceReceiverBuilder token(String token) {
+    this.token = token;
+    return this;
+  }
 
   SluiceReceiverBuilder() {}
 
@@ -157,6 +184,11 @@ public final class SluiceReceiverBuilder {
     if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("shutdownTimeout must be >= 0, was " + shutdownTimeout);
     }
+    ChannelSecurity security = new ChannelSecurity(tlsCa, clientCert, clientKey, token);
+    if (channel != null && !security.equals(ChannelSecurity.PLAINTEXT)) {
+      throw new IllegalArgumentException(
+          "tls, clientCertificate and token apply to targets; set them on your own channel");
+    }
     String id = receiverId == null ? defaultReceiverId() : receiverId;
     return new SluiceReceiver(
         new ReceiverConfig(
@@ -170,7 +202,8 @@ public final class SluiceReceiverBuilder {
             handler,
             reconnectMin,
             reconnectMax,
-            shutdownTimeout));
+            shutdownTimeout,
+            security));
   }
 
   private void checkTargets() {

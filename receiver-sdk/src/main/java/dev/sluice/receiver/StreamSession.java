@@ -99,7 +99,12 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     Nacks.Builder nacks = Nacks.newBuilder();
     for (Completion c : batch) {
       EventRef ref =
-          EventRef.newBuilder().setId(c.id()).setEpoch(c.epoch()).setShard(c.shard()).build();
+          EventRef.newBuilder()
+              .setId(c.id())
+              .setEpoch(c.epoch())
+              .setShard(c.shard())
+              .setDeliveryToken(c.token())
+              .build();
       if (c.ack()) {
         acks.addEvents(ref);
       } else {

@@ -137,6 +137,14 @@ public final class DemoCommand implements Callable<Integer> {
               + " code 0 only if all were, no queue stalled and nothing was lost or early.")
   boolean poison;
 
+  @Option(
+      names = "--secure",
+      description =
+          "Run over mutual TLS with token principals and per-queue grants (certificates made in"
+              + " a temp dir), while an attacker tries forged operations; the summary adds"
+              + " attacks=N denied=N and fails unless every attack was denied.")
+  boolean secure;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -155,8 +163,10 @@ public final class DemoCommand implements Callable<Integer> {
     err.flush();
     DemoReport report;
     PoisonReport poisoned = null;
+    DemoSecurity sec = secure ? new DemoSecurity() : null;
+    SecureRun attacks = null;
     try (DemoDatabase db = DemoDatabase.start()) {
-      SluiceServer manager = new SluiceServer(managerConfig(db), Clock.systemUTC(), meters());
+      SluiceServer manager = new SluiceServer(managerConfig(db, sec), Clock.systemUTC(), meters());
       try {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
@@ -164,26 +174,55 @@ public final class DemoCommand implements Callable<Integer> {
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
             db.port(), target, eventCount(), rate, seedUsed);
         err.printf(
-            "demo: status page http://127.0.0.1:%d/  (metrics at /metrics)%n", manager.httpPort());
+            "demo: status page %s://127.0.0.1:%d/  (metrics at /metrics)%n",
+            sec == null ? "http" : "https", manager.httpPort());
         err.flush();
-        try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
-            Canceller canceller = new Canceller(List.of(target), QUEUE)) {
+        try (DemoReceivers receivers =
+                sec == null
+                    ? new DemoReceivers(List.of(target), tally)
+                    : new DemoReceivers(List.of(target), tally, sec::receiver);
+            Canceller canceller =
+                sec == null
+                    ? new Canceller(List.of(target), QUEUE)
+                    : new Canceller(
+                        List.of(target),
+                        QUEUE,
+                        sec::appChannel,
+                        st -> DemoSecurity.withToken(st, sec.appToken))) {
           receivers.start();
+          if (sec != null) {
+            attacks =
+                SecureRun.start(
+                    new Attacker(sec, target, manager.httpPort(), db, QUEUE, err),
+                    tally,
+                    receivers,
+                    err,
+                    () -> {
+                      try {
+                        return db.unfinished() == 0;
+                      } catch (SQLException e) {
+                        return false;
+                      }
+                    });
+          }
           try (Progress progress = new Progress(out, ledger, tally, receivers).start();
               Poison faults =
                   poison
                       ? Poison.start(
-                          db, manager, managerConfig(db), ledger, progress, Clock.systemUTC())
+                          db, manager, managerConfig(db, sec), ledger, progress, Clock.systemUTC())
                       : null) {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
             poisoned = faults == null ? null : faults.finish();
+          }
+          if (attacks != null) {
+            attacks.finish();
           }
         } // receivers close gracefully here, before the manager stops
         if (linger > 0) {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
-          int code = summarize(out, report, poisoned);
+          int code = summarize(out, err, report, poisoned, attacks);
           err.printf(
               "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
               linger, manager.httpPort());
@@ -198,22 +237,35 @@ public final class DemoCommand implements Callable<Integer> {
       report = DemoReport.compute(ledger, tally, db, null);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
-    return summarize(out, report, poisoned);
+    return summarize(out, err, report, poisoned, attacks);
   }
 
   /**
-   * The summary line (after the poison details and before its line, with --poison); the exit code.
+   * The summary line (after the poison details and before its line, with --poison; with the
+   * attacks' counts appended, with --secure); the exit code.
    */
-  private static int summarize(PrintWriter out, DemoReport report, PoisonReport poisoned) {
+  private static int summarize(
+      PrintWriter out,
+      PrintWriter err,
+      DemoReport report,
+      PoisonReport poisoned,
+      SecureRun attacks) {
+    if (attacks != null) {
+      attacks.printProblems(err);
+    }
     if (poisoned != null) {
       poisoned.printDetails(out);
     }
-    out.println(report.summaryLine());
+    out.println(report.summaryLine() + (attacks == null ? "" : attacks.summary()));
     if (poisoned != null) {
       out.println(poisoned.summaryLine());
     }
     out.flush();
-    return report.passed() && (poisoned == null || poisoned.passed()) ? 0 : 1;
+    return report.passed()
+            && (poisoned == null || poisoned.passed())
+            && (attacks == null || attacks.passed())
+        ? 0
+        : 1;
   }
 
   /** Whether shards and managers run as in production: several shards, manager processes. */
@@ -412,9 +464,13 @@ public final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static ManagerConfig managerConfig(DemoDatabase db) {
+  private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec) {
     DemoDatabase.Shard shard = db.shards().get(0);
     return ManagerConfig.builder()
+        .security(
+            sec == null
+                ? dev.sluice.manager.security.SecurityConfig.NONE
+                : sec.config(DemoDatabase.QUEUE))
         .managerId("demo-manager")
         .grpcHost("127.0.0.1")
         .grpcPort(0)
@@ -476,6 +532,12 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--managers must be 1.." + DemoManagers.MAX_MANAGERS + ", was " + managers);
+    }
+    if (secure && clustered()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--secure runs with one shard and one in-process manager; drop --shards, --managers"
+              + " and --chaos");
     }
     if (!(chaosIntervalSeconds >= 0.5 && chaosIntervalSeconds <= 600)) {
       throw new ParameterException(

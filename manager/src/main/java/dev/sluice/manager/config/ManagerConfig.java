@@ -1,5 +1,6 @@
 package dev.sluice.manager.config;
 
+import dev.sluice.manager.security.SecurityConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.Set;
  * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
  *     {@code sluice migrate}
  * @param tenantLimits per-tenant overrides of the queues' tenant limits
+ * @param security TLS, principals and grants, and the safe-default rule's switch
  */
 public record ManagerConfig(
     String managerId,
@@ -38,16 +40,20 @@ public record ManagerConfig(
     String httpHost,
     int httpPort,
     Path migrations,
-    List<TenantLimit> tenantLimits) {
+    List<TenantLimit> tenantLimits,
+    SecurityConfig security) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
-  public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
+
+  /** Loopback: a manager is reachable from other hosts only when configured so. */
+  public static final String DEFAULT_GRPC_HOST = "127.0.0.1";
+
   public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(2);
   public static final Duration DEFAULT_LEASE_RENEW = Duration.ofMillis(500);
   public static final Duration DEFAULT_FORGET_DELAY = Duration.ZERO;
-  public static final String DEFAULT_HTTP_HOST = "0.0.0.0";
+  public static final String DEFAULT_HTTP_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 7471;
   public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
 
@@ -88,7 +94,8 @@ public record ManagerConfig(
         httpHost,
         httpPort,
         dir,
-        tenantLimits);
+        tenantLimits,
+        security);
   }
 
   /** The overrides that concern queue {@code queue}. */
@@ -127,6 +134,13 @@ public record ManagerConfig(
     private Integer httpPort;
     private Path migrations = DEFAULT_MIGRATIONS;
     private final List<TenantLimit> tenantLimits = new ArrayList<>();
+    private SecurityConfig security = SecurityConfig.NONE;
+
+    /** TLS, principals and grants; {@link SecurityConfig#NONE} (the default) has neither. */
+    public Builder security(SecurityConfig s) {
+      this.security = s;
+      return this;
+    }
 
     /** Adds a per-tenant override; a tenant may appear once per queue (and once for "*"). */
     public Builder tenantLimit(TenantLimit t) {
@@ -260,7 +274,8 @@ public record ManagerConfig(
           httpHost,
           http,
           migrations,
-          List.copyOf(tenantLimits));
+          List.copyOf(tenantLimits),
+          security == null ? SecurityConfig.NONE : security);
     }
   }
 }

@@ -3,6 +3,7 @@ package dev.sluice.manager.http;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.sluice.manager.json.Json;
+import dev.sluice.manager.security.HttpAccess;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +56,21 @@ public final class StatusHttpServer {
   private final Readiness readiness;
   private HttpServer server;
   private ExecutorService executor;
+  private SSLContext ssl;
+  private boolean wantClientCert;
+  private HttpAccess access = HttpAccess.open();
+
+  /**
+   * Serves HTTPS with {@code ssl} (null = plain HTTP) and checks each request with {@code access}.
+   * Call before {@link #start()}.
+   */
+  public synchronized StatusHttpServer secure(
+      SSLContext ssl, boolean wantClientCert, HttpAccess access) {
+    this.ssl = ssl;
+    this.wantClientCert = wantClientCert;
+    this.access = access;
+    return this;
+  }
 
   public StatusHttpServer(
       String host,
@@ -73,7 +90,7 @@ public final class StatusHttpServer {
       return this;
     }
     try {
-      server = HttpServer.create(new InetSocketAddress(host, port), 64);
+      server = SecureHttp.create(new InetSocketAddress(host, port), 64, ssl, wantClientCert);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage(), e);
@@ -90,7 +107,8 @@ public final class StatusHttpServer {
     server.setExecutor(executor);
     server.createContext("/", this::handle);
     server.start();
-    log.info("status page and /metrics on http://{}:{}/", host, port());
+    log.info(
+        "status page and /metrics on {}://{}:{}/", ssl == null ? "http" : "https", host, port());
     return this;
   }
 
@@ -122,6 +140,9 @@ public final class StatusHttpServer {
         return;
       }
       String path = x.getRequestURI().getPath();
+      if (!SecureHttp.admit(x, path, access)) {
+        return;
+      }
       switch (path) {
         case "/healthz" -> send(x, 200, "text/plain", "ok\n");
         case "/readyz" ->
@@ -168,8 +189,7 @@ public final class StatusHttpServer {
     }
   }
 
-  private static void send(HttpExchange x, int status, String type, String body)
-      throws IOException {
+  static void send(HttpExchange x, int status, String type, String body) throws IOException {
     byte[] b = body.getBytes(StandardCharsets.UTF_8);
     x.getResponseHeaders().set("Content-Type", type + "; charset=utf-8");
     x.getResponseHeaders().set("Cache-Control", "no-store");

@@ -579,7 +579,7 @@ final class Dispatcher implements Runnable {
       Map<String, Value> columns = b.columns.getOrDefault(e.id, e.columns);
       batches
           .computeIfAbsent(r, k -> EventBatch.newBuilder())
-          .addEvents(toWire(e, columns, epoch, now));
+          .addEvents(toWire(e, columns, epoch, now, r));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);
@@ -588,7 +588,8 @@ final class Dispatcher implements Runnable {
     inFlightCount = inFlight.size() + firing.size();
   }
 
-  private Event toWire(CachedEvent e, Map<String, Value> columns, long epoch, long now) {
+  private Event toWire(
+      CachedEvent e, Map<String, Value> columns, long epoch, long now, ReceiverStream r) {
     return Event.newBuilder()
         .setId(e.id)
         .setEpoch(epoch)
@@ -600,6 +601,7 @@ final class Dispatcher implements Runnable {
         .setTimeCreatedNs(e.createdNs)
         .setTimeFiredNs(now)
         .putAllColumns(columns)
+        .setDeliveryToken(r.subscription().deliveryToken(ctx.shard(), e.id, epoch))
         .build();
   }
 

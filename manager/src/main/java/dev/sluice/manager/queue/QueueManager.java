@@ -262,11 +262,14 @@ public final class QueueManager {
     dispatcher.wake();
   }
 
-  /** Stops new sends to every stream of a receiver. Returns how many streams it has here. */
-  public int drainReceiver(String receiverId) {
+  /**
+   * Stops new sends to every stream of a receiver opened by {@code principal}. Returns how many
+   * streams that was here.
+   */
+  public int drainReceiver(String receiverId, String principal) {
     int n = 0;
     for (ReceiverStream r : streams.values()) {
-      if (r.receiverId().equals(receiverId)) {
+      if (r.receiverId().equals(receiverId) && r.subscription().principal().equals(principal)) {
         r.subscription().drain();
         n++;
       }

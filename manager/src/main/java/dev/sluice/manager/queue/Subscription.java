@@ -1,6 +1,9 @@
 package dev.sluice.manager.queue;
 
+import com.google.protobuf.ByteString;
 import dev.sluice.db.KeyRange;
+import dev.sluice.manager.security.DeliveryTokens;
+import dev.sluice.manager.security.Principal;
 import dev.sluice.proto.v1.ManagerMessage;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -34,6 +37,7 @@ public final class Subscription {
   private final java.util.Set<String> shards = ConcurrentHashMap.newKeySet();
 
   private volatile int maxInFlight;
+  private volatile Binding binding;
   private volatile boolean draining;
   private volatile boolean closed;
 
@@ -57,6 +61,38 @@ public final class Subscription {
 
   public String receiverId() {
     return receiverId;
+  }
+
+  /**
+   * Who opened the stream, which tenants it may be sent (null = all), and the signer of its
+   * delivery tokens (null when authentication is off).
+   */
+  public record Binding(String principal, java.util.Set<String> tenants, DeliveryTokens tokens) {}
+
+  /** Set once, before the subscription is attached to any shard. */
+  public void bind(Binding b) {
+    this.binding = b;
+  }
+
+  /** The principal that opened the stream ("anonymous" when unbound). */
+  public String principal() {
+    Binding b = binding;
+    return b == null ? Principal.ANONYMOUS.name() : b.principal();
+  }
+
+  /** Whether this stream may be sent events of {@code tenant}. */
+  public boolean acceptsTenant(String tenant) {
+    Binding b = binding;
+    return b == null || b.tenants() == null || b.tenants().contains(tenant);
+  }
+
+  /** The token binding one delivery to this stream's principal and receiver id. */
+  public ByteString deliveryToken(String shard, long id, long epoch) {
+    Binding b = binding;
+    if (b == null || b.tokens() == null) {
+      return ByteString.EMPTY;
+    }
+    return b.tokens().sign(shard, queue, id, epoch, b.principal(), receiverId);
   }
 
   public String queue() {
