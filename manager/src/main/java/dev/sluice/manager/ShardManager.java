@@ -1,6 +1,7 @@
 package dev.sluice.manager;
 
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
@@ -116,7 +117,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             config.jdbcUrl(),
             config.user(),
             config.password(),
-            config.poolSize());
+            config.poolSize(),
+            new MicrometerMetricsTrackerFactory(registry));
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);

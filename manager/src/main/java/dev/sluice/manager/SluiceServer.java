@@ -4,6 +4,7 @@ import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
+import dev.sluice.manager.metrics.ProcessMetrics;
 import dev.sluice.manager.metrics.Telemetry;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.Server;
@@ -12,6 +13,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -38,6 +40,7 @@ public final class SluiceServer implements AutoCloseable {
   private final Telemetry telemetry;
   private final StatusHttpServer http;
   private Server server;
+  private ProcessMetrics processMetrics;
   private boolean started;
   private boolean stopped;
 
@@ -75,6 +78,7 @@ public final class SluiceServer implements AutoCloseable {
       return this;
     }
     started = true;
+    processMetrics = new ProcessMetrics(registry);
     http.start();
     engine.start();
     try {
@@ -83,6 +87,9 @@ public final class SluiceServer implements AutoCloseable {
               .addService(new SluiceService(engine))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
+              // grpc_server_processing_duration_seconds, grpc_server_requests_received_messages,
+              // grpc_server_responses_sent_messages, by service, method and status code.
+              .intercept(new MetricCollectingServerInterceptor(registry))
               .maxInboundMessageSize(4 * 1024 * 1024)
               .permitKeepAliveTime(10, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true)
@@ -141,6 +148,9 @@ public final class SluiceServer implements AutoCloseable {
     state = "stopping";
     health.enterTerminalState();
     telemetry.stop(); // before the pools close: its queries would count as database errors
+    if (processMetrics != null) {
+      processMetrics.close();
+    }
     engine.stop();
     if (server == null) {
       return; // start failed before the gRPC server was up
