@@ -245,7 +245,6 @@ public final class ReceivedEvent {
               + id()
               + " is "
               + ColumnValues.kindOf(value)
-              + (value == null ? "" : " (" + value + ")")
               + ", not "
               + type.getSimpleName());
     }

@@ -5,7 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.manager.Harness;
 import dev.sluice.proto.v1.ListQueuesRequest;
+import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,6 +43,51 @@ class ProcessMetricsTest {
                           "grpc_server_processing_duration_seconds_count\\{[^}]*"
                               + "method=\"ListQueues\"[^}]*statusCode=\"OK\"")
                       .contains("grpc_server_requests_received_messages_total{"));
+    }
+  }
+
+  /**
+   * The Grafana dashboard and the alert rules under ops/ name only series a manager exports (the
+   * SDK's sluice_receiver_* excepted), so a renamed metric cannot leave them silently empty.
+   */
+  @Test
+  void dashboardAndAlertsUseOnlySeriesTheManagerExports() throws Exception {
+    Path ops = Path.of("..", "ops");
+    String dashboard = Files.readString(ops.resolve("grafana/sluice-dashboard.json"));
+    String alerts = Files.readString(ops.resolve("prometheus/sluice-alerts.yml"));
+    Set<String> used = new TreeSet<>();
+    Matcher m =
+        Pattern.compile("\\b(sluice|hikaricp|jvm|process)_[a-z_]+").matcher(dashboard + alerts);
+    while (m.find()) {
+      String name = m.group().replaceAll("_(bucket|count|sum)$", "");
+      if (!name.startsWith("sluice_receiver_")) {
+        used.add(name);
+      }
+    }
+    assertThat(used).contains("sluice_queue_oldest_due_age_seconds", "sluice_shard_lease_held");
+    try (Harness h = new Harness(ProcessMetricsTest.class)) {
+      h.createQueue("ops_q", "");
+      h.exec("INSERT INTO ops_q (order_id) VALUES (1)");
+      h.startManager();
+      // One event delivered, so that per-tenant series exist too.
+      h.closeLater(
+          SluiceReceiver.builder()
+              .target(h.target())
+              .queue("ops_q")
+              .receiverId("ops")
+              .handler(e -> {})
+              .build()
+              .start());
+      await().until(() -> h.queryLong("SELECT COUNT(*) FROM ops_q WHERE state = 2") == 1);
+      PrometheusMeterRegistry registry = (PrometheusMeterRegistry) h.registry;
+      await()
+          .untilAsserted(
+              () -> {
+                String scrape = registry.scrape();
+                for (String name : used) {
+                  assertThat(scrape).as(name).containsPattern("(?m)^" + name + "(_bucket)?[{ ]");
+                }
+              });
     }
   }
 }
