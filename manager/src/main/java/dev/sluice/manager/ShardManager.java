@@ -93,8 +93,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.registry = registry;
     this.subscriptions = subscriptions;
     this.balancer = balancer;
-    this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
-    registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
+    this.configErrors = registry.counter("sluice.queue.config.errors", "shard", config.name());
+    registry.gauge("sluice.queues.disabled", Tags.of("shard", config.name()), disabled, Map::size);
   }
 
   public String name() {
