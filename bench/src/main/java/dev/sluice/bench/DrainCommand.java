@@ -185,7 +185,7 @@ final class DrainCommand implements Callable<Integer> {
       cpu.start();
       long t0 = System.nanoTime();
       q.setPaused(false);
-      var ackedCounter = s.counterOf("sluice_events_acked");
+      var ackedCounter = s.counterOf("sluice.events.acked");
       LongSupplier acked = () -> (long) ackedCounter.count();
       double rate =
           await(

@@ -1,6 +1,7 @@
 package dev.sluice.manager;
 
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
@@ -132,11 +133,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.registry = registry;
     this.subscriptions = subscriptions;
     this.balancer = balancer;
-    this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
-    this.workerDeaths = registry.counter("sluice_worker_deaths", "shard", config.name());
-    registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
+    this.configErrors = registry.counter("sluice.queue.config.errors", "shard", config.name());
+    this.workerDeaths = registry.counter("sluice.worker.deaths", "shard", config.name());
+    registry.gauge("sluice.queues.disabled", Tags.of("shard", config.name()), disabled, Map::size);
     registry.gauge(
-        "sluice_manager_id_conflict",
+        "sluice.manager.id.conflict",
         Tags.of("shard", config.name()),
         this,
         s -> s.conflict != null ? 1 : 0);
@@ -167,7 +168,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             config.jdbcUrl(),
             config.user(),
             config.password(),
-            config.poolSize());
+            config.poolSize(),
+            new MicrometerMetricsTrackerFactory(registry));
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);

@@ -4,6 +4,7 @@ import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
+import dev.sluice.manager.metrics.ProcessMetrics;
 import dev.sluice.manager.metrics.Telemetry;
 import dev.sluice.manager.security.ServerSecurity;
 import dev.sluice.proto.v1.SluiceGrpc;
@@ -12,6 +13,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -43,6 +45,7 @@ public final class SluiceServer implements AutoCloseable {
   private final ServerSecurity security;
   private volatile List<String> warnings = List.of();
   private Server server;
+  private ProcessMetrics processMetrics;
   private boolean started;
   private boolean stopped;
 
@@ -109,6 +112,7 @@ public final class SluiceServer implements AutoCloseable {
       security.close();
       throw e;
     }
+    processMetrics = new ProcessMetrics(registry);
     http.start();
     engine.start();
     try {
@@ -118,6 +122,9 @@ public final class SluiceServer implements AutoCloseable {
               .addService(new SluiceService(engine, security.guard()))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
+              // grpc_server_processing_duration_seconds, grpc_server_requests_received_messages,
+              // grpc_server_responses_sent_messages, by service, method and status code.
+              .intercept(new MetricCollectingServerInterceptor(registry))
               .maxInboundMessageSize(4 * 1024 * 1024)
               .permitKeepAliveTime(10, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true)
@@ -177,6 +184,9 @@ public final class SluiceServer implements AutoCloseable {
     state = "stopping";
     health.enterTerminalState();
     telemetry.stop(); // before the pools close: its queries would count as database errors
+    if (processMetrics != null) {
+      processMetrics.close();
+    }
     engine.stop();
     if (server == null) {
       return; // start failed before the gRPC server was up

@@ -22,6 +22,7 @@ public final class SluiceReceiverBuilder {
   private Integer maxInFlight;
   private String keyRange = "";
   private EventHandler handler;
+  private final List<ReceiverObserver> observers = new java.util.ArrayList<>();
   private Duration reconnectMin = Duration.ofMillis(100);
   private Duration reconnectMax = Duration.ofSeconds(5);
   private Duration shutdownTimeout = Duration.ofSeconds(30);
@@ -131,6 +132,15 @@ public final class SluiceReceiverBuilder {
   }
 
   /** Bounds of the exponential reconnect backoff. Default 100 ms to 5 s. */
+  /**
+   * Adds an observer of every handling: {@link MicrometerReceiverMetrics}, {@link
+   * OpenTelemetryTracing} or the application's own. Observers start in the order added.
+   */
+  public SluiceReceiverBuilder observer(ReceiverObserver observer) {
+    observers.add(java.util.Objects.requireNonNull(observer, "observer"));
+    return this;
+  }
+
   public SluiceReceiverBuilder reconnectBackoff(Duration min, Duration max) {
     this.reconnectMin = min;
     this.reconnectMax = max;
@@ -199,7 +209,7 @@ public final class SluiceReceiverBuilder {
             concurrency,
             window,
             range,
-            handler,
+            observers.isEmpty() ? handler : new ObservedHandler(handler, observers),
             reconnectMin,
             reconnectMax,
             shutdownTimeout,

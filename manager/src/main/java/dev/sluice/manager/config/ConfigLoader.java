@@ -18,7 +18,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * Reads a manager's YAML configuration. {@code ${NAME}} and {@code ${NAME:-default}} in any value
- * are replaced from the environment, so secrets stay out of the file.
+ * are replaced from the environment, so secrets stay out of the file. Any setting but {@code
+ * tenant_limits} can also be overridden by an environment variable named after it ({@code
+ * SLUICE_GRPC_PORT}, {@code SLUICE_SHARDS_0_URL}, {@code SLUICE_SHARDS_MAIN_PASSWORD}; see {@link
+ * EnvOverrides}), and with {@link #loadEnvironment()} no file is needed at all.
  *
  * <pre>
  * manager_id: m1
@@ -95,9 +98,24 @@ public final class ConfigLoader {
     return new ConfigLoader(System::getenv);
   }
 
+  /**
+   * The configuration from environment variables alone (no file): at least {@code
+   * SLUICE_SHARDS_0_NAME} and {@code SLUICE_SHARDS_0_URL}. A relative {@code SLUICE_MIGRATIONS} is
+   * relative to the working directory.
+   */
+  public ManagerConfig loadEnvironment() {
+    return parse(Map.of(), "environment (SLUICE_*)");
+  }
+
+  /** True if the environment describes at least one shard, so no file is needed. */
+  public boolean environmentHasShards() {
+    return env.apply(EnvOverrides.shardVariable("0", "url")) != null;
+  }
+
   public ManagerConfig load(Path file) {
     try (Reader r = Files.newBufferedReader(file)) {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
+      doc = doc == null ? Map.of() : doc;
       ManagerConfig c = parse(doc, file.toString(), file.toAbsolutePath().getParent());
       Path dir = file.getParent();
       if (dir == null || c.migrations().isAbsolute()) {
@@ -128,7 +146,7 @@ public final class ConfigLoader {
     }
     unknownKeys(source, "", (Map<String, Object>) top, TOP);
     ManagerConfig.Builder b = ManagerConfig.builder();
-    Map<String, Object> m = (Map<String, Object>) top;
+    Map<String, Object> m = new EnvOverrides(env).apply((Map<String, Object>) top, TOP, SHARD);
     if (m.containsKey("manager_id")) {
       b.managerId(str(m, "manager_id"));
     }

@@ -77,10 +77,10 @@ public final class QueueManager {
     this.firer = new Firer(ctx, dispatcher);
     dispatcher.wire(acks, poller, firer);
     QueueMetrics m = ctx.metrics();
-    m.gauge("sluice_window_events", "pending events held in memory", dispatcher::cachedCount);
+    m.gauge("sluice.window.events", "pending events held in memory", dispatcher::cachedCount);
     m.gauge(
-        "sluice_events_in_flight", "events fired and not yet settled", dispatcher::inFlightCount);
-    m.gauge("sluice_receivers_connected", "receiver streams attached", dispatcher::receiverCount);
+        "sluice.events.in.flight", "events fired and not yet settled", dispatcher::inFlightCount);
+    m.gauge("sluice.receivers.connected", "receiver streams attached", dispatcher::receiverCount);
   }
 
   /** This queue's meters (counters and latency timers). */
