@@ -146,7 +146,7 @@ final class PoisonRun {
   long badRows(String queue) {
     MeterRegistry r = manager.registry();
     long n = -1;
-    for (String name : List.of("sluice_bad_rows", "sluice_bad_rows_total")) {
+    for (String name : List.of("sluice.bad.rows")) {
       for (Counter c : r.find(name).counters()) {
         String q = c.getId().getTag("queue");
         if (q == null || q.equals(queue)) {

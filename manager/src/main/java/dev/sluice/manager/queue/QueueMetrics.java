@@ -111,7 +111,7 @@ public final class QueueMetrics {
     return badRows.computeIfAbsent(
         reason,
         k ->
-            Counter.builder("sluice_bad_rows")
+            Counter.builder("sluice.bad.rows")
                 .description("rows skipped or made dead because Sluice cannot serve them")
                 .tags(tags.and("reason", k))
                 .register(registry));

@@ -33,7 +33,7 @@ public final class AuthDenials {
   /** Counts one refusal; {@code what} says what was refused (no secret in it). */
   public void deny(String principal, String reason, String what) {
     String p = principal == null ? UNAUTHENTICATED : principal;
-    registry.counter("sluice_auth_denied_total", "principal", p, "reason", reason).increment();
+    registry.counter("sluice.auth.denied", "principal", p, "reason", reason).increment();
     long now = ticker.getAsLong();
     long[] state = lastLog.computeIfAbsent(p, k -> new long[] {now - LOG_EVERY_NS - 1, 0});
     boolean logNow;

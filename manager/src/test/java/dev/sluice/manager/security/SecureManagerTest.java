@@ -399,7 +399,7 @@ class SecureManagerTest {
   static double denied(String principal, String reason) {
     var c =
         h.registry
-            .find("sluice_auth_denied_total")
+            .find("sluice.auth.denied")
             .tag("principal", principal)
             .tag("reason", reason)
             .counter();
