@@ -38,6 +38,7 @@ class DeadLettersTest {
   static void setUp() {
     db = TestDatabases.fresh(DeadLettersTest.class);
     ds = DataSources.pool("test", db.url(), db.user(), db.password(), 4);
+    SluiceMigrations.migrateSluice(ds);
   }
 
   @AfterAll
@@ -165,6 +166,66 @@ class DeadLettersTest {
     assertThat(t.get(0).counts().dead()).isEqualTo(1);
     assertThat(t.get(1).counts().oldestDueNs()).isGreaterThan(store.serverTimeNs());
     assertThat(store.countsByTenant(1)).hasSize(1);
+  }
+
+  @Test
+  void markDeadKillsPendingAndFiredEventsAtTheirEpochAndRecordsWhy() throws Exception {
+    long pending = insert("p", "");
+    long fired = insert("f", "");
+    long stale = insert("s", "");
+    long acked = insert("a", "");
+    assertThat(store.fire(List.of(new EventRef(fired, 0)), store.serverTimeNs()))
+        .containsValue(CasOutcome.APPLIED);
+    assertThat(store.fire(List.of(new EventRef(acked, 0)), store.serverTimeNs()))
+        .containsValue(CasOutcome.APPLIED);
+    assertThat(store.ack(List.of(new EventRef(acked, 1)), store.serverTimeNs()))
+        .containsValue(CasOutcome.APPLIED);
+    String huge = "x".repeat(5000);
+    String odd = "bad\u0000value \uD83D\uDE00 \uD800 'quote' \\ \n end";
+    Map<EventRef, String> why = new java.util.LinkedHashMap<>();
+    why.put(new EventRef(pending, 0), huge);
+    why.put(new EventRef(fired, 1), odd);
+    why.put(new EventRef(stale, 5), "stale epoch");
+    why.put(new EventRef(acked, 1), "acked meanwhile");
+    why.put(new EventRef(999_999, 0), "no such row");
+
+    Map<EventRef, CasOutcome> out = store.markDead(why);
+
+    assertThat(out)
+        .containsEntry(new EventRef(pending, 0), CasOutcome.APPLIED)
+        .containsEntry(new EventRef(fired, 1), CasOutcome.APPLIED)
+        .containsEntry(new EventRef(stale, 5), CasOutcome.STALE)
+        .containsEntry(new EventRef(acked, 1), CasOutcome.STALE)
+        .containsEntry(new EventRef(999_999, 0), CasOutcome.UNKNOWN);
+    assertThat(store.listDead(0, 10)).extracting(EventRow::id).containsExactly(pending, fired);
+    assertThat(store.listDead(0, 10)).extracting(EventRow::epoch).containsExactly(0L, 1L);
+    Map<Long, String> reasons = store.deadReasons(List.of(pending, fired, stale, acked));
+    assertThat(reasons).containsOnlyKeys(pending, fired);
+    assertThat(reasons.get(pending)).hasSize(1024).startsWith("xxx").endsWith("...");
+    assertThat(reasons.get(fired)).startsWith("bad?value ? ? 'quote' \\ ").endsWith(" end");
+    assertThat(store.counts().pending()).isEqualTo(1);
+
+    // Replay and purge take the reason away with the event's death.
+    assertThat(store.replayDead(List.of(new EventRef(pending, 0))))
+        .containsValue(CasOutcome.APPLIED);
+    assertThat(store.purgeDead(List.of(new EventRef(fired, 1)))).containsValue(CasOutcome.APPLIED);
+    assertThat(store.deadReasons(List.of(pending, fired))).isEmpty();
+  }
+
+  @Test
+  void aDeathByMaxAttemptsRecordsItsReason() throws Exception {
+    long id = insert("m", "");
+    store.fire(List.of(new EventRef(id, 0)), store.serverTimeNs());
+    EventRef fired = new EventRef(id, 1);
+    assertThat(store.release(List.of(new Release(fired, 0, true, "max_attempts 1 reached"))))
+        .containsEntry(fired, CasOutcome.APPLIED);
+    assertThat(store.deadReasons(List.of(id))).containsEntry(id, "max_attempts 1 reached");
+    // A stale release records nothing.
+    long other = insert("n", "");
+    EventRef never = new EventRef(other, 4);
+    assertThat(store.release(List.of(new Release(never, 0, true, "nope"))))
+        .containsEntry(never, CasOutcome.STALE);
+    assertThat(store.deadReasons(List.of(other))).isEmpty();
   }
 
   @Test

@@ -270,7 +270,13 @@ public final class QueueEngine {
           long delay =
               Math.max(n.getRetryAfterMs() * 1_000_000L, table.options().minBackoff().toNanos());
           int max = table.options().maxAttempts();
-          rel.add(new Release(r, now + delay, r.epoch() >= max && r.epoch() % max == 0));
+          boolean dead = r.epoch() >= max && r.epoch() % max == 0;
+          String why =
+              "max_attempts "
+                  + max
+                  + " reached; last attempt: nack"
+                  + (n.getReason().isEmpty() ? "" : ": " + n.getReason());
+          rel.add(new Release(r, now + delay, dead, dead ? why : null));
         }
         Map<EventRef, CasOutcome> out = store.release(rel);
         rel.forEach(

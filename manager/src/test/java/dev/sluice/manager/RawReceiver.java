@@ -99,6 +99,10 @@ public final class RawReceiver implements AutoCloseable {
   }
 
   public void nack(Event e, long retryAfterMs) {
+    nack(e, retryAfterMs, "");
+  }
+
+  public void nack(Event e, long retryAfterMs, String reason) {
     send(
         ReceiverMessage.newBuilder()
             .setNacks(
@@ -110,7 +114,8 @@ public final class RawReceiver implements AutoCloseable {
                                     .setId(e.getId())
                                     .setEpoch(e.getEpoch())
                                     .setShard(e.getShard()))
-                            .setRetryAfterMs(retryAfterMs)))
+                            .setRetryAfterMs(retryAfterMs)
+                            .setReason(reason)))
             .build());
   }
 

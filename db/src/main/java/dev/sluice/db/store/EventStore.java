@@ -91,6 +91,17 @@ public interface EventStore {
   /** Deletes each dead event whose epoch is current. */
   Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs);
 
+  /**
+   * pending or fired → dead for each ref whose epoch is current (the epoch is kept), recording its
+   * reason where {@code sluice dead list} shows it, in the same transaction. For events Sluice
+   * cannot serve (a row it cannot read or fire); a reason of any length or content is stored,
+   * shortened if need be. Returns the outcome per ref (STALE: not pending or fired at that epoch).
+   */
+  Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons);
+
+  /** The recorded reason of each of {@code ids} that is dead with one. */
+  Map<Long, String> deadReasons(Collection<Long> ids);
+
   /** The database server's clock, ns since the epoch. */
   long serverTimeNs();
 }

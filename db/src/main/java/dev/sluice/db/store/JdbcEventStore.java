@@ -155,9 +155,13 @@ public final class JdbcEventStore implements EventStore {
     List<EventRef> dead = new ArrayList<>();
     Map<Long, Long> retryAt = new HashMap<>();
     List<EventRef> retry = new ArrayList<>();
+    Map<Long, EventRef> deadRefs = new HashMap<>();
+    Map<Long, String> deadReason = new HashMap<>();
     for (Release r : releases) {
       if (r.dead()) {
         dead.add(r.ref());
+        deadRefs.put(r.ref().id(), r.ref());
+        deadReason.put(r.ref().id(), r.reason() == null ? "attempts used up" : r.reason());
       } else {
         retry.add(r.ref());
         retryAt.put(r.ref().id(), r.retryAtNs());
@@ -167,10 +171,14 @@ public final class JdbcEventStore implements EventStore {
         cas(
             dead,
             EventState.FIRED,
-            ids -> {
-              Map<Field<?>, Object> set = new LinkedHashMap<>();
-              set.put(state, sv(EventState.DEAD));
-              return set;
+            (tx, ids, guard) -> {
+              int n = tx.update(t).set(state, sv(EventState.DEAD)).where(guard).execute();
+              Map<EventRef, String> why = new LinkedHashMap<>();
+              for (Long i : ids) {
+                why.put(deadRefs.get(i), deadReason.get(i));
+              }
+              DeadReasons.record(tx, q.name(), why);
+              return n;
             }));
     out.putAll(
         cas(
@@ -322,17 +330,82 @@ public final class JdbcEventStore implements EventStore {
     return cas(
         refs,
         EventState.DEAD,
-        ids -> {
-          Map<Field<?>, Object> set = new LinkedHashMap<>();
-          set.put(state, sv(EventState.PENDING));
-          set.put(timeNext, dbNow);
-          return set;
+        (tx, ids, guard) -> {
+          int n =
+              tx.update(t)
+                  .set(state, sv(EventState.PENDING))
+                  .set(timeNext, dbNow)
+                  .where(guard)
+                  .execute();
+          DeadReasons.remove(tx, q.name(), ids);
+          return n;
         });
   }
 
   @Override
   public Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs) {
-    return cas(refs, EventState.DEAD, (tx, ids, guard) -> tx.deleteFrom(t).where(guard).execute());
+    return cas(
+        refs,
+        EventState.DEAD,
+        (tx, ids, guard) -> {
+          int n = tx.deleteFrom(t).where(guard).execute();
+          DeadReasons.remove(tx, q.name(), ids);
+          return n;
+        });
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons) {
+    if (reasons.isEmpty()) {
+      return Map.of();
+    }
+    Set<Long> ids = new HashSet<>();
+    for (EventRef r : reasons.keySet()) {
+      ids.add(r.id());
+    }
+    // Under row locks, so that each outcome is known exactly; pending and fired rows alike.
+    return ctx.transactionResult(
+        cfg -> {
+          DSLContext tx = DSL.using(cfg);
+          Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
+          for (Record3<Long, Long, Object> r :
+              tx.select(id, epoch, state).from(t).where(id.in(ids)).forUpdate().fetch()) {
+            rows.put(r.value1(), r);
+          }
+          Map<EventRef, CasOutcome> out = new HashMap<>();
+          Map<EventRef, String> dying = new LinkedHashMap<>();
+          Set<Long> taken = new HashSet<>();
+          for (Map.Entry<EventRef, String> e : reasons.entrySet()) {
+            EventRef r = e.getKey();
+            Record3<Long, Long, Object> row = rows.get(r.id());
+            EventState st = row == null ? null : q.decodeState(row.value3());
+            if (row == null) {
+              out.put(r, CasOutcome.UNKNOWN);
+            } else if ((st == EventState.PENDING || st == EventState.FIRED)
+                && row.value2() == r.epoch()
+                && taken.add(r.id())) {
+              dying.put(r, e.getValue());
+              out.put(r, CasOutcome.APPLIED);
+            } else {
+              out.put(r, CasOutcome.STALE);
+            }
+          }
+          for (Map.Entry<Long, List<Long>> g : byEpoch(dying.keySet()).entrySet()) {
+            tx.update(t)
+                .set(state, sv(EventState.DEAD))
+                .where(id.in(g.getValue()))
+                .and(epoch.eq(g.getKey()))
+                .and(state.in(sv(EventState.PENDING), sv(EventState.FIRED)))
+                .execute();
+          }
+          DeadReasons.record(tx, q.name(), dying);
+          return out;
+        });
+  }
+
+  @Override
+  public Map<Long, String> deadReasons(Collection<Long> ids) {
+    return DeadReasons.read(ctx, q.name(), ids);
   }
 
   @Override

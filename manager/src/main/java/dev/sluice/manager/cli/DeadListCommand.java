@@ -17,8 +17,8 @@ import picocli.CommandLine.Parameters;
     name = "list",
     mixinStandardHelpOptions = true,
     description =
-        "List a queue's dead events (attempts used up) by id, with tenant, attempts and their"
-            + " columns. Page with --after.")
+        "List a queue's dead events (attempts used up, or rows Sluice could not serve) by id,"
+            + " with tenant, attempts, why each died and their columns. Page with --after.")
 final class DeadListCommand extends BaseCommand {
   @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
   String name;
@@ -49,18 +49,25 @@ final class DeadListCommand extends BaseCommand {
       throw CliException.badInput("--limit must be 1..10000, was " + limit);
     }
     List<Object> events = new ArrayList<>();
-    TextTable table = new TextTable("SHARD", "ID", "ATTEMPTS", "TENANT", "CREATED_AGO", "COLUMNS");
+    TextTable table =
+        new TextTable("SHARD", "ID", "ATTEMPTS", "TENANT", "CREATED_AGO", "COLUMNS", "REASON");
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Found f : pools.find(name, shard)) {
         JdbcEventStore store = f.store();
         long now = store.serverTimeNs();
-        for (EventRow r : store.listDead(after, limit)) {
+        List<EventRow> dead = store.listDead(after, limit);
+        List<Long> ids = new ArrayList<>(dead.size());
+        dead.forEach(r -> ids.add(r.id()));
+        Map<Long, String> reasons = store.deadReasons(ids);
+        for (EventRow r : dead) {
+          String reason = reasons.getOrDefault(r.id(), "");
           Map<String, Object> m = new LinkedHashMap<>();
           m.put("shard", f.shard().name());
           m.put("id", r.id());
           m.put("attempts", r.epoch());
           m.put("tenant", r.tenant());
           m.put("time_created_ns", r.timeCreatedNs());
+          m.put("reason", reason);
           Map<String, Object> cols = new LinkedHashMap<>();
           r.userColumns().forEach((k, v) -> cols.put(k, v instanceof byte[] b ? hex(b) : v));
           m.put("columns", cols);
@@ -72,7 +79,8 @@ final class DeadListCommand extends BaseCommand {
               r.epoch(),
               r.tenant().isEmpty() ? "''" : r.tenant(),
               QueueStatsCommand.age((now - r.timeCreatedNs()) / 1_000_000),
-              text.length() > 80 ? text.substring(0, 77) + "..." : text);
+              text.length() > 80 ? text.substring(0, 77) + "..." : text,
+              reason.isEmpty() ? "-" : shorten(reason, 100));
         }
       }
     }
@@ -84,6 +92,10 @@ final class DeadListCommand extends BaseCommand {
       table.print(out());
     }
     return CliException.OK;
+  }
+
+  private static String shorten(String s, int max) {
+    return s.length() > max ? s.substring(0, max - 3) + "..." : s;
   }
 
   private static String hex(byte[] b) {

@@ -101,7 +101,7 @@ final class AckBatcher implements Runnable {
       if (c.kind() == Completion.Kind.ACK) {
         acks.add(c.ref());
       } else {
-        releases.add(new Release(c.ref(), c.retryAtNs(), c.dead()));
+        releases.add(new Release(c.ref(), c.retryAtNs(), c.dead(), deadReason(c)));
       }
     }
     Map<EventRef, CasOutcome> ackOut = null;
@@ -162,6 +162,17 @@ final class AckBatcher implements Runnable {
     }
     dispatcher.post(() -> dispatcher.onSettled(batch, outcomes));
     answers.forEach((r, b) -> r.send(ManagerMessage.newBuilder().setAckResults(b).build()));
+  }
+
+  /** What {@code sluice dead list} shows for an event whose attempts are used up. */
+  private String deadReason(Completion c) {
+    if (!c.dead()) {
+      return null;
+    }
+    return "max_attempts "
+        + ctx.options().maxAttempts()
+        + " reached"
+        + (c.reason() == null || c.reason().isEmpty() ? "" : "; last attempt: " + c.reason());
   }
 
   private void count(Completion c, CasOutcome o) {

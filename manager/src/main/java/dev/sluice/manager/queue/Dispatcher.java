@@ -629,7 +629,8 @@ final class Dispatcher implements Runnable {
       }
       ctx.metrics().nacked.increment();
       long after = TimeUnit.MILLISECONDS.toNanos(Math.max(0, n.getRetryAfterMs()));
-      acks.submit(releaseOf(ref, now, after, from, "nack"));
+      String why = n.getReason().isEmpty() ? "nack" : "nack: " + n.getReason();
+      acks.submit(releaseOf(ref, now, after, from, why));
     }
   }
 

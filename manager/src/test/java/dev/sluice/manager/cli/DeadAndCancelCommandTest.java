@@ -132,6 +132,33 @@ class DeadAndCancelCommandTest {
   }
 
   @Test
+  void listShowsWhyAnEventDied() throws Exception {
+    h.createQueue("why_q", "max_attempts=1 min_backoff=0s");
+    h.exec("INSERT INTO why_q (id, order_id) VALUES (71, 71)");
+    h.startManager();
+    try {
+      RawReceiver rcv = h.rawReceiver("why_q", "r", 10);
+      Event e = rcv.events.poll(10, SECONDS);
+      assertThat(e).isNotNull();
+      rcv.nack(e, 0, "payment service said no");
+      org.awaitility.Awaitility.await().atMost(10, SECONDS).until(() -> state("why_q", 71) == 3);
+    } finally {
+      h.stopManager();
+    }
+    Cli.Result r = Cli.run("dead", "list", "why_q", "-c", config);
+    assertThat(r.code()).as(r.toString()).isZero();
+    assertThat(r.out()).contains("max_attempts 1 reached; last attempt: nack: payment service");
+    JsonNode j =
+        new ObjectMapper().readTree(Cli.run("dead", "list", "why_q", "-c", config, "--json").out());
+    assertThat(j.get("dead").get(0).get("reason").asText())
+        .isEqualTo("max_attempts 1 reached; last attempt: nack: payment service said no");
+    // A replay removes the reason with the death.
+    assertThat(Cli.run("dead", "replay", "why_q", "-c", config, "--id", "71").code()).isZero();
+    assertThat(h.queryLong("SELECT COUNT(*) FROM sluice_dead_reason WHERE queue = 'why_q'"))
+        .isZero();
+  }
+
+  @Test
   void purgeDeletesOnlyDeadEvents() throws Exception {
     deadQueue("purge_q", 31, 32, 33);
     h.exec("INSERT INTO purge_q (id, order_id) VALUES (34, 34)");
