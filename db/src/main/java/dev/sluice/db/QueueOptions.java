@@ -29,7 +29,9 @@ public record QueueOptions(
     int tenantMaxInFlight,
     int tenantReserve,
     int actorMaxDepth,
-    Map<String, Integer> classShares) {
+    Map<String, Integer> classShares,
+    int maxEventBytes,
+    long cacheBytes) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -61,6 +63,34 @@ public record QueueOptions(
   public static final int DEFAULT_ACTOR_MAX_DEPTH = 4;
   public static final int MAX_ACTOR_DEPTH = 16;
 
+  /**
+   * The largest message a manager sends a receiver: gRPC's default limit on inbound messages, which
+   * every gRPC client accepts unless told otherwise (the Java receiver SDK sets it explicitly to
+   * the same). Events are sent in batches of at most this many bytes.
+   */
+  public static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+  /**
+   * What a batch message adds to its events (the message and batch headers): an event of {@link
+   * #MAX_EVENT_BYTES} still fits a message alone.
+   */
+  public static final int MESSAGE_OVERHEAD_BYTES = 1024;
+
+  /**
+   * An event (its columns and Sluice's fields, as sent) larger than this goes dead with "too large"
+   * instead of being sent: 1 MiB, the common limit of message brokers.
+   */
+  public static final int DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+
+  public static final int MIN_EVENT_BYTES = 1024;
+  public static final int MAX_EVENT_BYTES = MAX_MESSAGE_BYTES - MESSAGE_OVERHEAD_BYTES;
+
+  /** The bytes of events the window may hold, besides cache_size events: 64 MiB. */
+  public static final long DEFAULT_CACHE_BYTES = 64L * 1024 * 1024;
+
+  public static final long MIN_CACHE_BYTES = 64L * 1024;
+  public static final long MAX_CACHE_BYTES = 16L * 1024 * 1024 * 1024;
+
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES =
       List.of(
@@ -79,7 +109,9 @@ public record QueueOptions(
           "tenant_max_in_flight",
           "tenant_reserve",
           "actor_max_depth",
-          "class_shares");
+          "class_shares",
+          "max_event_bytes",
+          "cache_bytes");
 
   public static QueueOptions defaults() {
     return new QueueOptions(
@@ -98,7 +130,9 @@ public record QueueOptions(
         DEFAULT_TENANT_MAX_IN_FLIGHT,
         DEFAULT_TENANT_RESERVE,
         DEFAULT_ACTOR_MAX_DEPTH,
-        Map.of());
+        Map.of(),
+        DEFAULT_MAX_EVENT_BYTES,
+        DEFAULT_CACHE_BYTES);
   }
 
   /** True when a table comment marks a queue: its first word is {@link #MARKER}. */
@@ -158,7 +192,19 @@ public record QueueOptions(
               r.integer("tenant_max_in_flight", DEFAULT_TENANT_MAX_IN_FLIGHT, 0),
               r.percent("tenant_reserve", DEFAULT_TENANT_RESERVE, 0, MAX_TENANT_RESERVE),
               Math.min(MAX_ACTOR_DEPTH, r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)),
-              r.classShares("class_shares"));
+              r.classShares("class_shares"),
+              (int)
+                  r.bytes(
+                      "max_event_bytes", DEFAULT_MAX_EVENT_BYTES, MIN_EVENT_BYTES, MAX_EVENT_BYTES),
+              r.bytes("cache_bytes", DEFAULT_CACHE_BYTES, MIN_CACHE_BYTES, MAX_CACHE_BYTES));
+      if (problems.isEmpty() && o.cacheBytes < o.maxEventBytes) {
+        problems.add(
+            "cache_bytes ("
+                + ByteSizes.format(o.cacheBytes)
+                + ") is less than max_event_bytes ("
+                + ByteSizes.format(o.maxEventBytes)
+                + ")");
+      }
       if (problems.isEmpty()
           && o.actorMaxDepth != r.integer("actor_max_depth", DEFAULT_ACTOR_MAX_DEPTH, 1)) {
         problems.add("actor_max_depth must be at most " + MAX_ACTOR_DEPTH);
@@ -217,6 +263,8 @@ public record QueueOptions(
     m.put("tenant_reserve", tenantReserve + "%");
     m.put("actor_max_depth", Integer.toString(actorMaxDepth));
     m.put("class_shares", classSharesText());
+    m.put("max_event_bytes", ByteSizes.format(maxEventBytes));
+    m.put("cache_bytes", ByteSizes.format(cacheBytes));
     return m;
   }
 
@@ -308,6 +356,31 @@ public record QueueOptions(
           return dflt;
         }
         return d;
+      } catch (IllegalArgumentException e) {
+        problems.add(key + ": " + e.getMessage());
+        return dflt;
+      }
+    }
+
+    long bytes(String key, long dflt, long min, long max) {
+      String v = values.get(key);
+      if (v == null) {
+        return dflt;
+      }
+      try {
+        long n = ByteSizes.parse(v);
+        if (n < min || n > max) {
+          problems.add(
+              key
+                  + "="
+                  + v
+                  + " must be from "
+                  + ByteSizes.format(min)
+                  + " to "
+                  + ByteSizes.format(max));
+          return dflt;
+        }
+        return n;
       } catch (IllegalArgumentException e) {
         problems.add(key + ": " + e.getMessage());
         return dflt;

@@ -77,6 +77,10 @@ public final class QueueManager {
     QueueMetrics m = ctx.metrics();
     m.gauge("sluice_window_events", "pending events held in memory", dispatcher::cachedCount);
     m.gauge(
+        "sluice_window_bytes",
+        "bytes of the pending events held in memory (at most cache_bytes)",
+        dispatcher::cachedBytes);
+    m.gauge(
         "sluice_events_in_flight", "events fired and not yet settled", dispatcher::inFlightCount);
     m.gauge("sluice_receivers_connected", "receiver streams attached", dispatcher::receiverCount);
   }

@@ -39,6 +39,9 @@ public final class QueueMetrics {
    */
   final Counter actorTooDeep;
 
+  /** Events made dead unsent because they were larger than max_event_bytes. */
+  final Counter tooLarge;
+
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
   final Counter windowTrimmed;
 
@@ -80,6 +83,7 @@ public final class QueueMetrics {
     casMisses = r.counter("sluice_fire_cas_misses", t);
     windowTrimmed = r.counter("sluice_window_trimmed", t);
     actorTooDeep = r.counter("sluice_actor_path_too_deep", t);
+    tooLarge = r.counter("sluice_events_too_large", t);
     dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
     dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
     pollDuration = latency("sluice_poll_duration", "one poll query", r);
