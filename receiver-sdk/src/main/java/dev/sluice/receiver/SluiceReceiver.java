@@ -178,7 +178,8 @@ public final class SluiceReceiver implements AutoCloseable {
     List<ManagedChannel> channels = new ArrayList<>();
     try {
       for (String target : config.targets()) {
-        channels.add(ManagedChannelBuilder.forTarget(target).usePlaintext().build());
+        channels.add(
+            ChannelSettings.apply(ManagedChannelBuilder.forTarget(target).usePlaintext()).build());
       }
     } catch (RuntimeException e) {
       channels.forEach(ManagedChannel::shutdownNow);
