@@ -162,7 +162,11 @@ final class Dispatcher implements Runnable {
         new ReceiverPool(
             ctx.options().maxReceiversPerTenant(), ctx.options().classShares(), forgetDelayNs);
     this.credits =
-        new TenantCredits(ctx.tenantLimits(), ctx.options().fair(), ctx.options().tenantReserve());
+        new TenantCredits(
+            ctx.tenantLimits(),
+            ctx.options().fair(),
+            ctx.options().tenantReserve(),
+            t -> cache.held(t) > 0);
     this.ackWaitNs = ctx.options().ackWait().toNanos();
     this.maxAttempts = ctx.options().maxAttempts();
     this.maxConcurrency = ctx.options().maxConcurrency();
