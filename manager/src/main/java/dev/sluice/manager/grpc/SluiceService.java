@@ -33,6 +33,9 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
 
   private final QueueEngine engine;
 
+  /** QueueStats' table counts, at most one a second per queue (see {@link CountsCache}). */
+  private final CountsCache counts = new CountsCache(System::nanoTime);
+
   public SluiceService(QueueEngine engine) {
     this.engine = engine;
   }
@@ -135,7 +138,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
             if (!req.getQueue().isEmpty() && !req.getQueue().equals(q.queue())) {
               continue;
             }
-            StateCounts c = q.counts();
+            StateCounts c = counts.counts(q);
             QueueManager.LiveStats live = q.live();
             long now = q.nowNs();
             b.addQueues(
