@@ -126,7 +126,13 @@ public final class SluiceServer implements AutoCloseable {
               // grpc_server_responses_sent_messages, by service, method and status code.
               .intercept(new MetricCollectingServerInterceptor(registry))
               .maxInboundMessageSize(4 * 1024 * 1024)
-              .permitKeepAliveTime(10, TimeUnit.SECONDS)
+              // A receiver host that vanished (no FIN or RST) is found by these pings: its
+              // streams break and their events are released, instead of waiting out ack_wait.
+              .keepAliveTime(config.grpcKeepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
+              .keepAliveTimeout(config.grpcKeepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
+              // Receivers may ping this often: half the Java SDK's 10 s, so that a ping a little
+              // early is no strike against it.
+              .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true)
               .build()
               .start();

@@ -24,6 +24,10 @@ public final class RawReceiver implements AutoCloseable {
   public final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
   public final List<Event> all = new CopyOnWriteArrayList<>();
   public final List<AckResult> results = new CopyOnWriteArrayList<>();
+
+  /** The sizes of the event messages received, in bytes, in order. */
+  public final List<Integer> batchBytes = new CopyOnWriteArrayList<>();
+
   public volatile boolean subscribed;
 
   /** The credits the Subscribed answer granted. */
@@ -61,6 +65,7 @@ public final class RawReceiver implements AutoCloseable {
                     subscribed = true;
                   }
                   case EVENTS -> {
+                    batchBytes.add(m.getSerializedSize());
                     events.addAll(m.getEvents().getEventsList());
                     all.addAll(m.getEvents().getEventsList());
                   }

@@ -64,7 +64,7 @@ record ChannelSecurity(Path ca, Path cert, Path key, String token) {
             e);
       }
     }
-    ManagedChannelBuilder<?> b = Grpc.newChannelBuilder(target, creds);
+    ManagedChannelBuilder<?> b = ChannelSettings.apply(Grpc.newChannelBuilder(target, creds));
     if (token != null) {
       b.intercept(new BearerToken("Bearer " + token));
     }

@@ -82,7 +82,9 @@ public final class SluiceReceiverBuilder {
   /**
    * A channel the caller owns, as the one endpoint: the receiver uses it but never shuts it down,
    * nor cuts short its connection backoff (on channels it owns, the receiver's reconnect backoff
-   * decides when to retry).
+   * decides when to retry). It must accept messages of 4 MiB (gRPC's default; the manager sends
+   * events in messages up to that size) and should keep alive as the receiver's own channels do: a
+   * ping after 10 s, a 5 s timeout.
    */
   public SluiceReceiverBuilder channel(ManagedChannel channel) {
     this.channel = channel;

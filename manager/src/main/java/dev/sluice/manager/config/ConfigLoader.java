@@ -33,6 +33,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * lease_ttl: 2s
  * lease_renew: 500ms
  * forget_delay: 0s
+ * grpc_keepalive_time: 10s     # ping a receiver connection silent this long (at least 10s)
+ * grpc_keepalive_timeout: 5s   # and close it if the ping is not answered within this
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
@@ -76,6 +78,8 @@ public final class ConfigLoader {
           "lease_ttl",
           "lease_renew",
           "forget_delay",
+          "grpc_keepalive_time",
+          "grpc_keepalive_timeout",
           "shards",
           "tenant_limits",
           "grpc_bind",
@@ -170,6 +174,12 @@ public final class ConfigLoader {
     }
     if (m.containsKey("forget_delay")) {
       b.forgetDelay(Durations.parse(str(m, "forget_delay")));
+    }
+    if (m.containsKey("grpc_keepalive_time")) {
+      b.grpcKeepaliveTime(Durations.parse(str(m, "grpc_keepalive_time")));
+    }
+    if (m.containsKey("grpc_keepalive_timeout")) {
+      b.grpcKeepaliveTimeout(Durations.parse(str(m, "grpc_keepalive_timeout")));
     }
     if (m.containsKey("http_host")) {
       b.httpHost(str(m, "http_host"));

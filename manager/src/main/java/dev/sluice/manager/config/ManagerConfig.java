@@ -26,6 +26,11 @@ import java.util.Set;
  *     {@code sluice migrate}
  * @param tenantLimits per-tenant overrides of the queues' tenant limits
  * @param security TLS, principals and grants, and the safe-default rule's switch
+ * @param grpcKeepaliveTime how long a receiver's connection may be silent before the manager pings
+ *     it (gRPC allows no less than 10 s)
+ * @param grpcKeepaliveTimeout how long that ping may go unanswered before the connection is closed
+ *     and its events are released: a receiver host that vanished (no FIN or RST) is found within
+ *     the two together
  */
 public record ManagerConfig(
     String managerId,
@@ -41,7 +46,9 @@ public record ManagerConfig(
     int httpPort,
     Path migrations,
     List<TenantLimit> tenantLimits,
-    SecurityConfig security) {
+    SecurityConfig security,
+    Duration grpcKeepaliveTime,
+    Duration grpcKeepaliveTimeout) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
 
@@ -75,6 +82,14 @@ public record ManagerConfig(
         + String.format("%04x", java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
   }
 
+  /**
+   * 10 s, the least gRPC allows, and 5 s: a vanished receiver's events come back within about 15 s,
+   * well inside the default ack_wait (30 s), for one small ping per silent connection every 10 s.
+   */
+  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
+
+  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
+
   public static Builder builder() {
     return new Builder();
   }
@@ -95,7 +110,9 @@ public record ManagerConfig(
         httpPort,
         dir,
         tenantLimits,
-        security);
+        security,
+        grpcKeepaliveTime,
+        grpcKeepaliveTimeout);
   }
 
   /** The overrides that concern queue {@code queue}. */
@@ -114,6 +131,18 @@ public record ManagerConfig(
     private Duration leaseTtl = DEFAULT_LEASE_TTL;
     private Duration leaseRenew = DEFAULT_LEASE_RENEW;
     private Duration forgetDelay = DEFAULT_FORGET_DELAY;
+    private Duration grpcKeepaliveTime = DEFAULT_GRPC_KEEPALIVE_TIME;
+    private Duration grpcKeepaliveTimeout = DEFAULT_GRPC_KEEPALIVE_TIMEOUT;
+
+    public Builder grpcKeepaliveTime(Duration d) {
+      this.grpcKeepaliveTime = d;
+      return this;
+    }
+
+    public Builder grpcKeepaliveTimeout(Duration d) {
+      this.grpcKeepaliveTimeout = d;
+      return this;
+    }
 
     public Builder leaseTtl(Duration d) {
       this.leaseTtl = d;
@@ -245,6 +274,18 @@ public record ManagerConfig(
       if (forgetDelay == null || forgetDelay.isNegative()) {
         throw new IllegalArgumentException("forget_delay must not be negative, was " + forgetDelay);
       }
+      if (grpcKeepaliveTime == null
+          || grpcKeepaliveTime.getSeconds() < 10
+          || grpcKeepaliveTime.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "grpc_keepalive_time must be from 10s to 1h, was " + grpcKeepaliveTime);
+      }
+      if (grpcKeepaliveTimeout == null
+          || grpcKeepaliveTimeout.toMillis() < 100
+          || grpcKeepaliveTimeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "grpc_keepalive_timeout must be from 100ms to 1h, was " + grpcKeepaliveTimeout);
+      }
       Set<String> limited = new HashSet<>();
       for (TenantLimit t : tenantLimits) {
         if (!limited.add(t.queue() + "\u0000" + t.tenant())) {
@@ -275,7 +316,9 @@ public record ManagerConfig(
           http,
           migrations,
           List.copyOf(tenantLimits),
-          security == null ? SecurityConfig.NONE : security);
+          security == null ? SecurityConfig.NONE : security,
+          grpcKeepaliveTime,
+          grpcKeepaliveTimeout);
     }
   }
 }

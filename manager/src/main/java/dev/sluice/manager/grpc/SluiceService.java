@@ -42,6 +42,9 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   private final QueueEngine engine;
   private final StreamGuard guard;
 
+  /** QueueStats' table counts, at most one a second per queue (see {@link CountsCache}). */
+  private final CountsCache counts = new CountsCache(System::nanoTime);
+
   public SluiceService(QueueEngine engine, StreamGuard guard) {
     this.engine = engine;
     this.guard = guard;
@@ -182,7 +185,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
             if (!p.allows(q.queue(), Action.STATS)) {
               continue;
             }
-            StateCounts c = q.counts();
+            StateCounts c = counts.counts(q);
             QueueManager.LiveStats live = q.live();
             long now = q.nowNs();
             b.addQueues(

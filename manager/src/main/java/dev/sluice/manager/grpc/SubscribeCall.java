@@ -154,6 +154,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                     .setReceiverId(rid)
                     .setMaxInFlight(max))
             .build());
+    created.onCutOff(() -> engine.unsubscribe(created, "cut off: it does not read its stream"));
     sub = created;
     engine.subscribe(created);
   }

@@ -79,6 +79,10 @@ public final class QueueManager {
     QueueMetrics m = ctx.metrics();
     m.gauge("sluice.window.events", "pending events held in memory", dispatcher::cachedCount);
     m.gauge(
+        "sluice.window.bytes",
+        "bytes of the pending events held in memory (at most cache_bytes)",
+        dispatcher::cachedBytes);
+    m.gauge(
         "sluice.events.in.flight", "events fired and not yet settled", dispatcher::inFlightCount);
     m.gauge("sluice.receivers.connected", "receiver streams attached", dispatcher::receiverCount);
   }
@@ -167,6 +171,7 @@ public final class QueueManager {
   public static final List<String> RESTART_OPTIONS =
       List.of(
           "cache_size",
+          "cache_bytes",
           "fair",
           "tenant_cache_share",
           "tenant_max_in_flight",

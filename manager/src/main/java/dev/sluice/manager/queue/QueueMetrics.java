@@ -39,6 +39,9 @@ public final class QueueMetrics {
    */
   final Counter actorTooDeep;
 
+  /** Events made dead unsent because they were larger than max_event_bytes. */
+  final Counter tooLarge;
+
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
   final Counter windowTrimmed;
 
@@ -82,6 +85,7 @@ public final class QueueMetrics {
     casMisses = r.counter("sluice.fire.cas.misses", t);
     windowTrimmed = r.counter("sluice.window.trimmed", t);
     actorTooDeep = r.counter("sluice.actor.path.too.deep", t);
+    tooLarge = r.counter("sluice.events.too.large", t);
     dueToDispatch = latency("sluice.due.to.dispatch", "due time to fire", r);
     dispatchToAck = latency("sluice.dispatch.to.ack", "fire to ack", r);
     pollDuration = latency("sluice.poll.duration", "one poll query", r);
