@@ -15,6 +15,9 @@ public final class ReceivedEvent {
   private final Event raw;
   private final Map<String, Object> columns;
 
+  /** Set by {@link TransactionalAck} on the handler's thread; read after the handler returns. */
+  private volatile boolean ackedInTransaction;
+
   public ReceivedEvent(Event raw) {
     this.raw = Objects.requireNonNull(raw, "raw");
     // Sorted so that iteration order does not depend on the wire order of the proto map.
@@ -83,6 +86,18 @@ public final class ReceivedEvent {
   /** The column as a long; throws IllegalArgumentException if missing, null or not an integer. */
   public long getLong(String name) {
     return typed(name, Long.class);
+  }
+
+  /**
+   * True once {@link TransactionalAck#ack} applied this attempt's ack in the handler's transaction:
+   * when the handler then returns normally, the manager is told the ack is committed.
+   */
+  public boolean ackedInTransaction() {
+    return ackedInTransaction;
+  }
+
+  void markAckedInTransaction() {
+    ackedInTransaction = true;
   }
 
   /** The proto message as received. */
