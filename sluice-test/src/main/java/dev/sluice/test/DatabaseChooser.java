@@ -2,6 +2,8 @@ package dev.sluice.test;
 
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -46,7 +48,27 @@ final class DatabaseChooser {
 
   private static Chosen fromTestkit(Class<?> testClass, String source) {
     TestDatabase db = TestDatabases.fresh(testClass);
-    return new Chosen(new SluiceDatabase(db.url(), db.user(), db.password(), source), () -> {});
+    String user = db.user() != null ? db.user() : param(db.url(), "user");
+    String password = db.password() != null ? db.password() : param(db.url(), "password");
+    return new Chosen(
+        new SluiceDatabase(
+            db.url(), user, password == null && user != null ? "" : password, source),
+        () -> {});
+  }
+
+  /** A query parameter of a JDBC URL, or null (so that apps given user and password get both). */
+  static String param(String url, String name) {
+    int q = url.indexOf('?');
+    if (q < 0) {
+      return null;
+    }
+    for (String kv : url.substring(q + 1).split("&")) {
+      int eq = kv.indexOf('=');
+      if (eq > 0 && kv.substring(0, eq).equals(name)) {
+        return URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8);
+      }
+    }
+    return null;
   }
 
   private static boolean dockerWanted() {
