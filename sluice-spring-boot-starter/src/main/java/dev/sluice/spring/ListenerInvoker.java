@@ -87,7 +87,7 @@ final class ListenerInvoker implements EventHandler {
           status -> {
             try {
               invoke(args);
-              if (!ack(event)) {
+              if (!event.ackedInTransaction() && !ack(event)) {
                 // This attempt timed out and may run again: its writes must not stay.
                 status.setRollbackOnly();
               }

@@ -194,7 +194,7 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
    * Starts a receiver of {@code queue} on this manager that records every delivery, then runs
    * {@code handler} (a normal return acks, an exception nacks). Closed after the test class.
    */
-  public RecordingReceiver receive(String queue, EventHandler handler) {
+  public synchronized RecordingReceiver receive(String queue, EventHandler handler) {
     RecordingReceiver r =
         new RecordingReceiver(
             SluiceReceiver.builder()
@@ -203,9 +203,7 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
                 .receiverId("sluice-test-" + queue + "-" + closers.size())
                 .shutdownTimeout(Duration.ofSeconds(5)),
             handler);
-    synchronized (this) {
-      closers.add(r);
-    }
+    closers.add(r);
     return r.start();
   }
 

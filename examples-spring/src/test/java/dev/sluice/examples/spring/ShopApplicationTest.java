@@ -19,11 +19,19 @@ import io.micrometer.core.instrument.Timer;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.actuate.health.Health;
@@ -42,7 +50,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The shop example, started as an application against a real database (the test kit's: embedded
  * MariaDB, or SLUICE_TEST_JDBC_URL) and a real in-process Sluice manager.
  */
-@SpringBootTest(classes = {ShopApplication.class, ShopApplicationTest.FlakyAudit.class})
+@SpringBootTest(
+    classes = {
+      ShopApplication.class,
+      ShopApplicationTest.FlakyAudit.class,
+      ShopApplicationTest.SlowListener.class
+    })
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShopApplicationTest {
   @RegisterExtension
   static SluiceExtension sluice =
@@ -206,6 +220,51 @@ class ShopApplicationTest {
                 .functionCounter()
                 .count())
         .isPositive();
+  }
+
+  @Test
+  @Order(Integer.MAX_VALUE) // last: it stops the listeners (and starts them again)
+  void stoppingWaitsForTheRunningHandlerAndDeliversItsAck() throws Exception {
+    long id = sluice.insert("slow_events", Map.of("label", "slow"));
+    assertThat(SlowListener.started.await(20, TimeUnit.SECONDS)).isTrue();
+
+    CompletableFuture<Void> stopped = new CompletableFuture<>();
+    Thread stopper = new Thread(() -> listeners.stop(() -> stopped.complete(null)), "test-stop");
+    stopper.start();
+    assertThat(stopped).as("the stop waits for the running handler").isNotDone();
+    SlowListener.release.countDown();
+    stopped.get(20, TimeUnit.SECONDS);
+
+    assertThat(listeners.isRunning()).isFalse();
+    EventSnapshot acked = sluice.awaitAcked("slow_events", id);
+    assertThat(acked.attempts()).as("handled once, acked before the stop ended").isEqualTo(1);
+    assertThat(SlowListener.labels).containsExactly("slow");
+    assertThat(health.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+
+    listeners.start();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> health.health().getStatus().equals(Status.UP));
+  }
+
+  /** Blocks in its handler until the test lets it go. */
+  @TestConfiguration
+  static class SlowListener {
+    static final CountDownLatch started = new CountDownLatch(1);
+    static final CountDownLatch release = new CountDownLatch(1);
+    static final List<Object> labels = new CopyOnWriteArrayList<>();
+
+    @Bean
+    Object slowListener() {
+      return new Object() {
+        @SluiceListener(queue = "slow_events", concurrency = 1)
+        public void on(Map<String, Object> columns) throws InterruptedException {
+          labels.add(columns.get("label"));
+          started.countDown();
+          release.await();
+        }
+      };
+    }
   }
 
   double handlings(String queue) {
