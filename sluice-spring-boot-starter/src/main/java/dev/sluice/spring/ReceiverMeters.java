@@ -5,8 +5,8 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
@@ -31,8 +31,12 @@ import org.springframework.beans.factory.ObjectProvider;
 final class ReceiverMeters implements ListenerObserver {
   private final ObjectProvider<MeterRegistry> registries;
 
-  /** Micrometer holds gauge and counter sources weakly: these keep them alive. */
-  private final List<Supplier<ReceiverStats>> sources = new CopyOnWriteArrayList<>();
+  /**
+   * Queues whose meters exist, with their sources: Micrometer holds gauge and counter sources
+   * weakly, this keeps them alive; and a listener restarted keeps its meters (they read the current
+   * receiver).
+   */
+  private final Map<String, Supplier<ReceiverStats>> sources = new ConcurrentHashMap<>();
 
   ReceiverMeters(ObjectProvider<MeterRegistry> registries) {
     this.registries = registries;
@@ -44,7 +48,9 @@ final class ReceiverMeters implements ListenerObserver {
     if (r == null) {
       return;
     }
-    sources.add(stats);
+    if (sources.putIfAbsent(queue, stats) != null) {
+      return;
+    }
     gauge(
         r,
         "sluice.receiver.in.flight",
