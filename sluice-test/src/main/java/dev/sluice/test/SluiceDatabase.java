@@ -27,6 +27,11 @@ public record SluiceDatabase(String url, String user, String password, String so
 
   @Override
   public String toString() {
-    return "SluiceDatabase[" + source + " " + url + "]"; // never the password
+    // Never the password, not even one written in the URL.
+    return "SluiceDatabase["
+        + source
+        + " "
+        + url.replaceAll("(?i)(password=)[^&]*", "$1****")
+        + "]";
   }
 }
