@@ -263,6 +263,20 @@ public final class QueueEngine {
     direct(s).execute(() -> applyDirect(sub, s, store, acks, nacks, 0));
   }
 
+  /**
+   * Acks the receiver applied and committed in its own transaction: the queue manager of the shard
+   * lets go of them (no UPDATE, no answer). Not led here: nothing to do, the row already says
+   * acked.
+   */
+  public void committed(Subscription sub, String shardName, List<EventRef> refs) {
+    ShardManager s =
+        shardName.isEmpty() && shards.size() == 1 ? shards.get(0) : shard(shardName).orElse(null);
+    QueueManager q = s == null ? null : s.queue(sub.queue());
+    if (q != null) {
+      q.onCommitted(sub, refs);
+    }
+  }
+
   private ScheduledExecutorService direct(ShardManager s) {
     return directWriters.computeIfAbsent(
         s.name(),

@@ -143,8 +143,12 @@ final class Dispatcher {
       long epoch = event.getEpoch();
       Completion completion;
       try {
-        handler.handle(new ReceivedEvent(event));
-        completion = Completion.ack(id, epoch, event.getShard());
+        ReceivedEvent received = new ReceivedEvent(event);
+        handler.handle(received);
+        completion =
+            received.ackedInTransaction()
+                ? Completion.committed(id, epoch, event.getShard())
+                : Completion.ack(id, epoch, event.getShard());
       } catch (RetryLater r) {
         completion =
             Completion.nack(id, epoch, event.getShard(), retryAfterMs(r.delay()), r.reason());

@@ -35,6 +35,9 @@ public final class ReceivedEvent {
   /** The same with JSON columns as String: what {@link #columns()} shows. */
   private final Map<String, Object> columns;
 
+  /** Set by {@link TransactionalAck} on the handler's thread; read after the handler returns. */
+  private volatile boolean ackedInTransaction;
+
   public ReceivedEvent(Event raw) {
     this.raw = Objects.requireNonNull(raw, "raw");
     // Sorted so that iteration order does not depend on the wire order of the proto map.
@@ -222,6 +225,18 @@ public final class ReceivedEvent {
 
   boolean hasColumn(String name) {
     return values.containsKey(name);
+  }
+
+  /**
+   * True once {@link TransactionalAck#ack} applied this attempt's ack in the handler's transaction:
+   * when the handler then returns normally, the manager is told the ack is committed.
+   */
+  public boolean ackedInTransaction() {
+    return ackedInTransaction;
+  }
+
+  void markAckedInTransaction() {
+    ackedInTransaction = true;
   }
 
   /** The proto message as received. */

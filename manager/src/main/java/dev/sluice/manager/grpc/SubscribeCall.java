@@ -71,6 +71,13 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                 .add(new EventRef(r.getId(), r.getEpoch()));
           }
           byShard.forEach((shard, refs) -> engine.route(sub, shard, refs, List.of()));
+          Map<String, List<EventRef>> committed = new LinkedHashMap<>();
+          for (var r : m.getAcks().getCommittedList()) {
+            committed
+                .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
+                .add(new EventRef(r.getId(), r.getEpoch()));
+          }
+          committed.forEach((shard, refs) -> engine.committed(sub, shard, refs));
         }
         case NACKS -> {
           requireSubscribed("nacks");

@@ -733,6 +733,33 @@ final class Dispatcher implements Runnable {
     }
   }
 
+  /**
+   * Acks the receiver applied in its own transaction (same CAS as ours) and committed: the row is
+   * acked already, so the event leaves the in-flight table without an UPDATE, a retry at its
+   * deadline or a stale ack. A receiver that claims a commit that did not happen costs only that
+   * event's time: the row is still fired, and the old-event collector returns it to pending after
+   * its ack deadline.
+   */
+  void onCommitted(ReceiverStream from, List<EventRef> refs) {
+    long now = ctx.clock().nowNs();
+    for (EventRef ref : refs) {
+      InFlight f = inFlight.get(ref.id());
+      if (f == null || f.epoch != ref.epoch() || f.settling || f.owner != from) {
+        continue;
+      }
+      inFlight.remove(ref.id());
+      free(f);
+      ctx.metrics()
+          .dispatchToAck
+          .record(Math.max(0, now - (f.deadlineNs - ackWaitNs)), TimeUnit.NANOSECONDS);
+      ctx.metrics().acked.increment();
+      settledSeq++;
+      recentlySettled.remove(ref.id());
+      recentlySettled.put(ref.id(), settledSeq);
+    }
+    publish();
+  }
+
   void onNacks(ReceiverStream from, List<Nack> nacks) {
     long now = ctx.clock().nowNs();
     for (Nack n : nacks) {

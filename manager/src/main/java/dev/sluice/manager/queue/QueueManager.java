@@ -257,6 +257,12 @@ public final class QueueManager {
     dispatcher.post(() -> dispatcher.onAcks(r, refs));
   }
 
+  /** Acks the receiver committed itself (see {@link Dispatcher#onCommitted}). */
+  public void onCommitted(Subscription from, List<EventRef> refs) {
+    ReceiverStream r = streamOf(from);
+    dispatcher.post(() -> dispatcher.onCommitted(r, refs));
+  }
+
   public void onNacks(Subscription from, List<Nack> nacks) {
     ReceiverStream r = streamOf(from);
     dispatcher.post(() -> dispatcher.onNacks(r, nacks));
