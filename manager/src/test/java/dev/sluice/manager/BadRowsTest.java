@@ -223,10 +223,10 @@ class BadRowsTest {
 
   /**
    * Finding 2: a row whose column Connector/J refuses to read as its type (a zero DATETIME, which
-   * MariaDB and MySQL store under a lax sql_mode) made every poll of the queue fail. Columns are now
-   * read by their kind, dates as the server's text when java.time cannot hold them, so such a row
-   * is delivered with its value exactly as stored, and so is the rest of the queue. (Should a value
-   * still fail to decode, the poll reads row by row and makes only that row dead, naming the
+   * MariaDB and MySQL store under a lax sql_mode) made every poll of the queue fail. Columns are
+   * now read by their kind, dates as the server's text when java.time cannot hold them, so such a
+   * row is delivered with its value exactly as stored, and so is the rest of the queue. (Should a
+   * value still fail to decode, the poll reads row by row and makes only that row dead, naming the
    * column.)
    */
   @Test

@@ -136,7 +136,8 @@ class SluiceAutoConfigurationTest {
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("cert-file and sluice.receiver.tls.key-file go together"));
+                    .hasMessageContaining(
+                        "cert-file and sluice.receiver.tls.key-file go together"));
   }
 
   @Test
