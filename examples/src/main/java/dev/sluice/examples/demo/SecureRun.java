@@ -61,6 +61,9 @@ final class SecureRun {
       err.flush();
       attacker.run();
       deliveriesAfter = tally.deliveries();
+      // A receiver the demo has just started (the doomed one's replacement) may still be
+      // subscribing: give it its few seconds; one the attacks cut off stays disconnected.
+      receivers.awaitAllStreams(java.time.Duration.ofSeconds(5));
       connectedAfter = receivers.allConnected();
       idleAfter = idle.getAsBoolean();
     } catch (InterruptedException e) {
