@@ -155,6 +155,35 @@ class FenceTest {
   }
 
   /**
+   * The fence costs the CAS nothing in plan: the table by primary key, the fence row by its key.
+   * The uncorrelated EXISTS is evaluated once, before the rows are read (with no fence row of that
+   * token, the plan is "Impossible WHERE": no row is even looked at).
+   */
+  @Test
+  void aFencedCompareAndSetKeepsItsPlan() throws Exception {
+    QueueTable q = newQueue();
+    for (int i = 0; i < 200; i++) {
+      insert(q);
+    }
+    exec("ANALYZE TABLE " + q.name());
+    long token = new JdbcLeaseStore(ds).acquire("s3", "me", HOUR).token();
+    JdbcEventStore store = new JdbcEventStore(ds, q, new Fence("s3", token, null));
+    String sql = store.ackSql(List.of(5L, 6L, 7L), 1, 99);
+    assertThat(sql).contains("sluice_fence");
+    List<Map<String, String>> plan = SchemaTest.explain(ds, sql);
+    Map<String, String> events =
+        plan.stream()
+            .filter(p -> q.name().equals(p.get("table")))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError(plan.toString()));
+    assertThat(events.get("key")).as(plan.toString()).isEqualTo("PRIMARY");
+    assertThat(events.get("type")).as(plan.toString()).isEqualTo("range");
+    plan.stream()
+        .filter(p -> "sluice_fence".equals(p.get("table")))
+        .forEach(p -> assertThat(p.get("type")).as(plan.toString()).isIn("const", "eq_ref"));
+  }
+
+  /**
    * A fenced write that waits on an application's row lock holds the fence row shared: the lease
    * renewal (another row) goes through meanwhile, and the lease is not lost for it.
    */

@@ -330,7 +330,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
    */
   void fencedOff(FencedOffException e) {
     Fence f = fence;
-    if (!leading || f == null || f.token() != e.token()) {
+    if (stopped || !leading || f == null || f.token() != e.token()) {
       return;
     }
     gate.close();
@@ -661,6 +661,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     // so the next manager takes the shard at its next round instead of after the drain. What our
     // receivers still hold is acked here through the CAS (or released) meanwhile.
     gate.close();
+    // What the queues still write (acks of what receivers hold, releases) is no longer a leader's:
+    // unfenced, as a non-leader's acks are, so that the next leader's take does not refuse it.
+    queues.values().forEach(q -> q.handOver(new JdbcEventStore(dataSource, q.table())));
     if (keeper != null) {
       keeper.resign();
     }
