@@ -66,6 +66,13 @@ class FenceTest {
     }
   }
 
+  /** Transactions of this test's database waiting for a lock. */
+  static long lockWaits() throws Exception {
+    return queryLong(
+        "SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN information_schema.processlist p"
+            + " ON p.id = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()");
+  }
+
   static QueueTable newQueue() throws Exception {
     String table = "fence_q" + (++n);
     exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
@@ -202,14 +209,7 @@ class FenceTest {
       }
       CompletableFuture<Map<EventRef, CasOutcome>> ack =
           CompletableFuture.supplyAsync(() -> store.ack(List.of(ref), store.serverTimeNs()));
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  queryLong(
-                          "SELECT COUNT(*) FROM information_schema.innodb_trx"
-                              + " WHERE trx_state = 'LOCK WAIT'")
-                      > 0);
+      await().atMost(Duration.ofSeconds(10)).until(() -> lockWaits() > 0);
       CompletableFuture<Boolean> renew =
           CompletableFuture.supplyAsync(() -> leases.renew("s2", "me", HOUR));
       await().atMost(Duration.ofSeconds(10)).until(renew::isDone);
@@ -218,5 +218,42 @@ class FenceTest {
       app.rollback();
       assertThat(ack.get()).containsEntry(ref, CasOutcome.APPLIED);
     }
+  }
+
+  /**
+   * A takeover waits for the old leader's fenced write in progress (here an ack waiting on an
+   * application's row lock): that write applies before the takeover commits, and every later write
+   * of the old leader is refused. There is no moment at which both leaders' writes apply.
+   */
+  @Test
+  void aTakeoverWaitsForTheOldLeadersWriteInProgressAndRefusesTheNext() throws Exception {
+    JdbcLeaseStore leases = new JdbcLeaseStore(ds);
+    var mine = leases.acquire("s4", "old", HOUR);
+    QueueTable q = newQueue();
+    JdbcEventStore store = new JdbcEventStore(ds, q, new Fence("s4", mine.token(), null));
+    EventRef first = fireOne(store, insert(q));
+    EventRef second = fireOne(store, insert(q));
+    CompletableFuture<Map<EventRef, CasOutcome>> ack;
+    CompletableFuture<Boolean> takeover;
+    try (Connection app = ds.getConnection()) {
+      app.setAutoCommit(false);
+      try (Statement s = app.createStatement()) {
+        s.executeQuery("SELECT * FROM " + q.name() + " WHERE id = " + first.id() + " FOR UPDATE")
+            .close();
+      }
+      ack = CompletableFuture.supplyAsync(() -> store.ack(List.of(first), store.serverTimeNs()));
+      await().atMost(Duration.ofSeconds(10)).until(() -> lockWaits() > 0);
+      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's4'");
+      takeover = CompletableFuture.supplyAsync(() -> leases.acquire("s4", "new", HOUR).held());
+      await().atMost(Duration.ofSeconds(10)).until(() -> lockWaits() > 1);
+      assertThat(takeover).as("the takeover waits for the write in progress").isNotDone();
+      app.rollback();
+    }
+    assertThat(ack.get()).containsEntry(first, CasOutcome.APPLIED);
+    assertThat(takeover.get()).isTrue();
+    assertThatThrownBy(() -> store.ack(List.of(second), store.serverTimeNs()))
+        .isInstanceOf(FencedOffException.class);
+    assertThat(queryLong("SELECT state FROM " + q.name() + " WHERE id = " + second.id()))
+        .isEqualTo(1);
   }
 }
