@@ -125,7 +125,7 @@ final class BacklogCommand implements Callable<Integer> {
    */
   private Sample measure(String label, SluiceSide s, QueueManager q, JdbcEventStore probe)
       throws Exception {
-    Timer timer = s.registry.find("sluice_poll_duration").timer();
+    Timer timer = s.registry.find("sluice.poll.duration").timer();
     Thread.sleep(1000);
     long c0 = timer.count();
     double t0 = timer.totalTime(TimeUnit.MILLISECONDS);

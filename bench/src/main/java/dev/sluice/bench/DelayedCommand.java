@@ -134,7 +134,7 @@ final class DelayedCommand implements Callable<Integer> {
             Thread.sleep(10);
           }
         }
-        Progress.note(s.timerSummary("sluice_due_to_dispatch"));
+        Progress.note(s.timerSummary("sluice.due.to.dispatch"));
         s.stopReceivers();
       } finally {
         server.drop(db);

@@ -76,6 +76,13 @@ final class DrainCommand implements Callable<Integer> {
       description = "db-scheduler's polling interval. Default: ${DEFAULT-VALUE}")
   long dbsPollingMs;
 
+  @Option(
+      names = "--tls",
+      description =
+          "Also run Sluice with mutual TLS and token authentication (after the plain run, on the"
+              + " same server) and print the cost: tls_cost = 1 - sluice_tls / sluice")
+  boolean tls;
+
   private CpuMeter cpu;
 
   @Override
@@ -91,6 +98,7 @@ final class DrainCommand implements Callable<Integer> {
     double sluice = Double.NaN;
     double dbs = Double.NaN;
     double floor = Double.NaN;
+    double sluiceTls = Double.NaN;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
       Progress.note(Machine.describe());
@@ -109,7 +117,14 @@ final class DrainCommand implements Callable<Integer> {
               DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
       for (String p : peers) {
         switch (p) {
-          case "sluice" -> sluice = runSluice(server, status, n);
+          case "sluice" -> {
+            sluice = runSluice(server, status, n, false);
+            if (tls) {
+              System.gc();
+              Thread.sleep(1000);
+              sluiceTls = runSluice(server, status, n, true);
+            }
+          }
           case "floor" -> floor = runFloor(server, status, n);
           default -> dbs = runDbScheduler(server, status, n);
         }
@@ -122,13 +137,22 @@ final class DrainCommand implements Callable<Integer> {
     Machine.noteEnd();
     System.out.println(
         String.format(
-            Locale.ROOT,
-            "drain: sluice=%s db_scheduler=%s floor=%s ratio=%s floor_ratio=%s",
-            rate(sluice),
-            rate(dbs),
-            rate(floor),
-            ratio(sluice, dbs),
-            ratio(sluice, floor)));
+                Locale.ROOT,
+                "drain: sluice=%s db_scheduler=%s floor=%s ratio=%s floor_ratio=%s",
+                rate(sluice),
+                rate(dbs),
+                rate(floor),
+                ratio(sluice, dbs),
+                ratio(sluice, floor))
+            + (tls
+                ? String.format(
+                    Locale.ROOT,
+                    " sluice_tls=%s tls_cost=%s",
+                    rate(sluiceTls),
+                    Double.isNaN(sluice) || Double.isNaN(sluiceTls)
+                        ? "n/a"
+                        : String.format(Locale.ROOT, "%.1f%%", 100 * (1 - sluiceTls / sluice)))
+                : ""));
     return 0;
   }
 
@@ -142,25 +166,30 @@ final class DrainCommand implements Callable<Integer> {
         : String.format(Locale.ROOT, "%.2f", a / b);
   }
 
-  private double runSluice(BenchServer server, ServerStatus status, long n) throws Exception {
-    Database db = server.createDatabase("bench_sluice");
+  private double runSluice(BenchServer server, ServerStatus status, long n, boolean secure)
+      throws Exception {
+    String name = secure ? "sluice-tls" : "sluice";
+    Database db = server.createDatabase(secure ? "bench_sluice_tls" : "bench_sluice");
     AtomicLong delivered = new AtomicLong();
     try (SluiceSide s = new SluiceSide(db)) {
+      if (secure) {
+        s.secure();
+      }
       s.createQueue();
       QueueManager q = s.startManager(poolSize);
       q.setPaused(true);
       s.startReceivers(receivers, concurrency, maxInFlight, due -> delivered.incrementAndGet());
-      load("sluice", n, p -> s.insertDueNow(n, p));
-      Progress.note("sluice: receivers subscribed, queue paused with the events loaded; resuming");
+      load(name, n, p -> s.insertDueNow(n, p));
+      Progress.note(name + ": receivers subscribed, queue paused with the events loaded; resuming");
       Map<String, Long> before = status.read();
       cpu.start();
       long t0 = System.nanoTime();
       q.setPaused(false);
-      var ackedCounter = s.counterOf("sluice_events_acked");
+      var ackedCounter = s.counterOf("sluice.events.acked");
       LongSupplier acked = () -> (long) ackedCounter.count();
       double rate =
           await(
-              "sluice",
+              name,
               n,
               acked,
               t0,
@@ -173,7 +202,7 @@ final class DrainCommand implements Callable<Integer> {
                     live.cached(),
                     live.inFlight());
               });
-      report("sluice", ServerStatus.Delta.between(before, status.read()), n);
+      report(name, ServerStatus.Delta.between(before, status.read()), n);
       s.stopReceivers();
       return rate;
     } finally {

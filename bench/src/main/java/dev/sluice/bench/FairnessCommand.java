@@ -426,7 +426,7 @@ final class FairnessCommand implements Callable<Integer> {
               fmt(Latencies.ms(ff, 99)),
               fmt(Latencies.ms(pc, 50)),
               fmt(Latencies.ms(pc, 99))));
-      Progress.note(label + ": " + s.timerSummary("sluice_due_to_dispatch"));
+      Progress.note(label + ": " + s.timerSummary("sluice.due.to.dispatch"));
       s.stopReceivers();
       return new Phase(h, producer.sent(), noisyAtEnd);
     } finally {

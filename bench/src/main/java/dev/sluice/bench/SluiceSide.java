@@ -38,6 +38,14 @@ public final class SluiceSide implements AutoCloseable {
   public final Database db;
   public final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private SluiceServer server;
+  private BenchTls tls;
+
+  /** Runs the manager with mutual TLS and token authentication (before startManager). */
+  public SluiceSide secure() throws java.io.IOException {
+    this.tls = new BenchTls();
+    return this;
+  }
+
   private final List<SluiceReceiver> receivers = new ArrayList<>();
 
   public SluiceSide(Database db) {
@@ -87,6 +95,7 @@ public final class SluiceSide implements AutoCloseable {
             .grpcPort(0)
             .shard(new ShardConfig("bench", db.url(), db.user(), db.password(), poolSize))
             .shutdownTimeout(Duration.ofSeconds(5))
+            .security(tls == null ? dev.sluice.manager.security.SecurityConfig.NONE : tls.config())
             .build();
     server = new SluiceServer(config, Clock.systemUTC(), registry).start();
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -119,9 +128,10 @@ public final class SluiceSide implements AutoCloseable {
   /** Starts {@code count} receivers running {@code handler}; waits until each is subscribed. */
   public void startHandlers(int count, int concurrency, int maxInFlight, EventHandler handler) {
     for (int i = 0; i < count; i++) {
+      var b = SluiceReceiver.builder();
       receivers.add(
-          SluiceReceiver.builder()
-              .target("127.0.0.1:" + server.port())
+          (tls == null ? b : tls.receiver(b))
+              .target((tls == null ? "127.0.0.1" : BenchTls.host()) + ":" + server.port())
               .queue(QUEUE)
               .receiverId("bench-" + i)
               .concurrency(concurrency)

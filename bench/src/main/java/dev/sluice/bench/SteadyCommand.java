@@ -166,7 +166,7 @@ final class SteadyCommand implements Callable<Integer> {
       awaitDelivered("sluice", producer::sent, lat);
       report("sluice", lat.snapshot(), achieved);
       reportCommits("sluice", producer);
-      Progress.note(s.timerSummary("sluice_due_to_dispatch"));
+      Progress.note(s.timerSummary("sluice.due.to.dispatch"));
       double idle = idleQps("sluice", status);
       s.stopReceivers();
       return new Outcome(achieved, lat.snapshot(), idle);

@@ -2,6 +2,7 @@ package dev.sluice.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.MetricsTrackerFactory;
 
 /** Connection pools for shards, with the Connector/J settings Sluice relies on. */
 public final class DataSources {
@@ -15,7 +16,24 @@ public final class DataSources {
    */
   public static HikariDataSource pool(
       String name, String jdbcUrl, String user, String password, int maxSize) {
+    return pool(name, jdbcUrl, user, password, maxSize, null);
+  }
+
+  /**
+   * A pool for one shard whose metrics go to {@code metrics} (e.g. HikariCP's Micrometer tracker);
+   * null for none.
+   */
+  public static HikariDataSource pool(
+      String name,
+      String jdbcUrl,
+      String user,
+      String password,
+      int maxSize,
+      MetricsTrackerFactory metrics) {
     HikariConfig c = new HikariConfig();
+    if (metrics != null) {
+      c.setMetricsTrackerFactory(metrics);
+    }
     c.setPoolName(name);
     c.setJdbcUrl(jdbcUrl);
     if (user != null) {

@@ -62,6 +62,14 @@ public final class EventProducer {
       values.add(e.getValue());
       placeholders.add("?");
     }
+    // The caller's trace context, for a receiver to continue (only if the table has the column).
+    for (Map.Entry<String, String> t : TraceContextColumns.current(c, queue).entrySet()) {
+      if (!columns.containsKey(t.getKey())) {
+        names.add("`" + t.getKey() + "`");
+        values.add(t.getValue());
+        placeholders.add("?");
+      }
+    }
     if (options.id() != null) {
       names.add("`id`");
       values.add(options.id());

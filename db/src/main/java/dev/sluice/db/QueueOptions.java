@@ -33,7 +33,9 @@ public record QueueOptions(
     int tenantMaxInFlight,
     int tenantReserve,
     int actorMaxDepth,
-    Map<String, Integer> classShares) {
+    Map<String, Integer> classShares,
+    int maxEventBytes,
+    long cacheBytes) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -65,6 +67,34 @@ public record QueueOptions(
   public static final int DEFAULT_ACTOR_MAX_DEPTH = 4;
   public static final int MAX_ACTOR_DEPTH = 16;
 
+  /**
+   * The largest message a manager sends a receiver: gRPC's default limit on inbound messages, which
+   * every gRPC client accepts unless told otherwise (the Java receiver SDK sets it explicitly to
+   * the same). Events are sent in batches of at most this many bytes.
+   */
+  public static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+  /**
+   * What a batch message adds to its events (the message and batch headers): an event of {@link
+   * #MAX_EVENT_BYTES} still fits a message alone.
+   */
+  public static final int MESSAGE_OVERHEAD_BYTES = 1024;
+
+  /**
+   * An event (its columns and Sluice's fields, as sent) larger than this goes dead with "too large"
+   * instead of being sent: 1 MiB, the common limit of message brokers.
+   */
+  public static final int DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+
+  public static final int MIN_EVENT_BYTES = 1024;
+  public static final int MAX_EVENT_BYTES = MAX_MESSAGE_BYTES - MESSAGE_OVERHEAD_BYTES;
+
+  /** The bytes of events the window may hold, besides cache_size events: 64 MiB. */
+  public static final long DEFAULT_CACHE_BYTES = 64L * 1024 * 1024;
+
+  public static final long MIN_CACHE_BYTES = 64L * 1024;
+  public static final long MAX_CACHE_BYTES = 16L * 1024 * 1024 * 1024;
+
   /** The longest ack_wait and backoff: a day, so deadlines never reach the end of a long. */
   public static final Duration MAX_ACK_WAIT = Duration.ofDays(1);
 
@@ -89,7 +119,8 @@ public record QueueOptions(
     COUNT,
     PERCENT,
     BOOL,
-    CLASS_SHARES
+    CLASS_SHARES,
+    BYTES
   }
 
   /**
@@ -105,6 +136,7 @@ public record QueueOptions(
         case DURATION -> Durations.format((Duration) v);
         case PERCENT -> v + "%";
         case CLASS_SHARES -> classSharesText(castShares(v));
+        case BYTES -> ByteSizes.format(((Number) v).longValue());
         default -> String.valueOf(v);
       };
     }
@@ -121,6 +153,7 @@ public record QueueOptions(
         case BOOL -> "true or false";
         case CLASS_SHARES ->
             "none, or up to " + MAX_CLASSES + " class:percent pairs, each 1% to 100%";
+        case BYTES -> ByteSizes.format(min) + " to " + ByteSizes.format(max);
       };
     }
 
@@ -131,7 +164,31 @@ public record QueueOptions(
         case PERCENT -> percent(v, problems);
         case BOOL -> bool(v, problems);
         case CLASS_SHARES -> classShares(v, problems);
+        case BYTES -> bytes(v, problems);
       };
+    }
+
+    /** A size such as {@code 512KiB} or {@code 1048576}, within the bounds. */
+    private Object bytes(String v, List<String> problems) {
+      long n;
+      try {
+        n = ByteSizes.parse(v);
+      } catch (IllegalArgumentException e) {
+        problems.add(name + ": " + e.getMessage());
+        return dflt;
+      }
+      if (n < min || n > max) {
+        problems.add(
+            name
+                + "="
+                + v
+                + " must be from "
+                + ByteSizes.format(min)
+                + " to "
+                + ByteSizes.format(max));
+        return dflt;
+      }
+      return n;
     }
 
     private Object duration(String v, List<String> problems) {
@@ -326,7 +383,21 @@ public record QueueOptions(
               MAX_ACTOR_DEPTH,
               QueueOptions::actorMaxDepth),
           new Option(
-              "class_shares", Kind.CLASS_SHARES, Map.of(), 0, 100, QueueOptions::classShares));
+              "class_shares", Kind.CLASS_SHARES, Map.of(), 0, 100, QueueOptions::classShares),
+          new Option(
+              "max_event_bytes",
+              Kind.BYTES,
+              (long) DEFAULT_MAX_EVENT_BYTES,
+              MIN_EVENT_BYTES,
+              MAX_EVENT_BYTES,
+              o -> (long) o.maxEventBytes()),
+          new Option(
+              "cache_bytes",
+              Kind.BYTES,
+              DEFAULT_CACHE_BYTES,
+              MIN_CACHE_BYTES,
+              MAX_CACHE_BYTES,
+              QueueOptions::cacheBytes));
 
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES = OPTIONS.stream().map(Option::name).toList();
@@ -363,7 +434,9 @@ public record QueueOptions(
         (Integer) v.get(12),
         (Integer) v.get(13),
         (Integer) v.get(14),
-        castShares(v.get(15)));
+        castShares(v.get(15)),
+        (int) (long) (Long) v.get(16),
+        (Long) v.get(17));
   }
 
   @SuppressWarnings("unchecked")
@@ -420,6 +493,14 @@ public record QueueOptions(
               + Durations.format(o.maxBackoff)
               + ") is less than min_backoff ("
               + Durations.format(o.minBackoff)
+              + ")");
+    }
+    if (problems.isEmpty() && o.cacheBytes < o.maxEventBytes) {
+      problems.add(
+          "cache_bytes ("
+              + ByteSizes.format(o.cacheBytes)
+              + ") is less than max_event_bytes ("
+              + ByteSizes.format(o.maxEventBytes)
               + ")");
     }
     if (!problems.isEmpty()) {

@@ -150,6 +150,25 @@ public final class QueueSchemaValidator {
               "must be VARCHAR, is " + cls.columnType(),
               modify(t, "`class` VARCHAR(32) NOT NULL DEFAULT ''")));
     }
+    for (Map.Entry<String, ColumnInfo> e : columns.entrySet()) {
+      ColumnInfo c = e.getValue();
+      if (!SYSTEM_COLUMNS.contains(e.getKey()) && ColumnKind.of(c) == null) {
+        p.add(
+            new SchemaProblem(
+                c.name(),
+                "user column `"
+                    + c.name()
+                    + "` has type "
+                    + c.columnType()
+                    + ", which Sluice cannot deliver exactly to receivers (spatial and other"
+                    + " types without an exact wire kind are refused)",
+                "ALTER TABLE "
+                    + t
+                    + " MODIFY `"
+                    + c.name()
+                    + "` LONGBLOB -- or keep ST_AsWKB(...) in a BLOB, or drop the column"));
+      }
+    }
     boolean pollIndex =
         indexes.values().stream()
             .anyMatch(

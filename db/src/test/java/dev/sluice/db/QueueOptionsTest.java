@@ -112,4 +112,25 @@ class QueueOptionsTest {
         .isInstanceOf(Durations.TooLargeException.class);
     assertThat(Durations.format(Duration.ofSeconds(Long.MAX_VALUE))).endsWith("s");
   }
+
+  @Test
+  void sizesHaveUnitsAndBounds() {
+    QueueOptions o =
+        QueueOptions.parseComment("q", "sluice_queue max_event_bytes=256KiB cache_bytes=1GiB");
+    assertThat(o.maxEventBytes()).isEqualTo(256 * 1024);
+    assertThat(o.cacheBytes()).isEqualTo(1L << 30);
+    assertThat(o.toComment()).isEqualTo("sluice_queue max_event_bytes=256KiB cache_bytes=1GiB");
+    assertThat(QueueOptions.defaults().maxEventBytes()).isEqualTo(1 << 20);
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue max_event_bytes=5MiB"))
+        .hasMessageContaining("max_event_bytes=5MiB must be from 1KiB to 4095KiB");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue cache_bytes=99999GiB"))
+        .hasMessageContaining("cache_bytes=99999GiB must be from 64KiB to 16GiB");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue cache_bytes=1.5MiB"))
+        .hasMessageContaining("is not a size");
+    assertThatThrownBy(
+            () ->
+                QueueOptions.parseComment(
+                    "q", "sluice_queue cache_bytes=512KiB max_event_bytes=1MiB"))
+        .hasMessageContaining("cache_bytes (512KiB) is less than max_event_bytes (1MiB)");
+  }
 }

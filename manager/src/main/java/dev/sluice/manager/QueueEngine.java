@@ -212,11 +212,14 @@ public final class QueueEngine {
     }
   }
 
-  /** Stops new sends to every stream of a receiver id; returns how many streams that was. */
-  public int drainReceiver(String receiverId) {
+  /**
+   * Stops new sends to every stream of a receiver id opened by {@code principal} (another
+   * principal's streams with the same id are left alone); returns how many streams that was.
+   */
+  public int drainReceiver(String receiverId, String principal) {
     int n = 0;
     for (Subscription s : subscriptions.all()) {
-      if (s.receiverId().equals(receiverId)) {
+      if (s.receiverId().equals(receiverId) && s.principal().equals(principal)) {
         s.drain();
         n++;
       }
@@ -258,6 +261,20 @@ public final class QueueEngine {
       return;
     }
     direct(s).execute(() -> applyDirect(sub, s, store, acks, nacks, 0));
+  }
+
+  /**
+   * Acks the receiver applied and committed in its own transaction: the queue manager of the shard
+   * lets go of them (no UPDATE, no answer). Not led here: nothing to do, the row already says
+   * acked.
+   */
+  public void committed(Subscription sub, String shardName, List<EventRef> refs) {
+    ShardManager s =
+        shardName.isEmpty() && shards.size() == 1 ? shards.get(0) : shard(shardName).orElse(null);
+    QueueManager q = s == null ? null : s.queue(sub.queue());
+    if (q != null) {
+      q.onCommitted(sub, refs);
+    }
   }
 
   private ScheduledExecutorService direct(ShardManager s) {

@@ -1,11 +1,13 @@
 package dev.sluice.manager;
 
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
+import dev.sluice.db.ShardSecrets;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Fence;
@@ -135,6 +137,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   private Thread keeperThread;
   private boolean migrated;
+
+  /** The shard's delivery-token key, read once from sluice_secret; never logged. */
+  private volatile byte[] deliveryKey;
+
   private volatile boolean leading;
   private volatile long leadingSinceNs;
   private volatile boolean stopped;
@@ -154,11 +160,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.registry = registry;
     this.subscriptions = subscriptions;
     this.balancer = balancer;
-    this.configErrors = registry.counter("sluice_queue_config_errors", "shard", config.name());
-    this.workerDeaths = registry.counter("sluice_worker_deaths", "shard", config.name());
-    registry.gauge("sluice_queues_disabled", Tags.of("shard", config.name()), disabled, Map::size);
+    this.configErrors = registry.counter("sluice.queue.config.errors", "shard", config.name());
+    this.workerDeaths = registry.counter("sluice.worker.deaths", "shard", config.name());
+    registry.gauge("sluice.queues.disabled", Tags.of("shard", config.name()), disabled, Map::size);
     registry.gauge(
-        "sluice_manager_id_conflict",
+        "sluice.manager.id.conflict",
         Tags.of("shard", config.name()),
         this,
         s -> s.conflict != null ? 1 : 0);
@@ -170,6 +176,11 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   public ShardConfig config() {
     return config;
+  }
+
+  /** The shard's delivery-token key, or null until the shard was first reached. */
+  public byte[] deliveryKey() {
+    return deliveryKey;
   }
 
   /** Whether this process holds the shard's lease and dispatches its queues. */
@@ -194,7 +205,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             config.jdbcUrl(),
             config.user(),
             config.password(),
-            config.poolSize());
+            config.poolSize(),
+            new MicrometerMetricsTrackerFactory(registry));
     dbClock = new DbClock(clock);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);
@@ -391,6 +403,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         if (!migrated) {
           SluiceMigrations.migrateSluice(dataSource);
           migrated = true;
+        }
+        if (deliveryKey == null) {
+          deliveryKey = ShardSecrets.deliveryKey(dataSource);
         }
         Map<String, Boolean> switches = readPauseSwitches();
         List<QueueCatalog.Discovered> found = catalog.discover();

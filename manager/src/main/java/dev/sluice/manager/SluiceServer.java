@@ -4,18 +4,21 @@ import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
+import dev.sluice.manager.metrics.ProcessMetrics;
 import dev.sluice.manager.metrics.Telemetry;
+import dev.sluice.manager.security.ServerSecurity;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -39,7 +42,10 @@ public final class SluiceServer implements AutoCloseable {
   private final MeterRegistry registry;
   private final Telemetry telemetry;
   private final StatusHttpServer http;
+  private final ServerSecurity security;
+  private volatile List<String> warnings = List.of();
   private Server server;
+  private ProcessMetrics processMetrics;
   private boolean started;
   private boolean stopped;
 
@@ -53,12 +59,19 @@ public final class SluiceServer implements AutoCloseable {
     this.registry = registry;
     this.engine = new QueueEngine(config, clock, registry);
     this.telemetry = new Telemetry(engine, registry, clock);
+    this.security =
+        new ServerSecurity(
+            config.security(),
+            registry,
+            shard -> engine.shard(shard).map(ShardManager::deliveryKey).orElse(null));
     this.http =
         new StatusHttpServer(
             config.httpHost(),
             config.httpPort(),
             registry,
-            () -> StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock),
+            () ->
+                StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock)
+                    .withWarnings(warnings),
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {
@@ -71,6 +84,10 @@ public final class SluiceServer implements AutoCloseable {
                 return faults.isEmpty() ? state : "shard not served: " + faults;
               }
             });
+    http.secure(
+        security.tls() == null ? null : security.tls().sslContext(),
+        security.tls() != null && security.tls().config().mutual(),
+        security.http());
     engine.onHealthChange(this::refreshHealth);
   }
 
@@ -89,22 +106,40 @@ public final class SluiceServer implements AutoCloseable {
       return this;
     }
     started = true;
+    try {
+      warnings = security.checkExposure(config.grpcHost(), config.httpHost());
+    } catch (IllegalStateException e) {
+      security.close();
+      throw e;
+    }
+    processMetrics = new ProcessMetrics(registry);
     http.start();
     engine.start();
     try {
       server =
-          NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-              .addService(new SluiceService(engine))
+          security
+              .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
+              .addService(new SluiceService(engine, security.guard()))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
+              // grpc_server_processing_duration_seconds, grpc_server_requests_received_messages,
+              // grpc_server_responses_sent_messages, by service, method and status code.
+              .intercept(new MetricCollectingServerInterceptor(registry))
               .maxInboundMessageSize(4 * 1024 * 1024)
-              .permitKeepAliveTime(10, TimeUnit.SECONDS)
+              // A receiver host that vanished (no FIN or RST) is found by these pings: its
+              // streams break and their events are released, instead of waiting out ack_wait.
+              .keepAliveTime(config.grpcKeepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
+              .keepAliveTimeout(config.grpcKeepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
+              // Receivers may ping this often: half the Java SDK's 10 s, so that a ping a little
+              // early is no strike against it.
+              .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true)
               .build()
               .start();
     } catch (IOException e) {
       engine.stop();
       http.stop();
+      security.close();
       throw new UncheckedIOException(
           "cannot listen on " + config.grpcHost() + ":" + config.grpcPort() + ": " + e.getMessage(),
           e);
@@ -155,6 +190,9 @@ public final class SluiceServer implements AutoCloseable {
     state = "stopping";
     health.enterTerminalState();
     telemetry.stop(); // before the pools close: its queries would count as database errors
+    if (processMetrics != null) {
+      processMetrics.close();
+    }
     engine.stop();
     if (server == null) {
       return; // start failed before the gRPC server was up
@@ -170,6 +208,7 @@ public final class SluiceServer implements AutoCloseable {
       server.shutdownNow();
     }
     http.stop();
+    security.close();
     state = "stopped";
     log.info("manager {} stopped", config.managerId());
   }

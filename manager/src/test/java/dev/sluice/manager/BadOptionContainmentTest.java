@@ -74,7 +74,7 @@ class BadOptionContainmentTest {
     assertThat(info("cache_q").getProblem())
         .contains("cache_size=2000000000")
         .contains("at most 1000000");
-    assertThat(h.registry.get("sluice_queues_disabled").gauge().value()).isEqualTo(3.0);
+    assertThat(h.registry.get("sluice.queues.disabled").gauge().value()).isEqualTo(3.0);
     String status =
         HttpClient.newHttpClient()
             .send(
@@ -84,7 +84,7 @@ class BadOptionContainmentTest {
     assertThat(status)
         .contains("\"queue\":\"huge_q\"")
         .contains("ack_wait=999999999999999d is too large: at most 1d");
-    assertThat(h.registry.get("sluice_queue_config_errors").counter().count())
+    assertThat(h.registry.get("sluice.queue.config.errors").counter().count())
         .isGreaterThanOrEqualTo(3);
     delivers("good_q", 1);
 

@@ -88,7 +88,7 @@ class BadRowsTest {
         .atMost(10, SECONDS)
         .until(() -> h.queryLong("SELECT state FROM bad_state WHERE id = " + c) == 2);
     assertThat(h.queryLong("SELECT state FROM bad_state WHERE id = " + a.getId())).isEqualTo(9);
-    assertThat(counter("sluice_bad_rows", "bad_state", "reason", "unknown_state")).isPositive();
+    assertThat(counter("sluice.bad.rows", "bad_state", "reason", "unknown_state")).isPositive();
     // The status page's counts see it as "other", and keep counting the rest.
     var counts = h.server().engine().find("bad_state").orElseThrow().counts();
     assertThat(counts.acked()).isEqualTo(2);
@@ -157,7 +157,7 @@ class BadRowsTest {
                     + bad
                     + " AND reason LIKE 'epoch at the column maximum%'"))
         .isEqualTo(1);
-    assertThat(counter("sluice_bad_rows", "max_epoch", "reason", "epoch_at_max")).isPositive();
+    assertThat(counter("sluice.bad.rows", "max_epoch", "reason", "epoch_at_max")).isPositive();
     r.ack(a);
     r.ack(b);
     assertThat(next(r, 1)).isNull();
@@ -253,7 +253,7 @@ class BadRowsTest {
                     + bad
                     + " AND reason LIKE 'column `at` cannot be read: %'"))
         .isEqualTo(1);
-    assertThat(counter("sluice_bad_rows", "unreadable_q", "reason", "unreadable_row")).isPositive();
+    assertThat(counter("sluice.bad.rows", "unreadable_q", "reason", "unreadable_row")).isPositive();
     r.ack(a);
     r.ack(b);
     long later = insert2("unreadable_q");

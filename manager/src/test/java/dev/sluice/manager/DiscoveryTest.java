@@ -48,7 +48,7 @@ class DiscoveryTest {
         .contains("bad_q")
         .contains("ack_wait")
         .contains("'banana' is not a duration");
-    assertThat(h.registry.get("sluice_queue_config_errors").counter().count())
+    assertThat(h.registry.get("sluice.queue.config.errors").counter().count())
         .isGreaterThanOrEqualTo(1);
 
     RawReceiver toBad = h.rawReceiver("bad_q", "r", 1);

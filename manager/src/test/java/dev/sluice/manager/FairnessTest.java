@@ -90,7 +90,7 @@ class FairnessTest {
   }
 
   static double polledRows(String queue) {
-    return h.registry.get("sluice_poll_rows").tag("queue", queue).counter().count();
+    return h.registry.get("sluice.poll.rows").tag("queue", queue).counter().count();
   }
 
   static long n(Event e) {
@@ -144,7 +144,7 @@ class FairnessTest {
     }
     // The three actors take turns, each from its own FIFO; the too-deep event is not lost.
     assertThat(order).containsExactly(0L, 10L, 99L, 1L, 11L, 2L, 12L);
-    assertThat(h.registry.get("sluice_actor_path_too_deep").tag("queue", "fair_actors").counter())
+    assertThat(h.registry.get("sluice.actor.path.too.deep").tag("queue", "fair_actors").counter())
         .satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(1.0));
   }
 
@@ -414,7 +414,7 @@ class FairnessTest {
         .hasSize(10)
         .allSatisfy(
             (t, last) -> assertThat(last).isEqualTo(t.equals("t0") || t.equals("t1") ? 599 : 99));
-    assertThat(h.registry.get("sluice_window_trimmed").tag("queue", "fair_order").counter().count())
+    assertThat(h.registry.get("sluice.window.trimmed").tag("queue", "fair_order").counter().count())
         .as("events trimmed from the window")
         .isPositive();
   }

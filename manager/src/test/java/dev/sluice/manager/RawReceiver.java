@@ -24,13 +24,27 @@ public final class RawReceiver implements AutoCloseable {
   public final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
   public final List<Event> all = new CopyOnWriteArrayList<>();
   public final List<AckResult> results = new CopyOnWriteArrayList<>();
+
+  /** The sizes of the event messages received, in bytes, in order. */
+  public final List<Integer> batchBytes = new CopyOnWriteArrayList<>();
+
   public volatile boolean subscribed;
+
+  /** The credits the Subscribed answer granted. */
+  public volatile int grantedMaxInFlight;
+
   public volatile Status error;
   public volatile boolean completed;
   private final StreamObserver<ReceiverMessage> out;
 
   RawReceiver(SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
     this(stub, queue, receiverId, maxInFlight, "");
+  }
+
+  /** A raw receiver on any stub (e.g. one with TLS and a token). */
+  public static RawReceiver open(
+      SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
+    return new RawReceiver(stub, queue, receiverId, maxInFlight, "");
   }
 
   static RawReceiver withKeyRange(
@@ -46,8 +60,12 @@ public final class RawReceiver implements AutoCloseable {
               @Override
               public void onNext(ManagerMessage m) {
                 switch (m.getKindCase()) {
-                  case SUBSCRIBED -> subscribed = true;
+                  case SUBSCRIBED -> {
+                    grantedMaxInFlight = m.getSubscribed().getMaxInFlight();
+                    subscribed = true;
+                  }
                   case EVENTS -> {
+                    batchBytes.add(m.getSerializedSize());
                     events.addAll(m.getEvents().getEventsList());
                     all.addAll(m.getEvents().getEventsList());
                   }
@@ -94,8 +112,19 @@ public final class RawReceiver implements AutoCloseable {
             .build());
   }
 
+  /** Acks {@code e} as a well-behaved receiver does: with its delivery token. */
   public void ack(Event e) {
-    ack(e.getId(), e.getEpoch(), e.getShard());
+    send(
+        ReceiverMessage.newBuilder()
+            .setAcks(
+                Acks.newBuilder()
+                    .addEvents(
+                        EventRef.newBuilder()
+                            .setId(e.getId())
+                            .setEpoch(e.getEpoch())
+                            .setShard(e.getShard())
+                            .setDeliveryToken(e.getDeliveryToken())))
+            .build());
   }
 
   public void nack(Event e, long retryAfterMs) {
@@ -113,7 +142,8 @@ public final class RawReceiver implements AutoCloseable {
                                 EventRef.newBuilder()
                                     .setId(e.getId())
                                     .setEpoch(e.getEpoch())
-                                    .setShard(e.getShard()))
+                                    .setShard(e.getShard())
+                                    .setDeliveryToken(e.getDeliveryToken()))
                             .setRetryAfterMs(retryAfterMs)
                             .setReason(reason)))
             .build());

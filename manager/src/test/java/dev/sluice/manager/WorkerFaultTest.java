@@ -64,7 +64,7 @@ class WorkerFaultTest {
       for (String loop : LOOPS) {
         Counter c =
             h.registry
-                .find("sluice_loop_errors")
+                .find("sluice.loop.errors")
                 .tags("shard", "s1", "queue", "fault_q", "loop", loop)
                 .counter();
         assertThat(c).as("sluice_loop_errors_total{loop=%s}", loop).isNotNull();
@@ -109,7 +109,7 @@ class WorkerFaultTest {
                     .as("an unexpired lease")
                     .isZero();
               });
-      assertThat(h.registry.find("sluice_worker_deaths").tags("shard", "s1").counter().count())
+      assertThat(h.registry.find("sluice.worker.deaths").tags("shard", "s1").counter().count())
           .isEqualTo(1.0);
 
       // Then served again (no other manager here to take it): a new event is delivered.

@@ -1,16 +1,30 @@
 package dev.sluice.receiver;
 
+import com.google.protobuf.ByteString;
+
 /**
  * The outcome of one handling, waiting to be sent to the manager: an ack, or a nack with its retry
- * delay (0 = the queue's backoff) and reason.
+ * delay (0 = the queue's backoff) and reason. A {@code committed} ack was already applied by the
+ * handler in its own transaction ({@link TransactionalAck}): the manager is only told to let go.
  */
 record Completion(
-    long id, long epoch, String shard, boolean ack, long retryAfterMs, String reason) {
+    long id,
+    long epoch,
+    String shard,
+    boolean ack,
+    long retryAfterMs,
+    String reason,
+    ByteString token,
+    boolean committed) {
   /** Reasons travel in every nack; keep a runaway exception message from bloating the stream. */
   static final int MAX_REASON_CHARS = 1024;
 
   static Completion ack(long id, long epoch, String shard) {
-    return new Completion(id, epoch, shard, true, 0, "");
+    return new Completion(id, epoch, shard, true, 0, "", ByteString.EMPTY, false);
+  }
+
+  static Completion committed(long id, long epoch, String shard) {
+    return new Completion(id, epoch, shard, true, 0, "", ByteString.EMPTY, true);
   }
 
   static Completion nack(long id, long epoch, String shard, long retryAfterMs, String reason) {
@@ -18,7 +32,16 @@ record Completion(
     if (r.length() > MAX_REASON_CHARS) {
       r = r.substring(0, MAX_REASON_CHARS);
     }
-    return new Completion(id, epoch, shard, false, Math.max(0, retryAfterMs), r);
+    return new Completion(
+        id, epoch, shard, false, Math.max(0, retryAfterMs), r, ByteString.EMPTY, false);
+  }
+
+  /**
+   * The same completion carrying the event's delivery token, which a manager with authentication on
+   * requires to apply it.
+   */
+  Completion withToken(ByteString t) {
+    return new Completion(id, epoch, shard, ack, retryAfterMs, reason, t, committed);
   }
 
   Ref ref() {

@@ -65,7 +65,9 @@ final class Dispatcher {
         // Arrived after the handler threads were shut down (end of close()): let the manager
         // redeliver it elsewhere instead of leaving it to time out.
         finish(
-            Completion.nack(event.getId(), event.getEpoch(), event.getShard(), 0, REFUSED), outbox);
+            Completion.nack(event.getId(), event.getEpoch(), event.getShard(), 0, REFUSED)
+                .withToken(event.getDeliveryToken()),
+            outbox);
       }
     }
   }
@@ -96,7 +98,10 @@ final class Dispatcher {
     for (Runnable r : notStarted) {
       HandleTask task = (HandleTask) r;
       Event e = task.event;
-      finish(Completion.nack(e.getId(), e.getEpoch(), e.getShard(), 0, REFUSED), task.outbox);
+      finish(
+          Completion.nack(e.getId(), e.getEpoch(), e.getShard(), 0, REFUSED)
+              .withToken(e.getDeliveryToken()),
+          task.outbox);
     }
   }
 
@@ -138,8 +143,12 @@ final class Dispatcher {
       long epoch = event.getEpoch();
       Completion completion;
       try {
-        handler.handle(new ReceivedEvent(event));
-        completion = Completion.ack(id, epoch, event.getShard());
+        ReceivedEvent received = new ReceivedEvent(event);
+        handler.handle(received);
+        completion =
+            received.ackedInTransaction()
+                ? Completion.committed(id, epoch, event.getShard())
+                : Completion.ack(id, epoch, event.getShard());
       } catch (RetryLater r) {
         completion =
             Completion.nack(id, epoch, event.getShard(), retryAfterMs(r.delay()), r.reason());
@@ -151,7 +160,7 @@ final class Dispatcher {
         log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
         completion = Completion.nack(id, epoch, event.getShard(), 0, reason);
       }
-      finish(completion, outbox);
+      finish(completion.withToken(event.getDeliveryToken()), outbox);
     }
   }
 }

@@ -2,6 +2,12 @@ package dev.sluice.receiver;
 
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.Value;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -9,18 +15,43 @@ import java.util.TreeMap;
 
 /**
  * One delivery of an event to this receiver: a read-only view of the proto {@link Event} with its
- * user columns converted to plain Java values.
+ * user columns converted to exact Java values.
+ *
+ * <p>Each SQL type arrives as one Java type: integers (and TINYINT(1)/BOOLEAN, YEAR) as {@link
+ * Long}; BIGINT UNSIGNED as {@link BigInteger}; DECIMAL as {@link BigDecimal} with the column's
+ * scale; DOUBLE and FLOAT as {@link Double}; character types, ENUM, SET and JSON as {@link String};
+ * binary types and BIT(n) as {@code byte[]}; BIT(1) as {@link Boolean}; DATE as {@link LocalDate};
+ * DATETIME as {@link LocalDateTime} (no time zone: MySQL keeps none); TIMESTAMP as {@link Instant}
+ * (exact, whatever the session's or the JVM's time zone); TIME as {@link Duration}. The typed
+ * getters convert only when the conversion is exact, and {@link #as(Class)} maps the columns to a
+ * record.
  */
 public final class ReceivedEvent {
   private final Event raw;
+
+  /** Values as converted, JSON columns as {@link ColumnValues.Json}. */
+  private final Map<String, Object> values;
+
+  /** The same with JSON columns as String: what {@link #columns()} shows. */
   private final Map<String, Object> columns;
+
+  /** Set by {@link TransactionalAck} on the handler's thread; read after the handler returns. */
+  private volatile boolean ackedInTransaction;
 
   public ReceivedEvent(Event raw) {
     this.raw = Objects.requireNonNull(raw, "raw");
     // Sorted so that iteration order does not depend on the wire order of the proto map.
     Map<String, Object> converted = new TreeMap<>();
-    raw.getColumnsMap().forEach((name, value) -> converted.put(name, toJava(value)));
-    this.columns = Collections.unmodifiableMap(converted);
+    Map<String, Object> shown = new TreeMap<>();
+    raw.getColumnsMap()
+        .forEach(
+            (name, value) -> {
+              Object v = ColumnValues.toJava(value);
+              converted.put(name, v);
+              shown.put(name, v instanceof ColumnValues.Json j ? j.text() : v);
+            });
+    this.values = Collections.unmodifiableMap(converted);
+    this.columns = Collections.unmodifiableMap(shown);
   }
 
   public long id() {
@@ -68,21 +99,144 @@ public final class ReceivedEvent {
   }
 
   /**
-   * The user columns, by name. Values are {@code null}, {@link Long}, {@link Double}, {@link
-   * String} or {@code byte[]} (the arrays are shared: do not modify them).
+   * The user columns, by name, as the types listed on this class (the arrays are shared: do not
+   * modify them).
    */
   public Map<String, Object> columns() {
     return columns;
   }
 
-  /** The column as a String; throws IllegalArgumentException if missing, null or not a String. */
+  /** True if the event has the column and it is SQL NULL. */
+  public boolean isNull(String name) {
+    present(name);
+    return values.get(name) == null;
+  }
+
+  /**
+   * The column as a String (character types, ENUM, SET, JSON). Like every getter, throws
+   * IllegalArgumentException naming the column if it is missing, null or of another type.
+   */
   public String getString(String name) {
     return typed(name, String.class);
   }
 
-  /** The column as a long; throws IllegalArgumentException if missing, null or not an integer. */
+  /** An integer column (BIGINT UNSIGNED too, when it fits) as a long. */
   public long getLong(String name) {
     return typed(name, Long.class);
+  }
+
+  /** An integer column as an int, if it fits. */
+  public int getInt(String name) {
+    return typed(name, Integer.class);
+  }
+
+  /** An integer column, BIGINT UNSIGNED to 2^64-1 included. */
+  public BigInteger getBigInteger(String name) {
+    return typed(name, BigInteger.class);
+  }
+
+  /** A DECIMAL column, exact, with the column's scale (integer columns too). */
+  public BigDecimal getBigDecimal(String name) {
+    return typed(name, BigDecimal.class);
+  }
+
+  /** A DOUBLE or FLOAT column. */
+  public double getDouble(String name) {
+    return typed(name, Double.class);
+  }
+
+  /** A BIT(1) column, or a TINYINT(1)/BOOLEAN holding 0 or 1. */
+  public boolean getBoolean(String name) {
+    return typed(name, Boolean.class);
+  }
+
+  /** A binary column (BINARY, VARBINARY, BLOB, BIT(n)); the array is shared: do not modify it. */
+  public byte[] getBytes(String name) {
+    return typed(name, byte[].class);
+  }
+
+  /**
+   * A TIMESTAMP column: the exact instant. A DATETIME has no time zone: see {@link
+   * #getLocalDateTime}.
+   */
+  public Instant getInstant(String name) {
+    Object v = present(name);
+    if (v instanceof LocalDateTime) {
+      throw new IllegalArgumentException(
+          "column '"
+              + name
+              + "' of event "
+              + id()
+              + " is a DATETIME, which has no time zone: use getLocalDateTime(name) and the zone"
+              + " the application writes it in, or make the column a TIMESTAMP");
+    }
+    return typed(name, Instant.class);
+  }
+
+  /** A DATETIME column, as stored: a date and time without a time zone. */
+  public LocalDateTime getLocalDateTime(String name) {
+    return typed(name, LocalDateTime.class);
+  }
+
+  /** A DATE column. */
+  public LocalDate getLocalDate(String name) {
+    return typed(name, LocalDate.class);
+  }
+
+  /** A TIME column: a signed duration (MySQL's TIME spans -838:59:59 to 838:59:59). */
+  public Duration getDuration(String name) {
+    return typed(name, Duration.class);
+  }
+
+  /** A JSON column's document (or a text column holding JSON, as MariaDB's JSON alias does). */
+  public String getJson(String name) {
+    Object v = present(name);
+    if (v instanceof ColumnValues.Json j) {
+      return j.text();
+    }
+    return typed(name, String.class);
+  }
+
+  /**
+   * The user columns as a record of {@code type}: each component takes the column of the same name
+   * or, for a camelCase component, its snake_case name ({@code orderId} reads {@code order_id}).
+   * Component types are those of the getters (and their primitives); a missing or NULL column gives
+   * null, or throws for a primitive component.
+   */
+  public <T extends Record> T as(Class<T> type) {
+    return RecordMapper.map(this, type);
+  }
+
+  /**
+   * The raw converted value, JSON as {@link ColumnValues.Json}; throws if the column is missing.
+   */
+  Object present(String name) {
+    if (!values.containsKey(name)) {
+      throw new IllegalArgumentException(
+          "event " + id() + " has no column '" + name + "' (columns: " + values.keySet() + ")");
+    }
+    return values.get(name);
+  }
+
+  /** A text or JSON column as text (a String record component reads either). */
+  String getJsonOrString(String name) {
+    return getJson(name);
+  }
+
+  boolean hasColumn(String name) {
+    return values.containsKey(name);
+  }
+
+  /**
+   * True once {@link TransactionalAck#ack} applied this attempt's ack in the handler's transaction:
+   * when the handler then returns normally, the manager is told the ack is committed.
+   */
+  public boolean ackedInTransaction() {
+    return ackedInTransaction;
+  }
+
+  void markAckedInTransaction() {
+    ackedInTransaction = true;
   }
 
   /** The proto message as received. */
@@ -95,41 +249,25 @@ public final class ReceivedEvent {
     return "ReceivedEvent{id=" + id() + ", epoch=" + epoch() + ", queue=" + queue() + "}";
   }
 
-  private <T> T typed(String name, Class<T> type) {
-    if (!columns.containsKey(name)) {
-      throw new IllegalArgumentException(
-          "event " + id() + " has no column '" + name + "' (columns: " + columns.keySet() + ")");
-    }
-    Object value = columns.get(name);
-    if (!type.isInstance(value)) {
-      String actual = value == null ? "null" : value.getClass().getSimpleName();
+  <T> T typed(String name, Class<T> type) {
+    Object value = present(name);
+    Object converted = value == null ? null : ColumnValues.convert(value, type);
+    if (converted == null) {
       throw new IllegalArgumentException(
           "column '"
               + name
               + "' of event "
               + id()
               + " is "
-              + actual
+              + ColumnValues.kindOf(value)
               + ", not "
               + type.getSimpleName());
     }
-    return type.cast(value);
+    return type.cast(converted);
   }
 
   static Object toJava(Value value) {
-    switch (value.getKindCase()) {
-      case INT_VALUE:
-        return value.getIntValue();
-      case DOUBLE_VALUE:
-        return value.getDoubleValue();
-      case STRING_VALUE:
-        return value.getStringValue();
-      case BYTES_VALUE:
-        return value.getBytesValue().toByteArray();
-      case NULL_VALUE:
-      case KIND_NOT_SET:
-      default:
-        return null;
-    }
+    Object v = ColumnValues.toJava(value);
+    return v instanceof ColumnValues.Json j ? j.text() : v;
   }
 }

@@ -19,4 +19,5 @@ record ReceiverConfig(
     EventHandler handler,
     Duration reconnectMin,
     Duration reconnectMax,
-    Duration shutdownTimeout) {}
+    Duration shutdownTimeout,
+    ChannelSecurity security) {}

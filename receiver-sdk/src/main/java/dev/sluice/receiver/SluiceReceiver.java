@@ -5,7 +5,6 @@ import dev.sluice.proto.v1.NotifyShutdownResponse;
 import dev.sluice.proto.v1.SluiceGrpc;
 import dev.sluice.proto.v1.Subscribe;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -178,7 +177,7 @@ public final class SluiceReceiver implements AutoCloseable {
     List<ManagedChannel> channels = new ArrayList<>();
     try {
       for (String target : config.targets()) {
-        channels.add(ManagedChannelBuilder.forTarget(target).usePlaintext().build());
+        channels.add(config.security().open(target));
       }
     } catch (RuntimeException e) {
       channels.forEach(ManagedChannel::shutdownNow);

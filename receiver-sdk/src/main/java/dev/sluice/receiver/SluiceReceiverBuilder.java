@@ -2,6 +2,7 @@ package dev.sluice.receiver;
 
 import io.grpc.ManagedChannel;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,9 +22,36 @@ public final class SluiceReceiverBuilder {
   private Integer maxInFlight;
   private String keyRange = "";
   private EventHandler handler;
+  private final List<ReceiverObserver> observers = new java.util.ArrayList<>();
   private Duration reconnectMin = Duration.ofMillis(100);
   private Duration reconnectMax = Duration.ofSeconds(5);
   private Duration shutdownTimeout = Duration.ofSeconds(30);
+  private Path tlsCa;
+  private Path clientCert;
+  private Path clientKey;
+  private String token;
+
+  /**
+   * Connects over TLS, trusting the CA certificates in {@code caFile} (PEM). Without it the
+   * receiver connects in plain text.
+   */
+  public SluiceReceiverBuilder tls(Path caFile) {
+    this.tlsCa = caFile;
+    return this;
+  }
+
+  /** Presents this client certificate (PEM chain) and key (PEM, PKCS#8): mutual TLS. */
+  public SluiceReceiverBuilder clientCertificate(Path certFile, Path keyFile) {
+    this.clientCert = certFile;
+    this.clientKey = keyFile;
+    return this;
+  }
+
+  /** Sends {@code Authorization: Bearer <token>} with every call; the token is never logged. */
+  public SluiceReceiverBuilder token(String token) {
+    this.token = token;
+    return this;
+  }
 
   SluiceReceiverBuilder() {}
 
@@ -54,7 +82,9 @@ public final class SluiceReceiverBuilder {
   /**
    * A channel the caller owns, as the one endpoint: the receiver uses it but never shuts it down,
    * nor cuts short its connection backoff (on channels it owns, the receiver's reconnect backoff
-   * decides when to retry).
+   * decides when to retry). It must accept messages of 4 MiB (gRPC's default; the manager sends
+   * events in messages up to that size) and should keep alive as the receiver's own channels do: a
+   * ping after 10 s, a 5 s timeout.
    */
   public SluiceReceiverBuilder channel(ManagedChannel channel) {
     this.channel = channel;
@@ -104,6 +134,15 @@ public final class SluiceReceiverBuilder {
   }
 
   /** Bounds of the exponential reconnect backoff. Default 100 ms to 5 s. */
+  /**
+   * Adds an observer of every handling: {@link MicrometerReceiverMetrics}, {@link
+   * OpenTelemetryTracing} or the application's own. Observers start in the order added.
+   */
+  public SluiceReceiverBuilder observer(ReceiverObserver observer) {
+    observers.add(java.util.Objects.requireNonNull(observer, "observer"));
+    return this;
+  }
+
   public SluiceReceiverBuilder reconnectBackoff(Duration min, Duration max) {
     this.reconnectMin = min;
     this.reconnectMax = max;
@@ -157,6 +196,11 @@ public final class SluiceReceiverBuilder {
     if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("shutdownTimeout must be >= 0, was " + shutdownTimeout);
     }
+    ChannelSecurity security = new ChannelSecurity(tlsCa, clientCert, clientKey, token);
+    if (channel != null && !security.equals(ChannelSecurity.PLAINTEXT)) {
+      throw new IllegalArgumentException(
+          "tls, clientCertificate and token apply to targets; set them on your own channel");
+    }
     String id = receiverId == null ? defaultReceiverId() : receiverId;
     return new SluiceReceiver(
         new ReceiverConfig(
@@ -167,10 +211,11 @@ public final class SluiceReceiverBuilder {
             concurrency,
             window,
             range,
-            handler,
+            observers.isEmpty() ? handler : new ObservedHandler(handler, observers),
             reconnectMin,
             reconnectMax,
-            shutdownTimeout));
+            shutdownTimeout,
+            security));
   }
 
   private void checkTargets() {

@@ -97,10 +97,19 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     }
     Acks.Builder acks = Acks.newBuilder();
     Nacks.Builder nacks = Nacks.newBuilder();
+    int committed = 0;
     for (Completion c : batch) {
       EventRef ref =
-          EventRef.newBuilder().setId(c.id()).setEpoch(c.epoch()).setShard(c.shard()).build();
-      if (c.ack()) {
+          EventRef.newBuilder()
+              .setId(c.id())
+              .setEpoch(c.epoch())
+              .setShard(c.shard())
+              .setDeliveryToken(c.token())
+              .build();
+      if (c.committed()) {
+        acks.addCommitted(ref);
+        committed++;
+      } else if (c.ack()) {
         acks.addEvents(ref);
       } else {
         nacks.addNacks(
@@ -110,14 +119,21 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
                 .setReason(c.reason()));
       }
     }
-    if (acks.getEventsCount() > 0) {
+    if (acks.getEventsCount() > 0 || acks.getCommittedCount() > 0) {
       requests.onNext(ReceiverMessage.newBuilder().setAcks(acks).build());
     }
     if (nacks.getNacksCount() > 0) {
       requests.onNext(ReceiverMessage.newBuilder().setNacks(nacks).build());
     }
     for (Completion c : batch) {
-      awaiting.computeIfAbsent(c.ref(), r -> new ArrayDeque<>(1)).add(c);
+      if (!c.committed()) {
+        awaiting.computeIfAbsent(c.ref(), r -> new ArrayDeque<>(1)).add(c);
+      }
+    }
+    if (committed > 0) {
+      // A committed ack is a notice, not a request: the database already holds the outcome, and
+      // the manager sends no answer. (Outbox's lock is taken after this session's, never before.)
+      outbox.answered(committed);
     }
     return true;
   }

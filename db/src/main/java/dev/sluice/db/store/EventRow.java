@@ -5,8 +5,9 @@ import java.util.Map;
 /**
  * A pending event as the poller read it.
  *
- * @param userColumns the user data columns, by name, in table order (values: null, Long, Double,
- *     String or byte[])
+ * @param userColumns the user data columns, by name, in table order, with exact values: null, Long,
+ *     BigInteger, Double, BigDecimal, String, {@link JsonText}, byte[], Boolean, LocalDate,
+ *     LocalDateTime, Instant or Duration (see {@link dev.sluice.db.ColumnKind})
  */
 public record EventRow(
     long id,

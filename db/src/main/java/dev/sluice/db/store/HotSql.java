@@ -2,6 +2,8 @@ package dev.sluice.db.store;
 
 import static dev.sluice.db.QueueConvention.*;
 
+import dev.sluice.db.ColumnInfo;
+import dev.sluice.db.ColumnKind;
 import dev.sluice.db.EventState;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
@@ -46,6 +48,9 @@ final class HotSql {
   /** The leader's fence every compare-and-set here is conditioned on; null: unfenced. */
   private final Fence fence;
 
+  /** Each user column's kind, in select order (null: read as JDBC gives it). */
+  private final ColumnKind[] userKinds;
+
   /** A statement's text with {@code ?} for each value, and the values in order. */
   record Sql(String text, List<Object> values) {
     /** The text with the values written in, for EXPLAIN and messages. */
@@ -81,8 +86,14 @@ final class HotSql {
     select.append(q.hasActor() ? quote(ACTOR) : "null as " + quote(ACTOR)).append(", ");
     select.append(q.hasClass() ? quote(CLASS) : "null as " + quote(CLASS));
     userFrom = cols.size() + 3; // 1-based JDBC index of the first user column
-    for (String c : q.userColumns()) {
-      select.append(", ").append(quote(c));
+    userKinds = new ColumnKind[q.userColumns().size()];
+    for (int i = 0; i < userKinds.length; i++) {
+      String c = q.userColumns().get(i);
+      ColumnInfo info = q.columns() == null ? null : q.columns().get(c);
+      userKinds[i] = info == null ? null : ColumnKind.of(info);
+      select
+          .append(", ")
+          .append(userKinds[i] == null ? quote(c) : userKinds[i].selectExpression(quote(c)));
     }
     select.append(" from ").append(table);
     this.selectFrom = select.toString();
@@ -282,7 +293,7 @@ final class HotSql {
     List<String> names = q.userColumns();
     Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
     for (int i = 0; i < names.size(); i++) {
-      user.put(names.get(i), JdbcEventStore.plain(rs.getObject(userFrom + i)));
+      user.put(names.get(i), UserColumnReader.read(rs, userFrom + i, userKinds[i]));
     }
     String ten = rs.getString(6);
     return new EventRow(

@@ -25,11 +25,23 @@ final class Canceller implements AutoCloseable {
   private int next;
 
   Canceller(List<String> targets, String queue) {
+    this(targets, queue, t -> ManagedChannelBuilder.forTarget(t).usePlaintext().build(), s -> s);
+  }
+
+  /**
+   * @param open opens the channel to one target (e.g. with TLS)
+   * @param auth adds credentials to a stub (e.g. a bearer token)
+   */
+  Canceller(
+      List<String> targets,
+      String queue,
+      java.util.function.Function<String, ManagedChannel> open,
+      java.util.function.UnaryOperator<SluiceGrpc.SluiceBlockingStub> auth) {
     this.queue = queue;
     for (String t : targets) {
-      ManagedChannel ch = ManagedChannelBuilder.forTarget(t).usePlaintext().build();
+      ManagedChannel ch = open.apply(t);
       channels.add(ch);
-      stubs.add(SluiceGrpc.newBlockingStub(ch));
+      stubs.add(auth.apply(SluiceGrpc.newBlockingStub(ch)));
     }
   }
 

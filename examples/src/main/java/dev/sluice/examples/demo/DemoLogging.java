@@ -6,8 +6,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the demo's stdout readable: the manager's INFO logs (stderr) would drown the progress
- * lines. Done in code rather than with a logback.xml because the manager's jar ships one too and
- * whichever comes first on the classpath would win.
+ * lines. Done in code rather than in logback.xml, because the same jar also runs {@code sluice
+ * serve}, whose INFO logs are wanted.
  */
 final class DemoLogging {
   private DemoLogging() {}

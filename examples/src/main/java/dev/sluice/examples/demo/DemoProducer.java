@@ -111,7 +111,7 @@ final class DemoProducer implements Runnable {
     }
   }
 
-  private static void insertOrder(Connection c, long id, String customer, BigDecimal amount)
+  static void insertOrder(Connection c, long id, String customer, BigDecimal amount)
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(

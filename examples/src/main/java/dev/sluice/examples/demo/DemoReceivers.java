@@ -31,13 +31,30 @@ final class DemoReceivers implements AutoCloseable {
   private final Tally tally;
   private final List<SluiceReceiver> live = new CopyOnWriteArrayList<>();
   private SluiceReceiver doomed;
+  private final java.util.function.UnaryOperator<dev.sluice.receiver.SluiceReceiverBuilder> secure;
 
   /**
    * @param targets every manager's gRPC address: each receiver keeps a stream to each
    */
   DemoReceivers(List<String> targets, Tally tally) {
+    this(targets, tally, b -> b);
+  }
+
+  /**
+   * @param secure adds TLS and credentials to each receiver's builder
+   */
+  DemoReceivers(
+      List<String> targets,
+      Tally tally,
+      java.util.function.UnaryOperator<dev.sluice.receiver.SluiceReceiverBuilder> secure) {
     this.targets = List.copyOf(targets);
     this.tally = tally;
+    this.secure = secure;
+  }
+
+  /** Whether every live receiver still has its streams (none was drained or cut). */
+  boolean allConnected() {
+    return live.stream().allMatch(r -> r.stats().streamsConnected() == targets.size());
   }
 
   /** Starts the flaky and the doomed receiver and waits until both are subscribed. */
@@ -95,7 +112,8 @@ final class DemoReceivers implements AutoCloseable {
 
   private SluiceReceiver startReceiver(String id, double failureRate) {
     SluiceReceiver r =
-        SluiceReceiver.builder()
+        secure
+            .apply(SluiceReceiver.builder())
             .targets(targets)
             .queue(DemoDatabase.QUEUE)
             .receiverId(id)

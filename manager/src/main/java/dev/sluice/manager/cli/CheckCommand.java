@@ -4,6 +4,8 @@ import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.SchemaProblem;
+import dev.sluice.manager.config.ManagerConfig;
+import dev.sluice.manager.security.Exposure;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +33,9 @@ final class CheckCommand extends BaseCommand {
     int problems = 0;
     int tables = 0;
     List<Object> out = new ArrayList<>();
-    try (ShardPools pools = new ShardPools(config.load())) {
+    ManagerConfig loaded = config.load();
+    problems += checkExposure(loaded, out);
+    try (ShardPools pools = new ShardPools(loaded)) {
       for (ShardPools.Shard s : pools.all()) {
         List<QueueCatalog.Candidate> candidates;
         QueueCatalog catalog = s.catalog();
@@ -86,6 +90,28 @@ final class CheckCommand extends BaseCommand {
       note(problems == 0 ? tables + " queue table(s) ok" : problems + " problem(s) found");
     }
     return problems == 0 ? CliException.OK : CliException.FAILED;
+  }
+
+  /**
+   * The safe-default rule, as {@code serve} would apply it: listening beyond loopback without TLS
+   * and authentication is a problem (serve refuses it); with {@code allow_insecure: true} it is
+   * reported as a warning and not counted.
+   */
+  private int checkExposure(ManagerConfig c, List<Object> out) {
+    List<String> found = Exposure.problems(c.grpcHost(), c.httpHost(), c.security());
+    for (String p : found) {
+      boolean allowed = c.security().allowInsecure();
+      String text = (allowed ? "INSECURE (allow_insecure: true): " : "insecure: ") + p;
+      String fix =
+          "configure tls and auth, or bind to 127.0.0.1 (grpc_bind, http_bind)"
+              + (allowed ? "" : ", or set allow_insecure: true to accept the risk");
+      out.add(entry("-", null, text, fix));
+      if (!json) {
+        println("config  " + text);
+        println("    fix: " + fix);
+      }
+    }
+    return c.security().allowInsecure() ? 0 : found.size();
   }
 
   private static Map<String, Object> entry(String shard, String table, String problem, String fix) {

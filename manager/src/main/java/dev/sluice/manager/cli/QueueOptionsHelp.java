@@ -6,7 +6,8 @@ final class QueueOptionsHelp {
   static final String KNOWN =
       "ack_wait, min_backoff, max_backoff, max_attempts, purge_after, cache_size, poll_interval,"
           + " max_qps, max_concurrency, max_receivers_per_tenant, fair, tenant_cache_share,"
-          + " tenant_max_in_flight, tenant_reserve, actor_max_depth, class_shares.";
+          + " tenant_max_in_flight, tenant_reserve, actor_max_depth, class_shares,"
+          + " max_event_bytes, cache_bytes.";
 
   private QueueOptionsHelp() {}
 }

@@ -18,7 +18,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * Reads a manager's YAML configuration. {@code ${NAME}} and {@code ${NAME:-default}} in any value
- * are replaced from the environment, so secrets stay out of the file.
+ * are replaced from the environment, so secrets stay out of the file. Any setting but {@code
+ * tenant_limits} can also be overridden by an environment variable named after it ({@code
+ * SLUICE_GRPC_PORT}, {@code SLUICE_SHARDS_0_URL}, {@code SLUICE_SHARDS_MAIN_PASSWORD}; see {@link
+ * EnvOverrides}), and with {@link #loadEnvironment()} no file is needed at all.
  *
  * <pre>
  * manager_id: m1
@@ -30,6 +33,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * lease_ttl: 2s
  * lease_renew: 500ms
  * forget_delay: 0s
+ * grpc_keepalive_time: 10s     # ping a receiver connection silent this long (at least 10s)
+ * grpc_keepalive_timeout: 5s   # and close it if the ping is not answered within this
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
@@ -42,7 +47,21 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *     queue: order_events   # optional; "*" (the default) is every queue
  *     cache_share: 60%      # of the window; overrides tenant_cache_share
  *     max_in_flight: 200    # overrides tenant_max_in_flight; 0 = no cap
+ * grpc_bind: 0.0.0.0:7470   # instead of grpc_host/grpc_port (default 127.0.0.1:7470)
+ * tls: {cert: tls/m.pem, key: tls/m-key.pem, client_ca: tls/ca.pem, client_auth: require}
+ * auth:                     # omitted: no authentication (then loopback only, or allow_insecure)
+ *   open_health: true
+ *   open_metrics: true
+ *   principals:
+ *     - name: orders-app
+ *       token_env: ORDERS_TOKEN          # or token_file, or token_sha256; or cert_subject
+ *       grants: [{queues: ["orders*"], actions: [subscribe, stats], tenants: [acme]}]
+ *       limits: {streams: 20, subscribes_per_second: 5, credits: 2000}
+ * allow_insecure: false
  * </pre>
+ *
+ * <p>The {@code tls}, {@code auth} and {@code allow_insecure} settings are read by {@link
+ * SecurityConfigParser}.
  */
 public final class ConfigLoader {
   private static final Pattern VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?}");
@@ -59,8 +78,15 @@ public final class ConfigLoader {
           "lease_ttl",
           "lease_renew",
           "forget_delay",
+          "grpc_keepalive_time",
+          "grpc_keepalive_timeout",
           "shards",
-          "tenant_limits");
+          "tenant_limits",
+          "grpc_bind",
+          "http_bind",
+          "tls",
+          "auth",
+          "allow_insecure");
   private static final Set<String> SHARD =
       Set.of("name", "url", "user", "password", "pool_size", "key_range");
   private static final Set<String> TENANT_LIMIT =
@@ -76,10 +102,25 @@ public final class ConfigLoader {
     return new ConfigLoader(System::getenv);
   }
 
+  /**
+   * The configuration from environment variables alone (no file): at least {@code
+   * SLUICE_SHARDS_0_NAME} and {@code SLUICE_SHARDS_0_URL}. A relative {@code SLUICE_MIGRATIONS} is
+   * relative to the working directory.
+   */
+  public ManagerConfig loadEnvironment() {
+    return parse(Map.of(), "environment (SLUICE_*)");
+  }
+
+  /** True if the environment describes at least one shard, so no file is needed. */
+  public boolean environmentHasShards() {
+    return env.apply(EnvOverrides.shardVariable("0", "url")) != null;
+  }
+
   public ManagerConfig load(Path file) {
     try (Reader r = Files.newBufferedReader(file)) {
       Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
-      ManagerConfig c = parse(doc, file.toString());
+      doc = doc == null ? Map.of() : doc;
+      ManagerConfig c = parse(doc, file.toString(), file.toAbsolutePath().getParent());
       Path dir = file.getParent();
       if (dir == null || c.migrations().isAbsolute()) {
         return c;
@@ -94,14 +135,22 @@ public final class ConfigLoader {
     }
   }
 
-  @SuppressWarnings("unchecked")
   ManagerConfig parse(Object doc, String source) {
+    return parse(doc, source, null);
+  }
+
+  /**
+   * @param base the config file's directory: relative paths (TLS files, token files) resolve
+   *     against it; null = the working directory
+   */
+  @SuppressWarnings("unchecked")
+  ManagerConfig parse(Object doc, String source, Path base) {
     if (!(doc instanceof Map<?, ?> top)) {
       throw new IllegalArgumentException(source + ": expected a mapping at the top level");
     }
     unknownKeys(source, "", (Map<String, Object>) top, TOP);
     ManagerConfig.Builder b = ManagerConfig.builder();
-    Map<String, Object> m = (Map<String, Object>) top;
+    Map<String, Object> m = new EnvOverrides(env).apply((Map<String, Object>) top, TOP, SHARD);
     if (m.containsKey("manager_id")) {
       b.managerId(str(m, "manager_id"));
     }
@@ -126,12 +175,23 @@ public final class ConfigLoader {
     if (m.containsKey("forget_delay")) {
       b.forgetDelay(Durations.parse(str(m, "forget_delay")));
     }
+    if (m.containsKey("grpc_keepalive_time")) {
+      b.grpcKeepaliveTime(Durations.parse(str(m, "grpc_keepalive_time")));
+    }
+    if (m.containsKey("grpc_keepalive_timeout")) {
+      b.grpcKeepaliveTimeout(Durations.parse(str(m, "grpc_keepalive_timeout")));
+    }
     if (m.containsKey("http_host")) {
       b.httpHost(str(m, "http_host"));
     }
     if (m.containsKey("http_port")) {
       b.httpPort(integer(m, "http_port"));
     }
+    bind(m, "grpc", source, b::grpcHost, b::grpcPort);
+    bind(m, "http", source, b::httpHost, b::httpPort);
+    b.security(
+        new SecurityConfigParser((k, v) -> interpolate(k, String.valueOf(v)), env, base, source)
+            .parse(m));
     if (m.containsKey("migrations")) {
       String dir = str(m, "migrations");
       if (dir == null || dir.isBlank()) {
@@ -183,6 +243,43 @@ public final class ConfigLoader {
       }
     }
     return b.build();
+  }
+
+  /**
+   * {@code grpc_bind} / {@code http_bind}: "host:port", "host" or ":port" (IPv6 in brackets), as
+   * one setting instead of {@code *_host} and {@code *_port}; giving both forms is an error.
+   */
+  private void bind(
+      Map<String, Object> m,
+      String server,
+      String source,
+      java.util.function.Consumer<String> host,
+      java.util.function.IntConsumer port) {
+    String key = server + "_bind";
+    if (!m.containsKey(key)) {
+      return;
+    }
+    if (m.containsKey(server + "_host") || m.containsKey(server + "_port")) {
+      throw new IllegalArgumentException(
+          source + ": give " + key + " or " + server + "_host/" + server + "_port, not both");
+    }
+    String v = str(m, key).strip();
+    int colon = v.lastIndexOf(':');
+    String h = v;
+    if (colon >= 0 && (v.indexOf(':') == colon || v.contains("]:"))) {
+      h = v.substring(0, colon);
+      String p = v.substring(colon + 1);
+      try {
+        port.accept(Integer.parseInt(p));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            source + ": " + key + " must be host:port, host or :port, was '" + v + "'");
+      }
+    }
+    h = h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
+    if (!h.isEmpty()) {
+      host.accept(h);
+    }
   }
 
   private int percent(Map<String, Object> m, String key) {

@@ -1,5 +1,6 @@
 package dev.sluice.manager.config;
 
+import dev.sluice.manager.security.SecurityConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,12 @@ import java.util.Set;
  * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
  *     {@code sluice migrate}
  * @param tenantLimits per-tenant overrides of the queues' tenant limits
+ * @param security TLS, principals and grants, and the safe-default rule's switch
+ * @param grpcKeepaliveTime how long a receiver's connection may be silent before the manager pings
+ *     it (gRPC allows no less than 10 s)
+ * @param grpcKeepaliveTimeout how long that ping may go unanswered before the connection is closed
+ *     and its events are released: a receiver host that vanished (no FIN or RST) is found within
+ *     the two together
  */
 public record ManagerConfig(
     String managerId,
@@ -38,16 +45,22 @@ public record ManagerConfig(
     String httpHost,
     int httpPort,
     Path migrations,
-    List<TenantLimit> tenantLimits) {
+    List<TenantLimit> tenantLimits,
+    SecurityConfig security,
+    Duration grpcKeepaliveTime,
+    Duration grpcKeepaliveTimeout) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
-  public static final String DEFAULT_GRPC_HOST = "0.0.0.0";
+
+  /** Loopback: a manager is reachable from other hosts only when configured so. */
+  public static final String DEFAULT_GRPC_HOST = "127.0.0.1";
+
   public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(2);
   public static final Duration DEFAULT_LEASE_RENEW = Duration.ofMillis(500);
   public static final Duration DEFAULT_FORGET_DELAY = Duration.ZERO;
-  public static final String DEFAULT_HTTP_HOST = "0.0.0.0";
+  public static final String DEFAULT_HTTP_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 7471;
   public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
 
@@ -69,6 +82,14 @@ public record ManagerConfig(
         + String.format("%04x", java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
   }
 
+  /**
+   * 10 s, the least gRPC allows, and 5 s: a vanished receiver's events come back within about 15 s,
+   * well inside the default ack_wait (30 s), for one small ping per silent connection every 10 s.
+   */
+  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
+
+  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
+
   public static Builder builder() {
     return new Builder();
   }
@@ -88,7 +109,10 @@ public record ManagerConfig(
         httpHost,
         httpPort,
         dir,
-        tenantLimits);
+        tenantLimits,
+        security,
+        grpcKeepaliveTime,
+        grpcKeepaliveTimeout);
   }
 
   /** The overrides that concern queue {@code queue}. */
@@ -107,6 +131,18 @@ public record ManagerConfig(
     private Duration leaseTtl = DEFAULT_LEASE_TTL;
     private Duration leaseRenew = DEFAULT_LEASE_RENEW;
     private Duration forgetDelay = DEFAULT_FORGET_DELAY;
+    private Duration grpcKeepaliveTime = DEFAULT_GRPC_KEEPALIVE_TIME;
+    private Duration grpcKeepaliveTimeout = DEFAULT_GRPC_KEEPALIVE_TIMEOUT;
+
+    public Builder grpcKeepaliveTime(Duration d) {
+      this.grpcKeepaliveTime = d;
+      return this;
+    }
+
+    public Builder grpcKeepaliveTimeout(Duration d) {
+      this.grpcKeepaliveTimeout = d;
+      return this;
+    }
 
     public Builder leaseTtl(Duration d) {
       this.leaseTtl = d;
@@ -127,6 +163,13 @@ public record ManagerConfig(
     private Integer httpPort;
     private Path migrations = DEFAULT_MIGRATIONS;
     private final List<TenantLimit> tenantLimits = new ArrayList<>();
+    private SecurityConfig security = SecurityConfig.NONE;
+
+    /** TLS, principals and grants; {@link SecurityConfig#NONE} (the default) has neither. */
+    public Builder security(SecurityConfig s) {
+      this.security = s;
+      return this;
+    }
 
     /** Adds a per-tenant override; a tenant may appear once per queue (and once for "*"). */
     public Builder tenantLimit(TenantLimit t) {
@@ -231,6 +274,18 @@ public record ManagerConfig(
       if (forgetDelay == null || forgetDelay.isNegative()) {
         throw new IllegalArgumentException("forget_delay must not be negative, was " + forgetDelay);
       }
+      if (grpcKeepaliveTime == null
+          || grpcKeepaliveTime.getSeconds() < 10
+          || grpcKeepaliveTime.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "grpc_keepalive_time must be from 10s to 1h, was " + grpcKeepaliveTime);
+      }
+      if (grpcKeepaliveTimeout == null
+          || grpcKeepaliveTimeout.toMillis() < 100
+          || grpcKeepaliveTimeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "grpc_keepalive_timeout must be from 100ms to 1h, was " + grpcKeepaliveTimeout);
+      }
       Set<String> limited = new HashSet<>();
       for (TenantLimit t : tenantLimits) {
         if (!limited.add(t.queue() + "\u0000" + t.tenant())) {
@@ -260,7 +315,10 @@ public record ManagerConfig(
           httpHost,
           http,
           migrations,
-          List.copyOf(tenantLimits));
+          List.copyOf(tenantLimits),
+          security == null ? SecurityConfig.NONE : security,
+          grpcKeepaliveTime,
+          grpcKeepaliveTimeout);
     }
   }
 }

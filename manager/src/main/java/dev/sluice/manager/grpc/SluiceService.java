@@ -5,6 +5,10 @@ import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.QueueEngine;
 import dev.sluice.manager.ShardManager;
 import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.manager.security.Action;
+import dev.sluice.manager.security.AuthInterceptor;
+import dev.sluice.manager.security.Principal;
+import dev.sluice.manager.security.StreamGuard;
 import dev.sluice.proto.v1.CancelRequest;
 import dev.sluice.proto.v1.CancelResponse;
 import dev.sluice.proto.v1.CancelResult;
@@ -27,19 +31,44 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.function.Supplier;
 
-/** The sluice.v1 service: a thin layer that validates requests and hands them to the engine. */
+/**
+ * The sluice.v1 service: a thin layer that validates requests and hands them to the engine. Every
+ * call runs as the principal {@link AuthInterceptor} found; each checks that principal's grant
+ * before it looks at the queue, so a denied call learns nothing about it.
+ */
 public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   static final int MAX_CANCEL_IDS = 10_000;
 
   private final QueueEngine engine;
+  private final StreamGuard guard;
 
-  public SluiceService(QueueEngine engine) {
+  /** QueueStats' table counts, at most one a second per queue (see {@link CountsCache}). */
+  private final CountsCache counts = new CountsCache(System::nanoTime);
+
+  public SluiceService(QueueEngine engine, StreamGuard guard) {
     this.engine = engine;
+    this.guard = guard;
   }
 
   @Override
   public StreamObserver<ReceiverMessage> subscribe(StreamObserver<ManagerMessage> out) {
-    return new SubscribeCall(engine, (ServerCallStreamObserver<ManagerMessage>) out);
+    return new SubscribeCall(
+        engine,
+        (ServerCallStreamObserver<ManagerMessage>) out,
+        guard.open(AuthInterceptor.principal()));
+  }
+
+  /** Throws PERMISSION_DENIED (and counts it) unless the caller may do {@code a} on the queue. */
+  private Principal require(String queue, Action a) {
+    Principal p = AuthInterceptor.principal();
+    if (!p.allows(queue, a)) {
+      guard.denials().deny(p.name(), "permission", a.configName() + " on queue " + queue);
+      throw Status.PERMISSION_DENIED
+          .withDescription(
+              "principal " + p.name() + " may not " + a.configName() + " on queue '" + queue + "'")
+          .asRuntimeException();
+    }
+    return p;
   }
 
   @Override
@@ -55,6 +84,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
           if (req.getQueue().isBlank()) {
             throw Statuses.invalid("queue is required");
           }
+          require(req.getQueue(), Action.CANCEL);
           Map<Long, CasOutcome> r =
               engine.cancel(req.getQueue(), req.getShard(), new LinkedHashSet<>(req.getIdsList()));
           CancelResponse.Builder b = CancelResponse.newBuilder();
@@ -83,9 +113,17 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
           if (req.getReceiverId().isBlank()) {
             throw Statuses.invalid("notify shutdown: receiver_id is required");
           }
-          int n = engine.drainReceiver(req.getReceiverId());
+          Principal p = AuthInterceptor.principal();
+          if (!guard.ownsOrFree(p.name(), req.getReceiverId())) {
+            guard.denials().deny(p.name(), "foreign_receiver", "notify shutdown of a receiver");
+            throw Status.PERMISSION_DENIED
+                .withDescription(
+                    "receiver '" + req.getReceiverId() + "' belongs to another principal")
+                .asRuntimeException();
+          }
+          int n = engine.drainReceiver(req.getReceiverId(), p.name());
           for (QueueManager q : engine.served()) {
-            q.drainReceiver(req.getReceiverId());
+            q.drainReceiver(req.getReceiverId(), p.name());
           }
           return NotifyShutdownResponse.newBuilder().setStreams(n).build();
         });
@@ -97,8 +135,12 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
         out,
         "list queues",
         () -> {
+          Principal p = AuthInterceptor.principal();
           ListQueuesResponse.Builder b = ListQueuesResponse.newBuilder();
           for (QueueManager q : engine.served()) {
+            if (!p.sees(q.queue())) {
+              continue;
+            }
             b.addQueues(
                 QueueInfo.newBuilder()
                     .setName(q.queue())
@@ -109,13 +151,16 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
           for (ShardManager s : engine.shards()) {
             s.disabled()
                 .forEach(
-                    (name, problem) ->
+                    (name, problem) -> {
+                      if (p.sees(name)) {
                         b.addQueues(
                             QueueInfo.newBuilder()
                                 .setName(name)
                                 .setShard(s.name())
                                 .setStatus("DISABLED")
-                                .setProblem(problem)));
+                                .setProblem(problem));
+                      }
+                    });
           }
           return b.build();
         });
@@ -127,7 +172,9 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
         out,
         "queue stats",
         () -> {
+          Principal p = AuthInterceptor.principal();
           if (!req.getQueue().isEmpty()) {
+            require(req.getQueue(), Action.STATS);
             queueOrThrow(req.getQueue());
           }
           QueueStatsResponse.Builder b = QueueStatsResponse.newBuilder();
@@ -135,7 +182,10 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
             if (!req.getQueue().isEmpty() && !req.getQueue().equals(q.queue())) {
               continue;
             }
-            StateCounts c = q.counts();
+            if (!p.allows(q.queue(), Action.STATS)) {
+              continue;
+            }
+            StateCounts c = counts.counts(q);
             QueueManager.LiveStats live = q.live();
             long now = q.nowNs();
             b.addQueues(

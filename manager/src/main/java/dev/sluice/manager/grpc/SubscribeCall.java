@@ -5,6 +5,7 @@ import dev.sluice.db.store.EventRef;
 import dev.sluice.manager.QueueEngine;
 import dev.sluice.manager.ShardManager;
 import dev.sluice.manager.queue.Subscription;
+import dev.sluice.manager.security.StreamGuard;
 import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
 import dev.sluice.proto.v1.ReceiverMessage;
@@ -33,12 +34,15 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
 
   private final QueueEngine engine;
   private final ServerCallStreamObserver<ManagerMessage> out;
+  private final StreamGuard.Session guard;
   private volatile Subscription sub;
   private boolean ended;
 
-  SubscribeCall(QueueEngine engine, ServerCallStreamObserver<ManagerMessage> out) {
+  SubscribeCall(
+      QueueEngine engine, ServerCallStreamObserver<ManagerMessage> out, StreamGuard.Session guard) {
     this.engine = engine;
     this.out = out;
+    this.guard = guard;
     out.setOnReadyHandler(
         () -> {
           Subscription s = sub;
@@ -61,17 +65,25 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
         case ACKS -> {
           requireSubscribed("acks");
           Map<String, List<EventRef>> byShard = new LinkedHashMap<>();
-          for (var r : m.getAcks().getEventsList()) {
+          for (var r : guard.own(sub, m.getAcks().getEventsList())) {
             byShard
                 .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
                 .add(new EventRef(r.getId(), r.getEpoch()));
           }
           byShard.forEach((shard, refs) -> engine.route(sub, shard, refs, List.of()));
+          Map<String, List<EventRef>> committed = new LinkedHashMap<>();
+          for (var r : m.getAcks().getCommittedList()) {
+            committed
+                .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
+                .add(new EventRef(r.getId(), r.getEpoch()));
+          }
+          committed.forEach((shard, refs) -> engine.committed(sub, shard, refs));
         }
         case NACKS -> {
           requireSubscribed("nacks");
+          List<Nack> own = guard.ownNacks(sub, m.getNacks().getNacksList());
           Map<String, List<Nack>> byShard =
-              m.getNacks().getNacksList().stream()
+              own.stream()
                   .collect(
                       Collectors.groupingBy(
                           n -> n.getEvent().getShard(), LinkedHashMap::new, Collectors.toList()));
@@ -79,7 +91,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
         }
         case FLOW -> {
           requireSubscribed("flow");
-          sub.setMaxInFlight(checkMaxInFlight(m.getFlow().getMaxInFlight()));
+          sub.setMaxInFlight(guard.flow(checkMaxInFlight(m.getFlow().getMaxInFlight())));
           engine.served().stream()
               .filter(q -> q.queue().equals(sub.queue()))
               .forEach(q -> q.wake());
@@ -104,6 +116,8 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
           "subscribe: receiver_id is required, at most " + MAX_RECEIVER_ID + " characters");
     }
     int max = checkMaxInFlight(s.getMaxInFlight());
+    // Authorization first: a principal without the grant learns nothing about the queue.
+    max = guard.subscribe(s.getQueue(), rid, max);
     KeyRange range;
     try {
       range = KeyRange.parse(s.getKeyRange());
@@ -121,12 +135,17 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                           "queue '"
                               + s.getQueue()
                               + "' is not served here (known: "
-                              + String.join(", ", engine.knownNames())
+                              + String.join(
+                                  ", ",
+                                  engine.knownNames().stream()
+                                      .filter(guard.principal()::sees)
+                                      .toList())
                               + ")")
                       .asRuntimeException());
     }
     Subscription created =
         new Subscription(rid, s.getQueue(), range, STREAM_IDS.incrementAndGet(), max, out);
+    guard.bind(created);
     String shards =
         engine.shards().stream()
             .filter(ShardManager::leading)
@@ -142,6 +161,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                     .setReceiverId(rid)
                     .setMaxInFlight(max))
             .build());
+    created.onCutOff(() -> engine.unsubscribe(created, "cut off: it does not read its stream"));
     sub = created;
     engine.subscribe(created);
   }
@@ -165,6 +185,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
 
   private void fail(Status status) {
     ended = true;
+    guard.close();
     if (sub != null) {
       sub.close(status);
       engine.unsubscribe(sub, "stream failed: " + status.getCode());
@@ -180,6 +201,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   @Override
   public void onError(Throwable t) {
     ended = true;
+    guard.close();
     if (sub != null) {
       sub.markClosed();
       engine.unsubscribe(sub, "stream broke: " + Status.fromThrowable(t).getCode());
@@ -193,6 +215,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
       return;
     }
     ended = true;
+    guard.close();
     if (sub != null) {
       sub.close(Status.OK);
       engine.unsubscribe(sub, "stream closed by receiver");

@@ -3,6 +3,7 @@ package dev.sluice.manager.http;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.sluice.manager.json.Json;
+import dev.sluice.manager.security.HttpAccess;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -10,11 +11,13 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,9 +33,17 @@ import org.slf4j.LoggerFactory;
  *       stopping, else 503
  * </ul>
  *
- * <p>Threads: requests run on two daemon threads, {@code sluice-http-N}. Handlers only read
- * published snapshots and meters: no request queries the database. {@link #start()} and {@link
- * #stop()} are idempotent.
+ * <p>Threads: requests run on up to {@link #THREADS} daemon threads, {@code sluice-http-N}, with at
+ * most {@link #QUEUED} more waiting (beyond that a connection is closed at once). The JDK server
+ * reads a request on the thread that will handle it, so a client that sends its request slowly
+ * holds a thread: each request must arrive within {@link #REQUEST_SECONDS} and its answer be taken
+ * within {@link #RESPONSE_SECONDS}, or the server closes the connection (two slow clients used to
+ * take both threads and hang /healthz). Handlers only read published snapshots and meters: no
+ * request queries the database. {@link #start()} and {@link #stop()} are idempotent.
+ *
+ * <p>The JDK server takes those bounds from the system properties {@code
+ * sun.net.httpserver.maxReqTime} and {@code maxRspTime}, read once per process when its first
+ * server starts; they are set here unless the operator set them (with {@code -D}).
  */
 public final class StatusHttpServer {
   private static final Logger log = LoggerFactory.getLogger(StatusHttpServer.class);
@@ -47,6 +58,29 @@ public final class StatusHttpServer {
     String state();
   }
 
+  /** The most requests handled at once. */
+  static final int THREADS = 8;
+
+  /** The most requests waiting for a thread. */
+  static final int QUEUED = 64;
+
+  /** The longest a client may take to send its request. */
+  static final int REQUEST_SECONDS = 5;
+
+  /** The longest a client may take to read its answer (a large /metrics too). */
+  static final int RESPONSE_SECONDS = 30;
+
+  static {
+    setUnlessGiven("sun.net.httpserver.maxReqTime", REQUEST_SECONDS);
+    setUnlessGiven("sun.net.httpserver.maxRspTime", RESPONSE_SECONDS);
+  }
+
+  private static void setUnlessGiven(String property, int seconds) {
+    if (System.getProperty(property) == null) {
+      System.setProperty(property, Integer.toString(seconds));
+    }
+  }
+
   private final String host;
   private final int port;
   private final MeterRegistry registry;
@@ -54,6 +88,21 @@ public final class StatusHttpServer {
   private final Readiness readiness;
   private HttpServer server;
   private ExecutorService executor;
+  private SSLContext ssl;
+  private boolean wantClientCert;
+  private HttpAccess access = HttpAccess.open();
+
+  /**
+   * Serves HTTPS with {@code ssl} (null = plain HTTP) and checks each request with {@code access}.
+   * Call before {@link #start()}.
+   */
+  public synchronized StatusHttpServer secure(
+      SSLContext ssl, boolean wantClientCert, HttpAccess access) {
+    this.ssl = ssl;
+    this.wantClientCert = wantClientCert;
+    this.access = access;
+    return this;
+  }
 
   public StatusHttpServer(
       String host,
@@ -73,24 +122,32 @@ public final class StatusHttpServer {
       return this;
     }
     try {
-      server = HttpServer.create(new InetSocketAddress(host, port), 64);
+      server = SecureHttp.create(new InetSocketAddress(host, port), 64, ssl, wantClientCert);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage(), e);
     }
     AtomicInteger n = new AtomicInteger();
+    // The JDK server closes a connection whose request the executor refuses.
     executor =
-        Executors.newFixedThreadPool(
-            2,
+        new ThreadPoolExecutor(
+            THREADS,
+            THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(QUEUED),
             r -> {
               Thread t = new Thread(r, "sluice-http-" + n.incrementAndGet());
               t.setDaemon(true);
               return t;
-            });
+            },
+            new ThreadPoolExecutor.AbortPolicy());
+    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
     server.setExecutor(executor);
     server.createContext("/", this::handle);
     server.start();
-    log.info("status page and /metrics on http://{}:{}/", host, port());
+    log.info(
+        "status page and /metrics on {}://{}:{}/", ssl == null ? "http" : "https", host, port());
     return this;
   }
 
@@ -122,6 +179,9 @@ public final class StatusHttpServer {
         return;
       }
       String path = x.getRequestURI().getPath();
+      if (!SecureHttp.admit(x, path, access)) {
+        return;
+      }
       switch (path) {
         case "/healthz" -> send(x, 200, "text/plain", "ok\n");
         case "/readyz" ->
@@ -168,8 +228,7 @@ public final class StatusHttpServer {
     }
   }
 
-  private static void send(HttpExchange x, int status, String type, String body)
-      throws IOException {
+  static void send(HttpExchange x, int status, String type, String body) throws IOException {
     byte[] b = body.getBytes(StandardCharsets.UTF_8);
     x.getResponseHeaders().set("Content-Type", type + "; charset=utf-8");
     x.getResponseHeaders().set("Cache-Control", "no-store");

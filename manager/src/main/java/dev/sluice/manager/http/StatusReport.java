@@ -142,6 +142,12 @@ public final class StatusReport {
   }
 
   /** The report as nested maps and lists, for {@link dev.sluice.manager.json.Json}. */
+  /** Adds the configuration's warnings (e.g. an insecure exposure), shown atop the page. */
+  public StatusReport withWarnings(List<String> warnings) {
+    root.put("warnings", warnings);
+    return this;
+  }
+
   public Map<String, Object> toMap() {
     return root;
   }

@@ -118,27 +118,28 @@ public final class StateSampler implements Runnable {
     this.engine = engine;
     this.registry = registry;
     events =
-        MultiGauge.builder("sluice_queue_events")
+        MultiGauge.builder("sluice.queue.events")
             .description("rows of the queue table by state (sampled)")
             .register(registry);
     oldestAge =
-        MultiGauge.builder("sluice_queue_oldest_due_age_seconds")
+        MultiGauge.builder("sluice.queue.oldest.due.age")
+            .baseUnit("seconds")
             .description("how long the oldest due pending event has waited (sampled)")
             .register(registry);
     paused =
-        MultiGauge.builder("sluice_queue_paused")
+        MultiGauge.builder("sluice.queue.paused")
             .description("1 while an operator has paused the queue")
             .register(registry);
     tenantQueued =
-        MultiGauge.builder("sluice_tenant_queued_events")
+        MultiGauge.builder("sluice.tenant.queued.events")
             .description("a tenant's events held in the window (busiest tenants only)")
             .register(registry);
     tenantInFlight =
-        MultiGauge.builder("sluice_tenant_in_flight_events")
+        MultiGauge.builder("sluice.tenant.in.flight.events")
             .description("a tenant's events fired and not settled (busiest tenants only)")
             .register(registry);
     tenantWaitMax =
-        MultiGauge.builder("sluice_tenant_wait_seconds_max")
+        MultiGauge.builder("sluice.tenant.wait.seconds.max")
             .description(
                 "the longest due->fired wait of a tenant's events in the last 10-20 s"
                     + " (busiest tenants only)")
@@ -190,7 +191,7 @@ public final class StateSampler implements Runnable {
         }
         next.put(e.getKey(), new Sample(c, age, nowMs, countedAt));
       } catch (RuntimeException ex) {
-        registry.counter("sluice_db_errors", e.getKey().tags()).increment();
+        registry.counter("sluice.db.errors", e.getKey().tags()).increment();
         log.debug("metrics: counting {} failed: {}", e.getKey(), ex.toString());
         Sample old = before.get(e.getKey());
         if (old != null) {
@@ -255,16 +256,17 @@ public final class StateSampler implements Runnable {
           k ->
               List.of(
                   FunctionCounter.builder(
-                          "sluice_tenant_events_dispatched",
+                          "sluice.tenant.events.dispatched",
                           this,
                           s -> s.tenantValue(k, TenantStats::dispatched))
                       .description("a tenant's events fired since the queue started (busiest only)")
                       .tags(tags)
                       .register(registry),
                   FunctionCounter.builder(
-                          "sluice_tenant_wait_seconds",
+                          "sluice.tenant.wait",
                           this,
                           s -> s.tenantValue(k, TenantStats::waitNsTotal) / 1e9)
+                      .baseUnit("seconds")
                       .description(
                           "how long a tenant's fired events waited after they came due, added up"
                               + " (busiest only; over sluice_tenant_events_dispatched_total, the"

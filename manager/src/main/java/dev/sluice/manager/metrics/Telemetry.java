@@ -41,7 +41,7 @@ public final class Telemetry {
     this.registry = registry;
     for (ShardManager s : engine.shards()) {
       gauges.add(
-          Gauge.builder("sluice_shard_lease_held", s, x -> x.leaseHeld() ? 1 : 0)
+          Gauge.builder("sluice.shard.lease.held", s, x -> x.leaseHeld() ? 1 : 0)
               .description("1 while this manager holds the shard's lease and may dispatch")
               .tag("shard", s.name())
               .strongReference(true)

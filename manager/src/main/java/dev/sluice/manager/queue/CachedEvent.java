@@ -23,6 +23,12 @@ public final class CachedEvent {
 
   final Map<String, Value> columns;
 
+  /**
+   * The event's size as sent (an upper bound: its wire form with the largest epoch and fire time),
+   * for the window's byte budget and the batch sizes; 0 when unknown (tests).
+   */
+  final int bytes;
+
   CachedEvent(
       long id,
       long epoch,
@@ -33,6 +39,20 @@ public final class CachedEvent {
       java.util.List<String> actorPath,
       String workClass,
       Map<String, Value> columns) {
+    this(id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, 0);
+  }
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Value> columns,
+      int bytes) {
     this.id = id;
     this.epoch = epoch;
     this.dueNs = dueNs;
@@ -42,12 +62,13 @@ public final class CachedEvent {
     this.actorPath = actorPath;
     this.workClass = workClass;
     this.columns = columns;
+    this.bytes = bytes;
   }
 
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
   CachedEvent retry(long newEpoch, long newDueNs) {
     return new CachedEvent(
-        id, newEpoch, newDueNs, createdNs, priority, tenant, actorPath, workClass, columns);
+        id, newEpoch, newDueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes);
   }
 
   public long id() {
@@ -68,6 +89,10 @@ public final class CachedEvent {
 
   public String workClass() {
     return workClass;
+  }
+
+  public int bytes() {
+    return bytes;
   }
 
   public int priority() {

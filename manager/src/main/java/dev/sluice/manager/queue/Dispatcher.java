@@ -1,11 +1,10 @@
 package dev.sluice.manager.queue;
 
+import dev.sluice.db.QueueOptions;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.proto.v1.Event;
-import dev.sluice.proto.v1.EventBatch;
-import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
 import dev.sluice.proto.v1.Value;
 import java.util.ArrayList;
@@ -115,6 +114,14 @@ final class Dispatcher implements Runnable {
   // --- published for other threads
   private volatile long settledSeq;
   private volatile int cachedCount;
+  private volatile long cachedBytes;
+
+  /**
+   * The poller's estimate of a row's size, to size its reads by the window's free bytes; written by
+   * the poller's thread only ({@link #sawRows}).
+   */
+  private volatile long rowBytesEstimate;
+
   private volatile int inFlightCount;
   private volatile int receiverCount;
   private volatile boolean running = true;
@@ -161,12 +168,20 @@ final class Dispatcher implements Runnable {
     this.ctx = ctx;
     this.cache =
         new WindowCache(
-            ctx.options().cacheSize(), ctx.tenantLimits()::cacheCap, ctx.options().fair());
+            ctx.options().cacheSize(),
+            ctx.options().cacheBytes(),
+            ctx.tenantLimits()::cacheCap,
+            ctx.options().fair());
+    this.rowBytesEstimate = ctx.options().maxEventBytes();
     this.receivers =
         new ReceiverPool(
             ctx.options().maxReceiversPerTenant(), ctx.options().classShares(), forgetDelayNs);
     this.credits =
-        new TenantCredits(ctx.tenantLimits(), ctx.options().fair(), ctx.options().tenantReserve());
+        new TenantCredits(
+            ctx.tenantLimits(),
+            ctx.options().fair(),
+            ctx.options().tenantReserve(),
+            t -> cache.held(t) > 0);
     applyOptions(ctx.options());
   }
 
@@ -275,12 +290,41 @@ final class Dispatcher implements Runnable {
     return settledSeq;
   }
 
+  /**
+   * How many rows the next read may bring: the window's free events, and no more than its free
+   * bytes hold at the estimated row size ({@link #sawRows}), so that one read of large rows cannot
+   * take the heap however large cache_size is. At least one while the window holds nothing.
+   */
   int cacheRoom() {
-    return cache.capacity() - cachedCount;
+    int room = cache.capacity() - cachedCount;
+    long freeBytes = cache.byteCapacity() - cachedBytes;
+    long byBytes = freeBytes / Math.max(1, rowBytesEstimate);
+    if (byBytes < room) {
+      room = (int) Math.max(cachedCount == 0 ? 1 : 0, byBytes);
+    }
+    return room;
+  }
+
+  /**
+   * A read brought rows of at most {@code maxRowBytes} each (poller thread). The estimate starts at
+   * max_event_bytes, jumps up to the largest row read at once, and halves per read while rows stay
+   * smaller: reads grow from a few rows to full pages in about a dozen reads of small rows, and
+   * shrink at once when large rows come.
+   */
+  void sawRows(long maxRowBytes) {
+    rowBytesEstimate = Math.max(Math.max(1, maxRowBytes), rowBytesEstimate / 2);
+  }
+
+  long rowBytesEstimate() {
+    return rowBytesEstimate;
   }
 
   int cachedCount() {
     return cachedCount;
+  }
+
+  long cachedBytes() {
+    return cachedBytes;
   }
 
   int inFlightCount() {
@@ -317,7 +361,9 @@ final class Dispatcher implements Runnable {
             continue;
           }
         }
-        if (pollerHasMore && cache.size() <= cache.capacity() * 3 / 4) {
+        if (pollerHasMore
+            && cache.size() <= cache.capacity() * 3 / 4
+            && cache.bytes() <= cache.byteCapacity() / 4 * 3) {
           pollerHasMore = false;
           poller.wake();
         }
@@ -360,6 +406,7 @@ final class Dispatcher implements Runnable {
 
   private void publish() {
     cachedCount = cache.size() + parked.size();
+    cachedBytes = cache.bytes();
     inFlightCount = inFlight.size() + firing.size();
     receiverCount = receivers.size();
     long mono = System.nanoTime();
@@ -545,7 +592,7 @@ final class Dispatcher implements Runnable {
     }
     long now = b.firedAtNs;
     long mono = System.nanoTime();
-    Map<ReceiverStream, EventBatch.Builder> batches = new LinkedHashMap<>();
+    OutgoingBatches batches = new OutgoingBatches(QueueOptions.MAX_MESSAGE_BYTES);
     int sent = 0;
     for (int i = 0; i < events.size(); i++) {
       CachedEvent e = events.get(i);
@@ -577,18 +624,16 @@ final class Dispatcher implements Runnable {
       ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
       credits.dispatched(e.tenant, waitNs, mono);
       Map<String, Value> columns = b.columns.getOrDefault(e.id, e.columns);
-      batches
-          .computeIfAbsent(r, k -> EventBatch.newBuilder())
-          .addEvents(toWire(e, columns, epoch, now));
+      batches.add(r, toWire(e, columns, epoch, now, r));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);
-    // A failed send leaves the events in flight: the stream's close releases them at once.
-    batches.forEach((r, eb) -> r.send(ManagerMessage.newBuilder().setEvents(eb).build()));
+    batches.sendAll();
     inFlightCount = inFlight.size() + firing.size();
   }
 
-  private Event toWire(CachedEvent e, Map<String, Value> columns, long epoch, long now) {
+  private Event toWire(
+      CachedEvent e, Map<String, Value> columns, long epoch, long now, ReceiverStream r) {
     return Event.newBuilder()
         .setId(e.id)
         .setEpoch(epoch)
@@ -600,6 +645,7 @@ final class Dispatcher implements Runnable {
         .setTimeCreatedNs(e.createdNs)
         .setTimeFiredNs(now)
         .putAllColumns(columns)
+        .setDeliveryToken(r.subscription().deliveryToken(ctx.shard(), e.id, epoch))
         .build();
   }
 
@@ -685,6 +731,33 @@ final class Dispatcher implements Runnable {
       // Unknown to this manager (fired before a restart, say): the database decides.
       acks.submit(Completion.ack(ref, from));
     }
+  }
+
+  /**
+   * Acks the receiver applied in its own transaction (same CAS as ours) and committed: the row is
+   * acked already, so the event leaves the in-flight table without an UPDATE, a retry at its
+   * deadline or a stale ack. A receiver that claims a commit that did not happen costs only that
+   * event's time: the row is still fired, and the old-event collector returns it to pending after
+   * its ack deadline.
+   */
+  void onCommitted(ReceiverStream from, List<EventRef> refs) {
+    long now = ctx.clock().nowNs();
+    for (EventRef ref : refs) {
+      InFlight f = inFlight.get(ref.id());
+      if (f == null || f.epoch != ref.epoch() || f.settling || f.owner != from) {
+        continue;
+      }
+      inFlight.remove(ref.id());
+      free(f);
+      ctx.metrics()
+          .dispatchToAck
+          .record(Math.max(0, now - (f.deadlineNs - ackWaitNs)), TimeUnit.NANOSECONDS);
+      ctx.metrics().acked.increment();
+      settledSeq++;
+      recentlySettled.remove(ref.id());
+      recentlySettled.put(ref.id(), settledSeq);
+    }
+    publish();
   }
 
   void onNacks(ReceiverStream from, List<Nack> nacks) {

@@ -65,7 +65,7 @@ public final class LoopFaults {
     return counters.computeIfAbsent(
         loop,
         l ->
-            Counter.builder("sluice_loop_errors")
+            Counter.builder("sluice.loop.errors")
                 .description("unexpected errors a worker loop caught and survived")
                 .tags("shard", shard, "queue", queue, "loop", l)
                 .register(registry));

@@ -1,9 +1,16 @@
 package dev.sluice.manager.queue;
 
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
+import dev.sluice.proto.v1.Event;
+import dev.sluice.proto.v1.Value;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,18 +29,46 @@ final class PolledEvents {
 
   private final QueueContext ctx;
 
+  /** Told the largest row of each read, to size the next reads (see {@link Dispatcher#sawRows}). */
+  private final LongConsumer rowSizes;
+
   /** Too-deep rows read since the last warning. */
   private long tooDeepUnwarned;
 
   private long nextWarnMono = System.nanoTime();
 
-  PolledEvents(QueueContext ctx) {
+  /** Too-large rows made dead since the last warning. */
+  private long tooLargeUnwarned;
+
+  private long nextTooLargeWarnMono = System.nanoTime();
+
+  PolledEvents(QueueContext ctx, LongConsumer rowSizes) {
     this.ctx = ctx;
+    this.rowSizes = rowSizes;
   }
 
+  /**
+   * The rows as window events. A row larger than max_event_bytes as it would be sent is not among
+   * them: it is made dead here with the reason "too large: N bytes > limit" (epoch CAS; never
+   * fired, so no attempt is spent), as no receiver could be sent it.
+   */
   List<CachedEvent> of(List<EventRow> rows) {
     List<CachedEvent> out = new ArrayList<>(rows.size());
+    Map<EventRef, String> tooLarge = null;
+    long largest = 0;
+    int limit = ctx.options().maxEventBytes();
     for (EventRow row : rows) {
+      Map<String, Value> columns = Values.toWire(row.userColumns());
+      int bytes = wireBytes(row, columns);
+      largest = Math.max(largest, bytes);
+      if (bytes > limit) {
+        if (tooLarge == null) {
+          tooLarge = new LinkedHashMap<>();
+        }
+        tooLarge.put(
+            new EventRef(row.id(), row.epoch()), "too large: " + bytes + " bytes > " + limit);
+        continue;
+      }
       out.add(
           new CachedEvent(
               row.id(),
@@ -44,9 +79,79 @@ final class PolledEvents {
               row.tenant(),
               actorPath(row),
               row.workClass() == null ? "" : row.workClass(),
-              Values.toWire(row.userColumns())));
+              columns,
+              bytes));
+    }
+    if (!rows.isEmpty()) {
+      rowSizes.accept(largest);
+    }
+    if (tooLarge != null) {
+      markTooLarge(tooLarge);
     }
     return out;
+  }
+
+  /**
+   * The size of the event as sent, at most: its wire form with the largest epoch and fire time
+   * (varints of ten bytes), so that the dispatcher's messages never exceed what was counted here.
+   */
+  private int wireBytes(EventRow row, Map<String, Value> columns) {
+    return Event.newBuilder()
+        .setId(row.id())
+        .setEpoch(-1)
+        .setQueue(ctx.queue())
+        .setShard(ctx.shard())
+        .setTenant(row.tenant())
+        .setPriority(row.priority())
+        .setTimeDueNs(row.timeNextNs())
+        .setTimeCreatedNs(row.timeCreatedNs())
+        .setTimeFiredNs(-1)
+        .putAllColumns(columns)
+        .build()
+        .getSerializedSize();
+  }
+
+  /**
+   * Makes too-large rows dead with their reason. A failure is counted and logged; the rows stay
+   * pending and the next read of them tries again.
+   */
+  private void markTooLarge(Map<EventRef, String> reasons) {
+    Map<EventRef, CasOutcome> outcome;
+    try {
+      outcome = ctx.store().markDead(reasons);
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      log.warn(
+          "{}: could not make {} too-large events dead (ids {}), retrying at their next read: {}",
+          ctx.where(),
+          reasons.size(),
+          reasons.keySet().stream().map(EventRef::id).toList(),
+          e.toString());
+      return;
+    }
+    int dead = 0;
+    for (CasOutcome o : outcome.values()) {
+      if (o == CasOutcome.APPLIED) {
+        dead++;
+      }
+    }
+    ctx.metrics().tooLarge.increment(dead);
+    ctx.metrics().dead.increment(dead);
+    tooLargeUnwarned += dead;
+    long mono = System.nanoTime();
+    if (dead == 0 || mono - nextTooLargeWarnMono < 0) {
+      return;
+    }
+    Map.Entry<EventRef, String> first = reasons.entrySet().iterator().next();
+    log.warn(
+        "{}: event {} is {} and was made dead, never sent ({} too-large events made dead since the"
+            + " last warning; raise max_event_bytes or store large payloads elsewhere)",
+        ctx.where(),
+        first.getKey().id(),
+        first.getValue(),
+        tooLargeUnwarned);
+    tooLargeUnwarned = 0;
+    nextTooLargeWarnMono = mono + TOO_DEEP_WARN_EVERY_NS;
   }
 
   /**

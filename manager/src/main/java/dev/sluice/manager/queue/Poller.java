@@ -101,7 +101,7 @@ final class Poller implements Runnable {
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
-    this.polled = new PolledEvents(ctx);
+    this.polled = new PolledEvents(ctx, dispatcher::sawRows);
     this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
   }
 
@@ -188,7 +188,9 @@ final class Poller implements Runnable {
     boolean continued = cursor != null;
     if (!continued) {
       sweepStartedMono = mono;
-      lim = limit; // the window's own rows come first in poll order: read past them
+      // The window's own rows come first in poll order: read past them (as far as its free bytes
+      // allow: cacheRoom is sized by them).
+      lim = Math.max(1, Math.min(limit, dispatcher.cachedCount() + dispatcher.cacheRoom()));
       rows = ctx.store().pollPending(due, lim);
     } else {
       lim = Math.max(1, dispatcher.cacheRoom());

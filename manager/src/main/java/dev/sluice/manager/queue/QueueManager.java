@@ -77,10 +77,14 @@ public final class QueueManager {
     this.firer = new Firer(ctx, dispatcher);
     dispatcher.wire(acks, poller, firer);
     QueueMetrics m = ctx.metrics();
-    m.gauge("sluice_window_events", "pending events held in memory", dispatcher::cachedCount);
+    m.gauge("sluice.window.events", "pending events held in memory", dispatcher::cachedCount);
     m.gauge(
-        "sluice_events_in_flight", "events fired and not yet settled", dispatcher::inFlightCount);
-    m.gauge("sluice_receivers_connected", "receiver streams attached", dispatcher::receiverCount);
+        "sluice.window.bytes",
+        "bytes of the pending events held in memory (at most cache_bytes)",
+        dispatcher::cachedBytes);
+    m.gauge(
+        "sluice.events.in.flight", "events fired and not yet settled", dispatcher::inFlightCount);
+    m.gauge("sluice.receivers.connected", "receiver streams attached", dispatcher::receiverCount);
   }
 
   /** This queue's meters (counters and latency timers). */
@@ -167,6 +171,7 @@ public final class QueueManager {
   public static final List<String> RESTART_OPTIONS =
       List.of(
           "cache_size",
+          "cache_bytes",
           "fair",
           "tenant_cache_share",
           "tenant_max_in_flight",
@@ -262,6 +267,12 @@ public final class QueueManager {
     dispatcher.post(() -> dispatcher.onAcks(r, refs));
   }
 
+  /** Acks the receiver committed itself (see {@link Dispatcher#onCommitted}). */
+  public void onCommitted(Subscription from, List<EventRef> refs) {
+    ReceiverStream r = streamOf(from);
+    dispatcher.post(() -> dispatcher.onCommitted(r, refs));
+  }
+
   public void onNacks(Subscription from, List<Nack> nacks) {
     ReceiverStream r = streamOf(from);
     dispatcher.post(() -> dispatcher.onNacks(r, nacks));
@@ -272,11 +283,14 @@ public final class QueueManager {
     dispatcher.wake();
   }
 
-  /** Stops new sends to every stream of a receiver. Returns how many streams it has here. */
-  public int drainReceiver(String receiverId) {
+  /**
+   * Stops new sends to every stream of a receiver opened by {@code principal}. Returns how many
+   * streams that was here.
+   */
+  public int drainReceiver(String receiverId, String principal) {
     int n = 0;
     for (ReceiverStream r : streams.values()) {
-      if (r.receiverId().equals(receiverId)) {
+      if (r.receiverId().equals(receiverId) && r.subscription().principal().equals(principal)) {
         r.subscription().drain();
         n++;
       }

@@ -39,6 +39,9 @@ public final class QueueMetrics {
    */
   final Counter actorTooDeep;
 
+  /** Events made dead unsent because they were larger than max_event_bytes. */
+  final Counter tooLarge;
+
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
   final Counter windowTrimmed;
 
@@ -68,25 +71,26 @@ public final class QueueMetrics {
     this.registry = r;
     this.tags = Tags.of("shard", shard, "queue", queue);
     Tags t = tags;
-    dispatched = r.counter("sluice_events_dispatched", t);
-    acked = r.counter("sluice_events_acked", t);
-    nacked = r.counter("sluice_events_nacked", t);
-    retried = r.counter("sluice_events_retried", t);
-    dead = r.counter("sluice_events_dead", t);
-    timeouts = r.counter("sluice_events_ack_timeouts", t);
-    released = r.counter("sluice_events_released", t);
-    purged = r.counter("sluice_events_purged", t);
-    dbErrors = r.counter("sluice_db_errors", t);
-    staleAcks = r.counter("sluice_acks_stale", t);
-    polledRows = r.counter("sluice_poll_rows", t);
-    casMisses = r.counter("sluice_fire_cas_misses", t);
-    windowTrimmed = r.counter("sluice_window_trimmed", t);
-    actorTooDeep = r.counter("sluice_actor_path_too_deep", t);
-    dueToDispatch = latency("sluice_due_to_dispatch", "due time to fire", r);
-    dispatchToAck = latency("sluice_dispatch_to_ack", "fire to ack", r);
-    pollDuration = latency("sluice_poll_duration", "one poll query", r);
-    fireBatch = batch("sluice_fire_batch_events", "events fired by one UPDATE group", r);
-    ackBatch = batch("sluice_ack_batch_events", "acks and releases written together", r);
+    dispatched = r.counter("sluice.events.dispatched", t);
+    acked = r.counter("sluice.events.acked", t);
+    nacked = r.counter("sluice.events.nacked", t);
+    retried = r.counter("sluice.events.retried", t);
+    dead = r.counter("sluice.events.dead", t);
+    timeouts = r.counter("sluice.events.ack.timeouts", t);
+    released = r.counter("sluice.events.released", t);
+    purged = r.counter("sluice.events.purged", t);
+    dbErrors = r.counter("sluice.db.errors", t);
+    staleAcks = r.counter("sluice.acks.stale", t);
+    polledRows = r.counter("sluice.poll.rows", t);
+    casMisses = r.counter("sluice.fire.cas.misses", t);
+    windowTrimmed = r.counter("sluice.window.trimmed", t);
+    actorTooDeep = r.counter("sluice.actor.path.too.deep", t);
+    tooLarge = r.counter("sluice.events.too.large", t);
+    dueToDispatch = latency("sluice.due.to.dispatch", "due time to fire", r);
+    dispatchToAck = latency("sluice.dispatch.to.ack", "fire to ack", r);
+    pollDuration = latency("sluice.poll.duration", "one poll query", r);
+    fireBatch = batch("sluice.fire.batch.events", "events fired by one UPDATE group", r);
+    ackBatch = batch("sluice.ack.batch.events", "acks and releases written together", r);
   }
 
   private Timer latency(String name, String what, MeterRegistry r) {
@@ -111,7 +115,7 @@ public final class QueueMetrics {
     return badRows.computeIfAbsent(
         reason,
         k ->
-            Counter.builder("sluice_bad_rows")
+            Counter.builder("sluice.bad.rows")
                 .description("rows skipped or made dead because Sluice cannot serve them")
                 .tags(tags.and("reason", k))
                 .register(registry));

@@ -143,7 +143,8 @@ final class ReceiverPool {
   }
 
   private boolean serves(ReceiverStream r, String tenant) {
-    return sharder.receiversFor(tenant).contains(r.receiverId());
+    return r.subscription().acceptsTenant(tenant)
+        && sharder.receiversFor(tenant).contains(r.receiverId());
   }
 
   /** Whether receiver {@code r} may take an event of class {@code cls} now. */

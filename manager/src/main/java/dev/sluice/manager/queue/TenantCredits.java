@@ -16,6 +16,11 @@ import java.util.function.IntSupplier;
  * #RESERVE_HOLD_NS} after a tenant with nothing in flight last took a credit while others held
  * some, so a tenant alone on a queue uses every credit.
  *
+ * <p>Accounts of idle tenants are dropped ({@link #IDLE_EVICT_NS} after their last dispatch, with
+ * nothing in flight and nothing in the window), checked at most every {@link #SWEEP_EVERY_NS} as
+ * events are dispatched: a queue that sees millions of tenants over time keeps only the recent
+ * ones. A dropped tenant's totals start again from zero if it comes back.
+ *
  * <p>Owned by the {@link Dispatcher} thread: no locks.
  */
 final class TenantCredits {
@@ -27,7 +32,18 @@ final class TenantCredits {
    */
   static final long RECENT_WAIT_NS = TimeUnit.SECONDS.toNanos(10);
 
+  /** An account idle this long (and holding nothing) is dropped: its recent wait is 0 by then. */
+  static final long IDLE_EVICT_NS = 3 * RECENT_WAIT_NS;
+
+  static final long SWEEP_EVERY_NS = TimeUnit.SECONDS.toNanos(5);
+
   private final TenantLimits limits;
+
+  /** Whether a tenant has events in the window (its account is kept while it does). */
+  private final java.util.function.Predicate<String> inWindow;
+
+  private long lastSweepMono;
+  private boolean swept;
   private final boolean fair;
   private final int reservePercent;
 
@@ -39,6 +55,7 @@ final class TenantCredits {
     long maxWaitNs;
     long previousMaxWaitNs;
     long bucketStartMono;
+    long lastActiveMono;
   }
 
   private final Map<String, Account> accounts = new HashMap<>();
@@ -50,7 +67,16 @@ final class TenantCredits {
   private long lastLightArrivalMono = Long.MIN_VALUE / 2;
 
   TenantCredits(TenantLimits limits, boolean fair, int reservePercent) {
+    this(limits, fair, reservePercent, t -> false);
+  }
+
+  TenantCredits(
+      TenantLimits limits,
+      boolean fair,
+      int reservePercent,
+      java.util.function.Predicate<String> inWindow) {
     this.limits = limits;
+    this.inWindow = inWindow;
     this.fair = fair;
     this.reservePercent = reservePercent;
   }
@@ -118,6 +144,23 @@ final class TenantCredits {
     a.waitNsTotal += waitNs;
     roll(a, mono);
     a.maxWaitNs = Math.max(a.maxWaitNs, waitNs);
+    a.lastActiveMono = mono;
+    if (!swept || mono - lastSweepMono >= SWEEP_EVERY_NS) {
+      swept = true;
+      lastSweepMono = mono;
+      evictIdle(mono);
+    }
+  }
+
+  /** Drops the accounts of tenants idle for {@link #IDLE_EVICT_NS} with nothing held. */
+  void evictIdle(long mono) {
+    accounts
+        .entrySet()
+        .removeIf(
+            e ->
+                e.getValue().held == 0
+                    && mono - e.getValue().lastActiveMono >= IDLE_EVICT_NS
+                    && !inWindow.test(e.getKey()));
   }
 
   /** Starts a new recent-wait bucket when the current one is over. */
@@ -161,7 +204,7 @@ final class TenantCredits {
     return Math.max(a.maxWaitNs, a.previousMaxWaitNs);
   }
 
-  /** Every tenant that ever held a credit. */
+  /** Every tenant that held a credit lately (see {@link #evictIdle}). */
   java.util.Set<String> tenants() {
     return accounts.keySet();
   }

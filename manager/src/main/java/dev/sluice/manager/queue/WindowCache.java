@@ -15,6 +15,11 @@ import java.util.function.ToIntFunction;
  * then actor paths, then priority). Only due events compete: a tenant whose events are all in the
  * future takes no turn.
  *
+ * <p>The window is bounded twice: at most {@code capacity} events and at most {@code byteCapacity}
+ * bytes of them (their {@link CachedEvent#bytes}, as sent), so that large rows cannot fill the
+ * heap; an event that would pass either is refused ({@link Added#FULL}), unless the window is empty
+ * (one event always fits, so a queue of large events still moves).
+ *
  * <p>Each tenant may hold at most its cap of events (the same for all, or per tenant), so a noisy
  * tenant cannot fill the window and hide quiet tenants' due events on disk. With {@code fair} off
  * it is one plain FIFO by (priority, due time, id), for comparison.
@@ -35,6 +40,11 @@ public final class WindowCache {
       (a, b) -> a.dueNs != b.dueNs ? (a.dueNs < b.dueNs ? -1 : 1) : Long.compare(a.id, b.id);
 
   private final int capacity;
+  private final long byteCapacity;
+
+  /** The sum of the held events' {@link CachedEvent#bytes}. */
+  private long bytes;
+
   private final ToIntFunction<String> tenantCap;
   private final boolean fair;
 
@@ -56,10 +66,20 @@ public final class WindowCache {
 
   /** A window whose tenants may each hold {@code tenantCap.applyAsInt(tenant)} events. */
   public WindowCache(int capacity, ToIntFunction<String> tenantCap, boolean fair) {
+    this(capacity, Long.MAX_VALUE, tenantCap, fair);
+  }
+
+  /** A window of at most {@code capacity} events and {@code byteCapacity} bytes of them. */
+  public WindowCache(
+      int capacity, long byteCapacity, ToIntFunction<String> tenantCap, boolean fair) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be >= 1, was " + capacity);
     }
+    if (byteCapacity < 1) {
+      throw new IllegalArgumentException("byteCapacity must be >= 1, was " + byteCapacity);
+    }
     this.capacity = capacity;
+    this.byteCapacity = byteCapacity;
     this.tenantCap = tenantCap;
     this.fair = fair;
   }
@@ -82,6 +102,15 @@ public final class WindowCache {
     return capacity - byId.size();
   }
 
+  public long byteCapacity() {
+    return byteCapacity;
+  }
+
+  /** Bytes of the events held (due or not). */
+  public long bytes() {
+    return bytes;
+  }
+
   public boolean contains(long id) {
     return byId.containsKey(id);
   }
@@ -101,7 +130,7 @@ public final class WindowCache {
     if (byId.containsKey(e.id)) {
       return Added.DUPLICATE;
     }
-    if (byId.size() >= capacity) {
+    if (byId.size() >= capacity || (!byId.isEmpty() && bytes + e.bytes > byteCapacity)) {
       return Added.FULL;
     }
     if (fair && held(e.tenant) >= tenantCap(e.tenant)) {
@@ -109,6 +138,7 @@ public final class WindowCache {
     }
     byId.put(e.id, e);
     heldByTenant.merge(e.tenant, 1, Integer::sum);
+    bytes += e.bytes;
     scheduled.add(e);
     return Added.ADDED;
   }
@@ -149,6 +179,7 @@ public final class WindowCache {
   }
 
   private void release(CachedEvent e) {
+    bytes -= e.bytes;
     heldByTenant.computeIfPresent(e.tenant, (k, n) -> n <= 1 ? null : n - 1);
   }
 

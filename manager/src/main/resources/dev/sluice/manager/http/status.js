@@ -194,6 +194,9 @@ function render(s) {
   ready.textContent = s.ready ? 'ready' : s.state;
   ready.className = 'badge ' + (s.ready ? 'ok' : 'warn');
   document.getElementById('updated').textContent = 'updated ' + new Date(s.time_ms).toLocaleTimeString();
+  const warnings = document.getElementById('warnings');
+  warnings.textContent = (s.warnings || []).join(' · ');
+  warnings.hidden = !(s.warnings || []).length;
   renderQueues(s);
   renderSides(s);
   renderCharts(s);
@@ -203,7 +206,9 @@ function render(s) {
 async function refresh() {
   const error = document.getElementById('error');
   try {
-    const r = await fetch('/api/status', { cache: 'no-store' });
+    // From the origin, not the page's URL: a URL with user:token@ (basic auth) cannot be fetched;
+    // the browser sends the credentials it authenticated the page with.
+    const r = await fetch(new URL('/api/status', location.origin), { cache: 'no-store' });
     if (!r.ok) throw new Error('/api/status answered ' + r.status);
     render(await r.json());
     error.hidden = true;

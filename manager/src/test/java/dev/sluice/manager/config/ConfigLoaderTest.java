@@ -145,4 +145,92 @@ class ConfigLoaderTest {
         .hasMessageContaining("'soon' is not a duration");
     assertThatThrownBy(() -> load(": : :\n", Map.of())).hasMessageContaining("not valid YAML");
   }
+
+  @Test
+  void environmentVariablesOverrideTheFile() throws Exception {
+    ManagerConfig c =
+        load(
+            "grpc_port: 9000\nlease_ttl: 3s\nshards:\n"
+                + "  - {name: main-eu, url: 'jdbc:mysql://a/q', password: file, pool_size: 4}\n",
+            Map.of(
+                "SLUICE_GRPC_PORT", "9100",
+                "SLUICE_LEASE_TTL", "5s",
+                "SLUICE_HTTP_HOST", "0.0.0.0",
+                "SLUICE_SHARDS_MAIN_EU_PASSWORD", "from-env",
+                "SLUICE_SHARDS_0_POOL_SIZE", "3",
+                "SLUICE_SHARDS_1_NAME", "second",
+                "SLUICE_SHARDS_1_URL", "jdbc:mysql://b/q",
+                "SLUICE_SHARDS_1_KEY_RANGE", "80-"));
+    assertThat(c.grpcPort()).isEqualTo(9100);
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.httpHost()).isEqualTo("0.0.0.0");
+    assertThat(c.shards()).hasSize(2);
+    assertThat(c.shards().get(0).password()).isEqualTo("from-env");
+    assertThat(c.shards().get(0).poolSize()).isEqualTo(3);
+    assertThat(c.shards().get(1).name()).isEqualTo("second");
+    assertThat(c.shards().get(1).jdbcUrl()).isEqualTo("jdbc:mysql://b/q");
+    assertThat(c.shards().get(1).keyRange()).isEqualTo(KeyRange.parse("80-"));
+  }
+
+  @Test
+  void everyTopLevelSettingHasItsVariable() throws Exception {
+    Map<String, String> env =
+        Map.ofEntries(
+            Map.entry("SLUICE_MANAGER_ID", "m9"),
+            Map.entry("SLUICE_GRPC_HOST", "127.0.0.2"),
+            Map.entry("SLUICE_GRPC_PORT", "7000"),
+            Map.entry("SLUICE_DISCOVERY_INTERVAL", "7s"),
+            Map.entry("SLUICE_SHUTDOWN_TIMEOUT", "17s"),
+            Map.entry("SLUICE_HTTP_HOST", "127.0.0.3"),
+            Map.entry("SLUICE_HTTP_PORT", "7001"),
+            Map.entry("SLUICE_MIGRATIONS", "/srv/migrations"),
+            Map.entry("SLUICE_LEASE_TTL", "4s"),
+            Map.entry("SLUICE_LEASE_RENEW", "1s"),
+            Map.entry("SLUICE_FORGET_DELAY", "30s"));
+    ManagerConfig c = load("shards:\n  - {name: a, url: 'jdbc:mysql://a/q'}\n", env);
+    assertThat(c.managerId()).isEqualTo("m9");
+    assertThat(c.grpcHost()).isEqualTo("127.0.0.2");
+    assertThat(c.grpcPort()).isEqualTo(7000);
+    assertThat(c.discoveryInterval()).isEqualTo(Duration.ofSeconds(7));
+    assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(17));
+    assertThat(c.httpHost()).isEqualTo("127.0.0.3");
+    assertThat(c.httpPort()).isEqualTo(7001);
+    assertThat(c.migrations()).isEqualTo(Path.of("/srv/migrations"));
+    assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(4));
+    assertThat(c.leaseRenew()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(c.forgetDelay()).isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void theEnvironmentAloneDescribesADeployment() {
+    ConfigLoader loader =
+        new ConfigLoader(
+            Map.of(
+                    "SLUICE_GRPC_PORT", "7480",
+                    "SLUICE_SHARDS_0_NAME", "main",
+                    "SLUICE_SHARDS_0_URL", "jdbc:mysql://db:3306/app",
+                    "SLUICE_SHARDS_0_USER", "sluice",
+                    "SLUICE_SHARDS_0_PASSWORD", "${DB_PASSWORD}",
+                    "DB_PASSWORD", "s3cret")
+                ::get);
+    assertThat(loader.environmentHasShards()).isTrue();
+    ManagerConfig c = loader.loadEnvironment();
+    assertThat(c.grpcPort()).isEqualTo(7480);
+    assertThat(c.shards()).singleElement().satisfies(s -> assertThat(s.name()).isEqualTo("main"));
+    assertThat(c.shards().get(0).password()).isEqualTo("s3cret");
+    assertThat(new ConfigLoader(Map.<String, String>of()::get).environmentHasShards()).isFalse();
+    assertThatThrownBy(() -> new ConfigLoader(Map.<String, String>of()::get).loadEnvironment())
+        .hasMessageContaining("shards");
+  }
+
+  @Test
+  void aBadVariableIsReportedByItsSetting() {
+    assertThatThrownBy(
+            () ->
+                load(
+                    "shards:\n  - {name: a, url: 'jdbc:mysql://a/q'}\n",
+                    Map.of("SLUICE_GRPC_PORT", "seventy")))
+        .hasMessageContaining("grpc_port")
+        .hasMessageContaining("seventy");
+  }
 }

@@ -22,10 +22,11 @@ class OpsSettingsTest {
   }
 
   @Test
-  void defaultsArePort7471AndDbMigrationBesideTheConfigFile() throws Exception {
+  void defaultsArePort7471OnLoopbackAndDbMigrationBesideTheConfigFile() throws Exception {
     ManagerConfig c = load(dir.resolve("conf/sluice.yaml"), SHARD);
     assertThat(c.httpPort()).isEqualTo(7471);
-    assertThat(c.httpHost()).isEqualTo("0.0.0.0");
+    assertThat(c.httpHost()).isEqualTo("127.0.0.1");
+    assertThat(c.grpcHost()).isEqualTo("127.0.0.1");
     assertThat(c.migrations()).isEqualTo(dir.resolve("conf/db/migration"));
   }
 

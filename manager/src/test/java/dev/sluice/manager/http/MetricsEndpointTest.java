@@ -227,7 +227,12 @@ class MetricsEndpointTest {
   @Test
   void metricsAnswer503WithoutAPrometheusRegistry() {
     SluiceServer plain =
-        new SluiceServer(h.config(), Clock.systemUTC(), new SimpleMeterRegistry()).start();
+        new SluiceServer(
+                // another process beside the harness's manager: its own id, or it may not lead
+                h.configBuilder().managerId("plain-registry").build(),
+                Clock.systemUTC(),
+                new SimpleMeterRegistry())
+            .start();
     try {
       Http.Response r = Http.get("http://127.0.0.1:" + plain.httpPort() + "/metrics");
       assertThat(r.status()).isEqualTo(503);

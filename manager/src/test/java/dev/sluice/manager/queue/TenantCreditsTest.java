@@ -96,4 +96,22 @@ class TenantCreditsTest {
     c.take("quiet");
     assertThat(c.mayTake("noisy", () -> 1, () -> 16)).isTrue();
   }
+
+  @Test
+  void idleTenantsAreForgottenAndBusyOnesKept() {
+    TenantCredits c = credits("");
+    long t0 = 1_000_000_000L;
+    for (int i = 0; i < 10_000; i++) {
+      c.take("t" + i);
+      c.dispatched("t" + i, 0, t0);
+      c.giveBack("t" + i);
+    }
+    c.take("busy"); // holds a credit for ever
+    c.dispatched("busy", 0, t0);
+    long later = t0 + TenantCredits.IDLE_EVICT_NS + TenantCredits.SWEEP_EVERY_NS;
+    c.take("new");
+    c.dispatched("new", 0, later);
+    assertThat(c.tenants()).containsExactlyInAnyOrder("busy", "new");
+    assertThat(c.held("busy")).isEqualTo(1);
+  }
 }

@@ -101,4 +101,27 @@ class WindowCacheTest {
     assertThat(drain(c)).containsExactlyInAnyOrder(1L, 2L);
     assertThat(c.size()).isZero();
   }
+
+  static CachedEvent sized(long id, int bytes) {
+    return new CachedEvent(id, 0, 0, 0, 0, "t" + id, List.of(), "", Map.of(), bytes);
+  }
+
+  @Test
+  void theWindowHoldsAtMostItsBytesButAlwaysOneEvent() {
+    WindowCache c = new WindowCache(100, 1000, t -> 100, true);
+    assertThat(c.add(sized(1, 5000)))
+        .as("one event always fits")
+        .isEqualTo(WindowCache.Added.ADDED);
+    assertThat(c.add(sized(2, 1))).isEqualTo(WindowCache.Added.FULL);
+    c.promoteDue(0);
+    assertThat(c.takeReady().id()).isEqualTo(1);
+    assertThat(c.bytes()).isZero();
+    assertThat(c.add(sized(3, 600))).isEqualTo(WindowCache.Added.ADDED);
+    assertThat(c.add(sized(4, 400))).isEqualTo(WindowCache.Added.ADDED);
+    assertThat(c.add(sized(5, 1))).isEqualTo(WindowCache.Added.FULL);
+    assertThat(c.bytes()).isEqualTo(1000);
+    assertThat(c.trim("t3", 0)).hasSize(1);
+    assertThat(c.remove(4)).isTrue();
+    assertThat(c.bytes()).isZero();
+  }
 }

@@ -1,0 +1,57 @@
+package dev.sluice.manager.security;
+
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * One grant: which queues (names or globs with {@code *} and {@code ?}), which actions, and
+ * optionally which tenants a receiver of this grant may be sent (empty = every tenant).
+ */
+public record Grant(List<String> queues, Set<Action> actions, List<String> tenants) {
+  public Grant {
+    if (queues == null || queues.isEmpty()) {
+      throw new IllegalArgumentException("grants[].queues: name at least one queue or glob");
+    }
+    if (actions == null || actions.isEmpty()) {
+      throw new IllegalArgumentException("grants[].actions: name at least one action");
+    }
+    queues = List.copyOf(queues);
+    actions = Set.copyOf(actions);
+    tenants = tenants == null ? List.of() : List.copyOf(tenants);
+  }
+
+  /** Whether this grant covers {@code action} on {@code queue}. */
+  public boolean allows(String queue, Action action) {
+    return actions.contains(action) && matchesQueue(queue);
+  }
+
+  boolean matchesQueue(String queue) {
+    for (String g : queues) {
+      if (glob(g, queue)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether this grant covers every queue name (a {@code "*"} glob). */
+  boolean everyQueue() {
+    return queues.contains("*");
+  }
+
+  static boolean glob(String glob, String s) {
+    if (!glob.contains("*") && !glob.contains("?")) {
+      return glob.equals(s);
+    }
+    StringBuilder re = new StringBuilder();
+    for (char c : glob.toCharArray()) {
+      switch (c) {
+        case '*' -> re.append(".*");
+        case '?' -> re.append('.');
+        default -> re.append(Pattern.quote(String.valueOf(c)));
+      }
+    }
+    return s.matches(re.toString());
+  }
+}

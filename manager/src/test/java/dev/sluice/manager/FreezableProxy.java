@@ -1,0 +1,93 @@
+package dev.sluice.manager;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A loopback TCP proxy to one address whose {@link #freeze()} stops forwarding in both directions
+ * while keeping every connection open: to the peers it looks like a host that vanished (no RST, no
+ * FIN, just silence), which only keepalive pings can detect.
+ */
+final class FreezableProxy implements AutoCloseable {
+  private final ServerSocket listener;
+  private final InetSocketAddress upstream;
+  private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  private final CountDownLatch closed = new CountDownLatch(1);
+  private volatile boolean isFrozen;
+
+  FreezableProxy(int upstreamPort) throws IOException {
+    this.upstream = new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort);
+    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread t = new Thread(this::accept, "proxy-accept");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  String target() {
+    return "127.0.0.1:" + listener.getLocalPort();
+  }
+
+  /** Stops forwarding anything, for good; connections stay open. */
+  void freeze() {
+    isFrozen = true;
+  }
+
+  private void accept() {
+    while (!listener.isClosed()) {
+      try {
+        Socket down = listener.accept();
+        Socket up = new Socket();
+        up.connect(upstream, 2000);
+        sockets.add(down);
+        sockets.add(up);
+        pump(down, up);
+        pump(up, down);
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to) throws IOException {
+    InputStream in = from.getInputStream();
+    OutputStream out = to.getOutputStream();
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[16 * 1024];
+              try {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                  if (isFrozen) {
+                    closed.await(); // until close: the bytes read are dropped, nothing more read
+                    return;
+                  }
+                  out.write(buf, 0, n);
+                  out.flush();
+                }
+              } catch (IOException | InterruptedException e) {
+                // closed
+              }
+            },
+            "proxy-pump");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed.countDown();
+    listener.close();
+    for (Socket s : sockets) {
+      s.close();
+    }
+  }
+}

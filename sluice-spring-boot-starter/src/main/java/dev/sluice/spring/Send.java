@@ -1,0 +1,95 @@
+package dev.sluice.spring;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.db.QueueConvention;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One event being put together for {@link SluiceProducer#to(String)}: its columns and when and how
+ * it fires (the options of {@code EventProducer}, plus the actor). Not thread-safe; use once.
+ */
+public final class Send {
+  private final SluiceProducer producer;
+  private final String queue;
+  private final Map<String, Object> columns = new LinkedHashMap<>();
+  private final EventOptions.Builder options = EventOptions.builder();
+
+  Send(SluiceProducer producer, String queue) {
+    this.producer = producer;
+    this.queue = queue;
+  }
+
+  /** One user column. */
+  public Send column(String name, Object value) {
+    columns.put(name, value);
+    return this;
+  }
+
+  /** Several user columns. */
+  public Send columns(Map<String, ?> values) {
+    columns.putAll(values);
+    return this;
+  }
+
+  /** The properties of a record or bean as columns, camelCase names as snake_case. */
+  public Send data(Object data) {
+    columns.putAll(producer.columnMapper().toColumns(data));
+    return this;
+  }
+
+  /** {@code value} written as a JSON document into {@code column}. */
+  public Send json(String column, Object value) {
+    try {
+      columns.put(column, producer.json().writeValueAsString(value));
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(
+          "queue " + queue + ": cannot write column " + column + " as JSON: " + e.getMessage(), e);
+    }
+    return this;
+  }
+
+  /** Fire this long after now, by the database clock. */
+  public Send delay(Duration delay) {
+    options.delay(delay);
+    return this;
+  }
+
+  /** Fire at this time; wins over {@link #delay}. */
+  public Send at(Instant at) {
+    options.fireAt(at);
+    return this;
+  }
+
+  /** The fairness root. */
+  public Send tenant(String tenant) {
+    options.tenant(tenant);
+    return this;
+  }
+
+  /** Lower fires first (-128..127). */
+  public Send priority(int priority) {
+    options.priority(priority);
+    return this;
+  }
+
+  /** The actor path under the tenant (the queue table needs an {@code actor} column). */
+  public Send actor(String actor) {
+    columns.put(QueueConvention.ACTOR, actor);
+    return this;
+  }
+
+  /** An application-chosen id instead of AUTO_INCREMENT. */
+  public Send id(long id) {
+    options.id(id);
+    return this;
+  }
+
+  /** Inserts the event in the current transaction; returns its id. */
+  public long send() {
+    return producer.send(queue, columns, options.build());
+  }
+}

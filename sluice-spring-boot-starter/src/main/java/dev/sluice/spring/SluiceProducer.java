@@ -1,0 +1,87 @@
+package dev.sluice.spring;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.db.EventProducer;
+import dev.sluice.db.EventProducer.EventOptions;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
+import org.springframework.jdbc.support.SQLExceptionTranslator;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Adds events to queues in the caller's Spring transaction: the insert runs on the connection
+ * Spring bound to the current transaction ({@link DataSourceUtils}), so the event commits if and
+ * only if that transaction commits.
+ *
+ * <pre>{@code
+ * @Transactional
+ * public void placeOrder(Order o) {
+ *   orders.save(o);
+ *   sluice.to("order_events").tenant(o.shop()).delay(Duration.ofMinutes(5))
+ *       .column("order_id", o.id()).send();
+ * }
+ * }</pre>
+ *
+ * <p>(Taking {@code dataSource.getConnection()} inside a {@code @Transactional} method instead
+ * returns another pooled connection, on which the event commits on its own.) Outside a transaction
+ * it refuses, unless {@code sluice.producer.require-transaction=false}.
+ *
+ * <p>Thread-safe.
+ */
+public class SluiceProducer {
+  private final DataSource dataSource;
+  private final boolean requireTransaction;
+  private final ObjectMapper json;
+  private final ColumnMapper columns;
+  private final SQLExceptionTranslator translator;
+
+  public SluiceProducer(DataSource dataSource, boolean requireTransaction, ObjectMapper json) {
+    this.dataSource = dataSource;
+    this.requireTransaction = requireTransaction;
+    this.json = json;
+    this.columns = new ColumnMapper(json);
+    this.translator = new SQLErrorCodeSQLExceptionTranslator(dataSource);
+  }
+
+  /** Inserts an event due now; returns its id. */
+  public long send(String queue, Map<String, ?> columns) {
+    return send(queue, columns, EventOptions.DEFAULTS);
+  }
+
+  /** Inserts an event with scheduling, tenant and priority; returns its id. */
+  public long send(String queue, Map<String, ?> columns, EventOptions options) {
+    if (requireTransaction && !TransactionSynchronizationManager.isActualTransactionActive()) {
+      throw new IllegalStateException(
+          "queue "
+              + queue
+              + ": no Spring transaction is active, so the event would commit on its own; call"
+              + " this from a @Transactional method (or set"
+              + " sluice.producer.require-transaction=false)");
+    }
+    Connection c = DataSourceUtils.getConnection(dataSource);
+    try {
+      return EventProducer.insert(c, queue, columns, options);
+    } catch (SQLException e) {
+      throw translator.translate("insert into queue " + queue, null, e);
+    } finally {
+      DataSourceUtils.releaseConnection(c, dataSource);
+    }
+  }
+
+  /** Starts an event for {@code queue}: add columns and options, then {@link Send#send()}. */
+  public Send to(String queue) {
+    return new Send(this, queue);
+  }
+
+  ObjectMapper json() {
+    return json;
+  }
+
+  ColumnMapper columnMapper() {
+    return columns;
+  }
+}

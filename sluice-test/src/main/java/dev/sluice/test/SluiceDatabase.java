@@ -1,0 +1,37 @@
+package dev.sluice.test;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+
+/**
+ * The database one {@link SluiceExtension} runs on.
+ *
+ * @param url JDBC URL of the database (Connector/J)
+ * @param user null when the URL carries it
+ * @param password null when the URL carries it
+ * @param source where it lives: {@code SLUICE_TEST_JDBC_URL}, {@code docker <image>} or {@code
+ *     embedded}
+ */
+public record SluiceDatabase(String url, String user, String password, String source) {
+  /** A new connection; the caller closes it. */
+  public Connection connect() throws SQLException {
+    Properties p = new Properties();
+    if (user != null) {
+      p.setProperty("user", user);
+      p.setProperty("password", password == null ? "" : password);
+    }
+    return DriverManager.getConnection(url, p);
+  }
+
+  @Override
+  public String toString() {
+    // Never the password, not even one written in the URL.
+    return "SluiceDatabase["
+        + source
+        + " "
+        + url.replaceAll("(?i)(password=)[^&]*", "$1****")
+        + "]";
+  }
+}
