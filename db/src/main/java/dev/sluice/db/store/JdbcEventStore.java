@@ -43,8 +43,9 @@ import org.jooq.impl.SQLDataType;
  * exactly — never guessed from a row count. The same guard serves DELETEs (purging dead events).
  *
  * <p>Fencing: a leader's store ends each of its own writes with its {@link Fence}'s condition.
- * Checking costs nothing on the common path: only a write that changed fewer rows than asked reads
- * the fence row, once, and throws {@link FencedOffException} when the lease is another's.
+ * Checking costs nothing on the common path, nor for stale or unknown events: only when a row that
+ * a write had to change is found (locked, or read back) still as the write required does the store
+ * read the fence row, once, and throw {@link FencedOffException} when the lease is another's.
  */
 public final class JdbcEventStore implements EventStore {
   private final DSLContext ctx;
@@ -601,7 +602,6 @@ public final class JdbcEventStore implements EventStore {
       }
       return out;
     }
-    checkFence(ctx); // a short write: refused by the fence, or some events stale
     Set<Long> ids = new HashSet<>();
     for (EventRef r : refs) {
       ids.add(r.id());
@@ -611,6 +611,7 @@ public final class JdbcEventStore implements EventStore {
         ctx.select(id, state, epoch, timeNext, timeAcked).from(t).where(id.in(ids)).fetch()) {
       rows.put(r.get(id), r);
     }
+    boolean refused = false;
     for (EventRef ref : refs) {
       Record r = rows.get(ref.id());
       if (r == null) {
@@ -620,7 +621,12 @@ public final class JdbcEventStore implements EventStore {
         boolean ours =
             st != null && mark.ours(ref, st, r.get(epoch), r.get(timeNext), r.get(timeAcked));
         out.put(ref, ours ? CasOutcome.APPLIED : CasOutcome.STALE);
+        // Still as the UPDATE required, yet not changed: only the fence refuses such a row.
+        refused |= !ours && st == from && r.get(epoch) == ref.epoch();
       }
+    }
+    if (refused) {
+      checkFence(ctx);
     }
     return out;
   }
