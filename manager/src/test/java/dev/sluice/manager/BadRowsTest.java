@@ -112,7 +112,7 @@ class BadRowsTest {
     assertThat(next(r, 2)).as("not redelivered at once").isNull();
   }
 
-  /** Finding 14: BIGINT UNSIGNED values above 2^63 arrive exactly, as their decimal string. */
+  /** Finding 14: BIGINT UNSIGNED values above 2^63 arrive exactly (as an unsigned 64-bit value). */
   @Test
   void unsignedValuesAbove2To63ArriveExactly() throws Exception {
     h.exec(
@@ -124,10 +124,11 @@ class BadRowsTest {
     Event a = next(r, 10);
     Event b = next(r, 10);
     assertThat(b).isNotNull();
-    Event max = a.getColumnsMap().get("big").hasStringValue() ? a : b;
+    Event max = a.getColumnsMap().get("big").getUintValue() == -1L ? a : b;
     Event five = max == a ? b : a;
-    assertThat(max.getColumnsMap().get("big").getStringValue()).isEqualTo("18446744073709551615");
-    assertThat(five.getColumnsMap().get("big").getIntValue()).isEqualTo(5);
+    assertThat(Long.toUnsignedString(max.getColumnsMap().get("big").getUintValue()))
+        .isEqualTo("18446744073709551615");
+    assertThat(five.getColumnsMap().get("big").getUintValue()).isEqualTo(5);
     r.ack(a);
     r.ack(b);
   }
@@ -221,12 +222,15 @@ class BadRowsTest {
   }
 
   /**
-   * Finding 2: a row whose column the driver refuses (a zero DATETIME, which MariaDB and MySQL
-   * store under a lax sql_mode and Connector/J will not read) is made dead, naming the column; the
-   * rest of the queue is delivered.
+   * Finding 2: a row whose column Connector/J refuses to read as its type (a zero DATETIME, which
+   * MariaDB and MySQL store under a lax sql_mode) made every poll of the queue fail. Columns are
+   * now read by their kind, dates as the server's text when java.time cannot hold them, so such a
+   * row is delivered with its value exactly as stored, and so is the rest of the queue. (Should a
+   * value still fail to decode, the poll reads row by row and makes only that row dead, naming the
+   * column.)
    */
   @Test
-  void aRowTheDriverCannotReadIsMadeDeadAndTheRestIsDelivered() throws Exception {
+  void aRowTheDriverCannotReadAsItsTypeIsDeliveredAsStoredAndTheRestToo() throws Exception {
     h.exec(
         QueueConvention.createTableSql(
             "unreadable_q", List.of("`n` INT NULL", "`at` DATETIME NULL"), "sluice_queue"));
@@ -238,24 +242,17 @@ class BadRowsTest {
           "INSERT INTO unreadable_q (n, at) VALUES (1, '2024-01-02 03:04:05'),"
               + " (2, '0000-00-00 00:00:00'), (3, NULL)");
     }
-    long bad = h.queryLong("SELECT id FROM unreadable_q WHERE n = 2");
+    long zero = h.queryLong("SELECT id FROM unreadable_q WHERE n = 2");
     RawReceiver r = h.rawReceiver("unreadable_q", "r1", 10);
-    Event a = next(r, 10);
-    Event b = next(r, 10);
-    assertThat(b).as("both readable rows are delivered").isNotNull();
-    assertThat(List.of(a.getId(), b.getId())).doesNotContain(bad);
-    await()
-        .atMost(10, SECONDS)
-        .until(() -> h.queryLong("SELECT state FROM unreadable_q WHERE id = " + bad) == 3);
-    assertThat(
-            h.queryLong(
-                "SELECT COUNT(*) FROM sluice_dead_reason WHERE queue = 'unreadable_q' AND id = "
-                    + bad
-                    + " AND reason LIKE 'column `at` cannot be read: %'"))
-        .isEqualTo(1);
-    assertThat(counter("sluice.bad.rows", "unreadable_q", "reason", "unreadable_row")).isPositive();
-    r.ack(a);
-    r.ack(b);
+    java.util.Map<Long, Event> got = new java.util.HashMap<>();
+    for (int i = 0; i < 3; i++) {
+      Event e = next(r, 10);
+      assertThat(e).as("all three rows are delivered").isNotNull();
+      got.put(e.getId(), e);
+      r.ack(e);
+    }
+    assertThat(got).containsKey(zero);
+    assertThat(got.get(zero).getColumnsMap().get("at").toString()).contains("0000-00-00 00:00:00");
     long later = insert2("unreadable_q");
     Event c = next(r, 10);
     assertThat(c.getId()).isEqualTo(later);

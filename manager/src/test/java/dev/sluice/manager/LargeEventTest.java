@@ -116,13 +116,13 @@ class LargeEventTest {
     Arrays.fill(sizes, 100_000);
     List<Long> ids = insert("large_window", sizes);
     // No receiver yet: the window fills as far as its byte budget lets it, and stays there.
-    await().atMost(10, SECONDS).until(() -> gauge("sluice_window_events", "large_window") >= 5);
+    await().atMost(10, SECONDS).until(() -> gauge("sluice.window.events", "large_window") >= 5);
     await()
         .during(1, SECONDS)
         .atMost(3, SECONDS)
-        .until(() -> gauge("sluice_window_bytes", "large_window") <= 1_048_576);
-    assertThat(gauge("sluice_window_bytes", "large_window")).isBetween(500_000.0, 1_048_576.0);
-    assertThat(gauge("sluice_window_events", "large_window")).isBetween(5.0, 10.0);
+        .until(() -> gauge("sluice.window.bytes", "large_window") <= 1_048_576);
+    assertThat(gauge("sluice.window.bytes", "large_window")).isBetween(500_000.0, 1_048_576.0);
+    assertThat(gauge("sluice.window.events", "large_window")).isBetween(5.0, 10.0);
     RawReceiver r = h.rawReceiver("large_window", "r1", 100);
     await()
         .atMost(20, SECONDS)

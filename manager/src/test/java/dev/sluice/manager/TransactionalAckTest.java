@@ -105,8 +105,8 @@ class TransactionalAckTest {
     assertThat(rs.acked()).isEqualTo(1);
     assertThat(rs.nacked()).isEqualTo(1);
     assertThat(rs.ackStale()).as("the committed ack is not sent as an ack to re-apply").isZero();
-    assertThat(h.registry.find("sluice_acks_stale").counter().count()).isZero();
-    assertThat(h.registry.find("sluice_events_acked").tag("queue", "tx_orders").counter().count())
+    assertThat(h.registry.find("sluice.acks.stale").counter().count()).isZero();
+    assertThat(h.registry.find("sluice.events.acked").tag("queue", "tx_orders").counter().count())
         .isEqualTo(1.0);
   }
 

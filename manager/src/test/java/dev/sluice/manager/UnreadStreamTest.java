@@ -93,7 +93,7 @@ class UnreadStreamTest {
   }
 
   static double gauge() {
-    Gauge g = h.registry.find("sluice_receivers_connected").tag("queue", "unread_q").gauge();
+    Gauge g = h.registry.find("sluice.receivers.connected").tag("queue", "unread_q").gauge();
     return g == null ? -1 : g.value();
   }
 }

@@ -5,6 +5,7 @@ import dev.sluice.receiver.ReceiverStats;
 import dev.sluice.receiver.RetryLater;
 import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.receiver.SluiceReceiverBuilder;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +61,7 @@ public class SluiceListenerContainer implements SmartLifecycle {
     }
     List<ListenerEndpoint> endpoints = registrar.endpoints();
     if (!endpoints.isEmpty()) {
-      refuseUnsupportedSecurity();
+      checkSecurity();
     }
     try {
       for (ListenerEndpoint e : endpoints) {
@@ -109,6 +110,16 @@ public class SluiceListenerContainer implements SmartLifecycle {
     if (maxInFlight != null) {
       b.maxInFlight(maxInFlight);
     }
+    if (p.getToken() != null && !p.getToken().isBlank()) {
+      b.token(p.getToken());
+    }
+    SluiceProperties.Tls tls = p.getTls();
+    if (tls.getCaFile() != null) {
+      b.tls(Path.of(tls.getCaFile()));
+    }
+    if (tls.getCertFile() != null) {
+      b.clientCertificate(Path.of(tls.getCertFile()), Path.of(tls.getKeyFile()));
+    }
     if (p.getReceiverId() != null && !p.getReceiverId().isBlank()) {
       b.receiverId(p.getReceiverId() + "-" + queue);
     }
@@ -135,17 +146,27 @@ public class SluiceListenerContainer implements SmartLifecycle {
     }
   }
 
-  private void refuseUnsupportedSecurity() {
+  /**
+   * The security settings hang together: a client certificate needs its key and a CA to trust the
+   * managers by; a token is sent only over TLS, never in plain text to whoever listens.
+   */
+  private void checkSecurity() {
     SluiceProperties.Receiver p = properties.getReceiver();
-    if (p.getToken() != null && !p.getToken().isBlank()) {
+    SluiceProperties.Tls tls = p.getTls();
+    if ((tls.getCertFile() == null) != (tls.getKeyFile() == null)) {
       throw new IllegalStateException(
-          "sluice.receiver.token is set, but this receiver SDK cannot send a token yet; refusing"
-              + " to connect without it");
+          "sluice.receiver.tls.cert-file and sluice.receiver.tls.key-file go together: set both"
+              + " or neither");
     }
-    if (p.getTls().anySet()) {
+    if (tls.getCertFile() != null && tls.getCaFile() == null) {
       throw new IllegalStateException(
-          "sluice.receiver.tls.* is set, but this receiver SDK has no TLS yet; refusing to"
-              + " connect in plaintext");
+          "sluice.receiver.tls.cert-file is set without sluice.receiver.tls.ca-file: a client"
+              + " certificate needs TLS, and TLS needs the CA of the managers' certificates");
+    }
+    if (p.getToken() != null && !p.getToken().isBlank() && tls.getCaFile() == null) {
+      throw new IllegalStateException(
+          "sluice.receiver.token is set without sluice.receiver.tls.ca-file: refusing to send the"
+              + " token in plain text");
     }
   }
 

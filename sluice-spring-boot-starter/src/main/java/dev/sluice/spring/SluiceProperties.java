@@ -94,8 +94,8 @@ public class SluiceProperties {
     private Duration reconnectMax = Duration.ofSeconds(5);
 
     /**
-     * Bearer token for the managers. Reserved: this receiver SDK cannot send one yet, so setting it
-     * stops the start-up rather than connecting without it.
+     * Bearer token for managers with authentication on; sent only over TLS (set {@code
+     * sluice.receiver.tls.ca-file}). Never logged.
      */
     private String token;
 
@@ -198,8 +198,8 @@ public class SluiceProperties {
   }
 
   /**
-   * {@code sluice.receiver.tls.*}. Reserved for the receiver SDK's TLS options: setting any of them
-   * stops the start-up until the SDK supports it, rather than connecting in plaintext.
+   * {@code sluice.receiver.tls.*}: TLS to the managers (the CA of their certificates) and, for
+   * managers that authenticate receivers by certificate, a client certificate and its key.
    */
   public static class Tls {
     /** PEM file of the CA that signed the managers' certificates. */

@@ -116,7 +116,7 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
-  void aTokenOrTlsTheSdkCannotUseStopsTheStart() {
+  void aTokenWithoutTlsOrACertificateWithoutItsKeyStopsTheStart() {
     runner
         .withUserConfiguration(OneListener.class)
         .withPropertyValues("sluice.receiver.token=secret")
@@ -125,12 +125,19 @@ class SluiceAutoConfigurationTest {
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("sluice.receiver.token is set")
+                    .hasMessageContaining("refusing to send the token in plain text")
                     .hasMessageNotContaining("secret"));
     runner
         .withUserConfiguration(OneListener.class)
-        .withPropertyValues("sluice.receiver.tls.ca-file=/etc/ca.pem")
-        .run(ctx -> assertThat(ctx).getFailure().rootCause().hasMessageContaining("tls"));
+        .withPropertyValues(
+            "sluice.receiver.tls.ca-file=/etc/ca.pem", "sluice.receiver.tls.cert-file=/etc/c.pem")
+        .run(
+            ctx ->
+                assertThat(ctx)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining(
+                        "cert-file and sluice.receiver.tls.key-file go together"));
   }
 
   @Test
