@@ -46,6 +46,9 @@ public final class DataSources {
     c.setValidationTimeout(2_000);
     // Fail fast at start-up is the caller's choice: a shard that is down must not stop the others.
     c.setInitializationFailTimeout(-1);
+    // The lease fence (see store.Fence) relies on REPEATABLE READ's locking of the rows a DML
+    // statement's subquery reads: whatever the server's default, Sluice's connections use it.
+    c.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
     c.addDataSourceProperty("cachePrepStmts", "true");
     c.addDataSourceProperty("prepStmtCacheSize", "250");
     c.addDataSourceProperty("prepStmtCacheSqlLimit", "8192");

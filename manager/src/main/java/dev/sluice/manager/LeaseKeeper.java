@@ -65,6 +65,12 @@ final class LeaseKeeper implements Runnable {
   /** A fault reported by the shard (any thread); the keeper's next round gives the lease up. */
   private volatile String giveUp;
 
+  /**
+   * A write of this leader was refused by the lease fence (any thread): another manager holds the
+   * lease; the keeper's next round (at once) stops leading without releasing it.
+   */
+  private volatile String fencedOff;
+
   /** Not before this (monotonic ns) does the keeper seek the lease again after a fault. */
   private long holdOffUntilMono = Long.MIN_VALUE / 2;
 
@@ -106,6 +112,17 @@ final class LeaseKeeper implements Runnable {
     }
   }
 
+  /**
+   * The shard's lease fence refused a write: another manager took the lease. Any thread; the keeper
+   * stops leading at once, on its own thread (the lease is not ours to release).
+   */
+  void fencedOff(String why) {
+    fencedOff = why;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+  }
+
   void stop() {
     running = false;
     synchronized (sleeper) {
@@ -120,7 +137,7 @@ final class LeaseKeeper implements Runnable {
       tick();
       long left = renewNs - (System.nanoTime() - t0);
       synchronized (sleeper) {
-        if (running && left > 0 && giveUp == null) {
+        if (running && left > 0 && giveUp == null && fencedOff == null) {
           try {
             TimeUnit.NANOSECONDS.timedWait(sleeper, left);
           } catch (InterruptedException e) {
@@ -135,6 +152,12 @@ final class LeaseKeeper implements Runnable {
   /** One round; visible for tests. */
   void tick() {
     try {
+      String fenced = fencedOff;
+      fencedOff = null;
+      if (fenced != null && leader) {
+        lose(fenced);
+        return;
+      }
       String fault = giveUp != null ? giveUp : leader ? leadership.fault() : null;
       giveUp = null;
       if (leader && fault != null) {

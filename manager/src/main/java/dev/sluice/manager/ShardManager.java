@@ -10,6 +10,8 @@ import dev.sluice.db.QueueTable;
 import dev.sluice.db.ShardSecrets;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.Fence;
+import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.db.store.JdbcLeaseStore;
 import dev.sluice.manager.config.ManagerConfig;
@@ -23,7 +25,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,15 +46,32 @@ import org.slf4j.LoggerFactory;
  * queue pause|resume}) and applies them to the queues it serves.
  *
  * <p>Threads: {@code sluice-<shard>-maintenance} runs discovery and the purgers; {@code
- * sluice-<shard>-lease} the lease keeper. Leadership changes and discovery take this object's lock;
- * the queue map is concurrent so that gRPC threads can look queues up without it.
+ * sluice-<shard>-lease} the lease keeper. The queue map is concurrent so that gRPC threads can look
+ * queues up without a lock.
  *
- * <p>Lock order: this object's monitor, then a {@link QueueManager}'s. Discovery holds the monitor
- * across its database calls and queue restarts, so {@link #stopLeading} may wait for it; a
- * step-down therefore first calls {@link #halt}, which takes no lock and makes no database call: it
+ * <p>Locks, in the only order they are ever taken:
+ *
+ * <ol>
+ *   <li>{@link #discovering}: one discovery round at a time. Held across the round's database calls
+ *       (migrations, the pause switches, the catalog) and the stops of the queues it retires;
+ *       nothing else takes it.
+ *   <li>this object's monitor: the in-memory state of leadership and of the served queues ({@code
+ *       leading}, the term's gate and fence, {@code queues}, {@code discovered}, {@code disabled},
+ *       {@code paused}). Taken by {@link #lead}, {@link #stopLeading} and a discovery's apply step,
+ *       which only starts queues and updates them in place from what the round read. No database
+ *       call and no wait for a queue to drain is ever made while holding it, so a step-down never
+ *       waits behind a discovery's database call.
+ *   <li>a {@link QueueManager}'s monitor.
+ * </ol>
+ *
+ * <p>A step-down first calls {@link #halt}, which takes no lock and makes no database call: it
  * closes the term's {@link ShardGate}, and from that moment no queue of the shard fires. Worker
- * faults ({@link #fault()}, the {@code LoopFaults} listener) take no lock either: they only tell
- * the lease keeper, which acts on its own thread.
+ * faults ({@link #fault()}, the {@code LoopFaults} listener) and a write refused by the lease fence
+ * ({@link #fencedOff}) take no lock either: they close the gate or tell the lease keeper, which
+ * acts on its own thread.
+ *
+ * <p>Fencing: each term's queues write through stores conditioned on the term's lease token ({@link
+ * Fence}); the first write refused (another manager took the lease) stops the shard at once.
  */
 public final class ShardManager implements LeaseKeeper.Leadership {
   private static final Logger log = LoggerFactory.getLogger(ShardManager.class);
@@ -108,6 +129,12 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   /** This leadership term's gate: replaced (open) by {@link #lead}, closed by {@link #halt}. */
   private volatile ShardGate gate = new ShardGate();
 
+  /** This leadership term's fence (its lease token); null before the first term. */
+  private volatile Fence fence;
+
+  /** Serializes discovery rounds; the first lock in the order (see the class comment). */
+  private final Object discovering = new Object();
+
   private Thread keeperThread;
   private boolean migrated;
 
@@ -161,7 +188,17 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     return leading;
   }
 
-  public synchronized void start() {
+  public void start() {
+    synchronized (this) {
+      init();
+    }
+    discover();
+    long every = manager.discoveryInterval().toMillis();
+    maintenance.scheduleWithFixedDelay(this::discover, every, every, TimeUnit.MILLISECONDS);
+    log.info("shard {}: started ({} queue tables found)", config.name(), discovered.size());
+  }
+
+  private void init() {
     dataSource =
         DataSources.pool(
             "sluice-" + config.name(),
@@ -180,10 +217,6 @@ public final class ShardManager implements LeaseKeeper.Leadership {
               t.setDaemon(true);
               return t;
             });
-    discover();
-    long every = manager.discoveryInterval().toMillis();
-    maintenance.scheduleWithFixedDelay(this::discover, every, every, TimeUnit.MILLISECONDS);
-    log.info("shard {}: started ({} queue tables found)", config.name(), discovered.size());
   }
 
   /**
@@ -228,6 +261,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       return;
     }
     gate = new ShardGate();
+    fence = new Fence(config.name(), token, this::fencedOff);
     leading = true;
     leadingSinceNs = System.nanoTime();
     for (QueueTable t : discovered.values()) {
@@ -300,6 +334,35 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         }
       };
 
+  /**
+   * A write of this term refused by the lease fence: another manager took the shard's lease. No
+   * lock, no database call (any worker thread): no queue of the shard fires from now on, health
+   * says why, and the lease keeper stops the queues on its own thread at once. A refusal reported
+   * by a store of an earlier term is ignored.
+   */
+  void fencedOff(FencedOffException e) {
+    Fence f = fence;
+    if (stopped || !leading || f == null || f.token() != e.token()) {
+      return;
+    }
+    gate.close();
+    String why = e.getMessage();
+    if (!why.equals(fault)) {
+      log.error("{}", why);
+      fault = why;
+      healthChanged.run();
+    }
+    LeaseKeeper k = keeper;
+    if (k != null) {
+      k.fencedOff(why);
+    }
+  }
+
+  /** The leader's store of a queue table: its writes are fenced by this term's lease token. */
+  private EventStore leaderStore(QueueTable table) {
+    return new JdbcEventStore(dataSource, table, fence);
+  }
+
   /** No lock, no database call: every queue of the shard stops firing now. */
   @Override
   public void halt(String why) {
@@ -325,63 +388,105 @@ public final class ShardManager implements LeaseKeeper.Leadership {
    * ones in place (restarting only for a change that cannot be applied so, saying why), stops
    * vanished or broken ones. A problem with one table — whatever it throws — never stops the
    * others: that table is disabled with the reason, the rest are reconciled.
+   *
+   * <p>Three steps: the database reads, with no lock but {@link #discovering}; the apply, under
+   * this object's monitor, in memory only (queues started or updated in place, the ones to retire
+   * taken out of the map); then, outside the monitor, the retired queues stopped (each drains for a
+   * bounded time) and the restarted ones started again if the shard is still led.
    */
-  public synchronized void discover() {
-    if (stopped) {
-      return;
-    }
-    try {
-      if (!migrated) {
-        SluiceMigrations.migrateSluice(dataSource);
-        migrated = true;
+  public void discover() {
+    synchronized (discovering) {
+      if (stopped) {
+        return;
       }
-      if (deliveryKey == null) {
-        deliveryKey = ShardSecrets.deliveryKey(dataSource);
-      }
-      readPauseSwitches();
-      Set<String> seen = new HashSet<>();
-      for (QueueCatalog.Discovered d : catalog.discover()) {
-        seen.add(d.table());
-        try {
-          reconcile(d);
-        } catch (Throwable e) { // NOPMD: one table's failure stays that table's
-          if (e instanceof VirtualMachineError v && !(v instanceof StackOverflowError)) {
-            throw v;
-          }
-          disable(d.table(), "queue " + d.table() + ": cannot be served: " + e);
+      try {
+        if (!migrated) {
+          SluiceMigrations.migrateSluice(dataSource);
+          migrated = true;
         }
-      }
-      for (String name : Set.copyOf(discovered.keySet())) {
-        if (!seen.contains(name)) {
-          discovered.remove(name);
-          QueueManager running = queues.remove(name);
-          if (running != null) {
-            log.info(
-                "shard {}: queue table {} is gone (or no longer marked); stopping it",
-                config.name(),
-                name);
-            running.stop(manager.shutdownTimeout());
+        if (deliveryKey == null) {
+          deliveryKey = ShardSecrets.deliveryKey(dataSource);
+        }
+        Map<String, Boolean> switches = readPauseSwitches();
+        List<QueueCatalog.Discovered> found = catalog.discover();
+        Retired retired = new Retired();
+        synchronized (this) {
+          if (stopped) {
+            return;
+          }
+          apply(found, switches, retired);
+        }
+        for (QueueManager q : retired.stop) {
+          q.stop(manager.shutdownTimeout());
+        }
+        if (!retired.restart.isEmpty()) {
+          synchronized (this) {
+            for (String name : retired.restart) {
+              QueueTable t = discovered.get(name);
+              if (leading && !stopped && t != null && !queues.containsKey(name)) {
+                startQueue(t);
+              }
+            }
           }
         }
+      } catch (RuntimeException e) {
+        log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
+      } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
+        log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
       }
-      disabled.keySet().retainAll(seen);
-      lastLogged.keySet().retainAll(seen);
-    } catch (RuntimeException e) {
-      log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
-    } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
-      log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
     }
   }
 
+  /** Queues a discovery's apply took out of service, to stop outside the monitor. */
+  private static final class Retired {
+    final List<QueueManager> stop = new ArrayList<>();
+
+    /** Tables whose queue is stopped to be started again (a change it cannot follow in place). */
+    final List<String> restart = new ArrayList<>();
+  }
+
+  /** The in-memory step of a discovery (under the monitor): no database call, no queue stopped. */
+  private void apply(
+      List<QueueCatalog.Discovered> found, Map<String, Boolean> switches, Retired retired) {
+    paused = switches;
+    Set<String> seen = new HashSet<>();
+    for (QueueCatalog.Discovered d : found) {
+      seen.add(d.table());
+      try {
+        reconcile(d, retired);
+      } catch (Throwable e) { // NOPMD: one table's failure stays that table's
+        if (e instanceof VirtualMachineError v && !(v instanceof StackOverflowError)) {
+          throw v;
+        }
+        disable(d.table(), "queue " + d.table() + ": cannot be served: " + e, retired);
+      }
+    }
+    for (String name : Set.copyOf(discovered.keySet())) {
+      if (!seen.contains(name)) {
+        discovered.remove(name);
+        QueueManager running = queues.remove(name);
+        if (running != null) {
+          log.info(
+              "shard {}: queue table {} is gone (or no longer marked); stopping it",
+              config.name(),
+              name);
+          retired.stop.add(running);
+        }
+      }
+    }
+    disabled.keySet().retainAll(seen);
+    lastLogged.keySet().retainAll(seen);
+  }
+
   /** One discovered table: serve it, follow its change, or disable it. */
-  private void reconcile(QueueCatalog.Discovered d) {
+  private void reconcile(QueueCatalog.Discovered d, Retired retired) {
     if (d.unreadable()) {
       // A database error, not the table's content: keep serving it as it was, look again later.
       log.warn("shard {}: {}; keeping it as it was", config.name(), d.problem());
       return;
     }
     if (!d.valid()) {
-      disable(d.table(), d.problem());
+      disable(d.table(), d.problem(), retired);
       return;
     }
     if (disabled.remove(d.table()) != null) {
@@ -397,7 +502,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     }
     QueueManager running = queues.get(d.table());
     if (running != null && !running.table().equals(d.queue())) {
-      String why = running.update(d.queue(), new JdbcEventStore(dataSource, d.queue()));
+      String why = running.update(d.queue(), leaderStore(d.queue()));
       if (why != null) {
         log.info(
             "shard {}: queue {} changed and is restarted (its events in flight are released)"
@@ -407,8 +512,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             why,
             d.queue().options().asMap());
         queues.remove(d.table());
-        running.stop(manager.shutdownTimeout());
-        running = null;
+        retired.stop.add(running);
+        retired.restart.add(d.table());
+        return;
       }
     }
     if (running != null) {
@@ -422,7 +528,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
    * Not serving a table: its reason is shown by the status page, the API and the metrics, and
    * logged when it changes and again at most every {@link #PROBLEM_LOG_EVERY_NS}.
    */
-  private void disable(String table, String problem) {
+  private void disable(String table, String problem, Retired retired) {
     discovered.remove(table);
     String before = disabled.put(table, problem);
     long now = System.nanoTime();
@@ -437,19 +543,23 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     }
     QueueManager running = queues.remove(table);
     if (running != null) {
-      running.stop(manager.shutdownTimeout());
+      retired.stop.add(running);
     }
   }
 
-  private void readPauseSwitches() {
+  /** The operators' pause switches, or the last ones read when they cannot be read now. */
+  private Map<String, Boolean> readPauseSwitches() {
     try {
-      paused = control.paused();
+      return control.paused();
     } catch (RuntimeException e) {
       log.warn(
           "shard {}: cannot read {}, keeping the last pause switches: {}",
           config.name(),
           QueueControl.TABLE,
           e.toString());
+      synchronized (this) {
+        return paused;
+      }
     }
   }
 
@@ -458,7 +568,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
         new QueueManager(
             config.name(),
             table,
-            new JdbcEventStore(dataSource, table),
+            leaderStore(table),
             dbClock,
             registry,
             maintenance,
@@ -520,7 +630,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   /**
    * A store for a queue this process does not dispatch right now: acks and nacks for events it (or
-   * another manager) fired still apply through the CAS. Null when the table is unknown.
+   * another manager) fired still apply through the CAS. Null when the table is unknown. Unfenced on
+   * purpose: these are not a leader's writes but receivers' answers, each a CAS on the epoch the
+   * receiver was given, right whichever manager applies it.
    */
   public EventStore directStore(String queue) {
     QueueTable t = discovered.get(queue);
@@ -564,6 +676,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     // so the next manager takes the shard at its next round instead of after the drain. What our
     // receivers still hold is acked here through the CAS (or released) meanwhile.
     gate.close();
+    // What the queues still write (acks of what receivers hold, releases) is no longer a leader's:
+    // unfenced, as a non-leader's acks are, so that the next leader's take does not refuse it.
+    queues.values().forEach(q -> q.handOver(new JdbcEventStore(dataSource, q.table())));
     if (keeper != null) {
       keeper.resign();
     }

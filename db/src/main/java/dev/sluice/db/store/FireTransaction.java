@@ -33,9 +33,12 @@ import org.jooq.impl.DSL;
  *   <li>One UPDATE per epoch by primary key, the dead rows' UPDATE and their reasons; commit.
  * </ol>
  *
- * Nothing applies unless the commit does: a call abandoned by its client (a socket timeout) is
- * rolled back by the server, never applied later. Ids missing from the locked read are told apart
- * by a plain read (rare): still pending at the polled epoch means locked by someone else.
+ * A leader's store conditions each UPDATE on its lease ({@link Fence}): when one changes fewer of
+ * the locked rows than it must, the fence row is read and the transaction rolled back with a {@link
+ * FencedOffException} if the lease is another's. Nothing applies unless the commit does: a call
+ * abandoned by its client (a socket timeout) is rolled back by the server, never applied later. Ids
+ * missing from the locked read are told apart by a plain read (rare): still pending at the polled
+ * epoch means locked by someone else.
  */
 final class FireTransaction {
   private final DataSource ds;
@@ -150,17 +153,29 @@ final class FireTransaction {
       }
     }
     long deadlineNs = fired.isEmpty() ? 0 : deadline.getAsLong();
+    int expected = 0;
+    int changedRows = 0;
     for (Map.Entry<Long, List<Long>> g : fireByEpoch.entrySet()) {
-      hot.update(c, hot.fire(deadlineNs), g.getValue(), EventState.PENDING, g.getKey());
+      expected += g.getValue().size();
+      changedRows +=
+          hot.update(c, hot.fire(deadlineNs), g.getValue(), EventState.PENDING, g.getKey());
     }
     if (!dead.isEmpty()) {
       Map<Long, List<Long>> deadByEpoch = new LinkedHashMap<>();
       dead.keySet()
           .forEach(r -> deadByEpoch.computeIfAbsent(r.epoch(), k -> new ArrayList<>()).add(r.id()));
       for (Map.Entry<Long, List<Long>> g : deadByEpoch.entrySet()) {
-        hot.update(c, hot.dead(), g.getValue(), EventState.PENDING, g.getKey());
+        expected += g.getValue().size();
+        changedRows += hot.update(c, hot.dead(), g.getValue(), EventState.PENDING, g.getKey());
       }
       DeadReasons.record(DSL.using(c, SQLDialect.MYSQL), q.name(), dead);
+    }
+    if (changedRows < expected) {
+      // The rows are locked and were checked above: only the fence refuses them. Rolled back.
+      FencedOffException e = hot.fencedOff(c);
+      if (e != null) {
+        throw e;
+      }
     }
     Set<Long> locked = missing.isEmpty() ? Set.of() : stillPending(c, missing, byId);
     Set<Long> deadIds = new HashSet<>();

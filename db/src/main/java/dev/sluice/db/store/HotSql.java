@@ -45,6 +45,9 @@ final class HotSql {
   private final String selectFromTenantIndex;
   private final int userFrom;
 
+  /** The leader's fence every compare-and-set here is conditioned on; null: unfenced. */
+  private final Fence fence;
+
   /** Each user column's kind, in select order (null: read as JDBC gives it). */
   private final ColumnKind[] userKinds;
 
@@ -69,9 +72,10 @@ final class HotSql {
     }
   }
 
-  HotSql(DataSource ds, QueueTable q) {
+  HotSql(DataSource ds, QueueTable q, Fence fence) {
     this.ds = ds;
     this.q = q;
+    this.fence = fence;
     this.table = quote(q.name());
     List<String> cols =
         new ArrayList<>(List.of(ID, EPOCH, TIME_NEXT, TIME_CREATED, PRIORITY, TENANT));
@@ -367,13 +371,49 @@ final class HotSql {
             .append(change.set())
             .append(" where `id` in (?");
     sb.append(",?".repeat(width - 1)).append(") and `state` = ? and `epoch` = ?");
-    List<Object> values = new ArrayList<>(change.values().size() + width + 2);
+    List<Object> values = new ArrayList<>(change.values().size() + width + 4);
     values.addAll(change.values());
     values.addAll(ids);
     values.addAll(Collections.nCopies(width - ids.size(), ids.get(ids.size() - 1)));
     values.add(sv(from));
     values.add(epoch);
+    if (fence != null) {
+      sb.append(Fence.SQL);
+      values.add(fence.shard());
+      values.add(fence.token());
+    }
     return new Sql(sb.toString(), values);
+  }
+
+  /**
+   * After a fenced write changed fewer rows than it had to: reads the fence row on {@code c} (in
+   * its transaction, if it has one) and returns the exception to throw when the lease is another's
+   * now, or null when it is still ours (or the writes are unfenced).
+   */
+  FencedOffException fencedOff(Connection c) throws SQLException {
+    if (fence == null) {
+      return null;
+    }
+    try (PreparedStatement ps = c.prepareStatement(Fence.CHECK_SQL)) {
+      ps.setString(1, fence.shard());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? fence.refused(q.name(), rs.getLong(1), rs.getString(2))
+            : fence.refused(q.name(), null, null);
+      }
+    }
+  }
+
+  /** The same on a connection of its own. */
+  FencedOffException fencedOff() {
+    if (fence == null) {
+      return null;
+    }
+    try (Connection c = ds.getConnection()) {
+      return fencedOff(c);
+    } catch (SQLException e) {
+      throw new DataAccessException(q.name() + ": fence read failed: " + e.getMessage(), e);
+    }
   }
 
   static void bind(PreparedStatement ps, List<Object> values) throws SQLException {

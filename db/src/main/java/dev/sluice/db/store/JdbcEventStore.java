@@ -41,6 +41,11 @@ import org.jooq.impl.SQLDataType;
  * cancelled or changed by another manager meanwhile), the transaction is rolled back and the batch
  * is redone under row locks ({@code SELECT ... FOR UPDATE}) so the outcome of every event is known
  * exactly — never guessed from a row count. The same guard serves DELETEs (purging dead events).
+ *
+ * <p>Fencing: a leader's store ends each of its own writes with its {@link Fence}'s condition.
+ * Checking costs nothing on the common path, nor for stale or unknown events: only when a row that
+ * a write had to change is found (locked, or read back) still as the write required does the store
+ * read the fence row, once, and throw {@link FencedOffException} when the lease is another's.
  */
 public final class JdbcEventStore implements EventStore {
   private final DSLContext ctx;
@@ -56,13 +61,52 @@ public final class JdbcEventStore implements EventStore {
   private final FireTransaction fireTx;
   private volatile BadRowListener badRows = BadRowListener.NONE;
 
+  /** The leader's fence (null: an unfenced store) and its condition ({@code noCondition}). */
+  private final Fence fence;
+
+  private final Condition fenced;
+
+  /**
+   * An unfenced store: for writes that are not a shard leader's — acks that arrive at a manager
+   * that no longer dispatches the queue (each is a CAS on the epoch the receiver was given, right
+   * wherever it applies), operators' commands, tools and tests.
+   */
   public JdbcEventStore(DataSource dataSource, QueueTable queue) {
+    this(dataSource, queue, null);
+  }
+
+  /**
+   * A leader's store: every write it makes on its own (fire, ack, release, mark dead, purge) is
+   * conditioned on {@code fence}, and one refused throws {@link FencedOffException}. Operators'
+   * commands through it ({@link #cancel}, {@link #replayDead}, {@link #purgeDead}) stay unfenced.
+   */
+  public JdbcEventStore(DataSource dataSource, QueueTable queue, Fence fence) {
     this.ctx = Jooq.context(dataSource);
     this.q = queue;
     this.t = DSL.table(DSL.name(queue.name()));
     this.state = stateField(queue);
-    this.hot = new HotSql(dataSource, queue);
+    this.fence = fence;
+    this.fenced =
+        fence == null
+            ? DSL.noCondition()
+            : DSL.condition(Fence.EXISTS, fence.shard(), fence.token());
+    this.hot = new HotSql(dataSource, queue, fence);
     this.fireTx = new FireTransaction(dataSource, queue, hot);
+  }
+
+  /** The fence this store's writes are conditioned on, or null. */
+  public Fence fence() {
+    return fence;
+  }
+
+  /** Throws when the fence refuses this store's writes now (read after a short write). */
+  private void checkFence(DSLContext on) {
+    if (fence != null) {
+      FencedOffException e = on.connectionResult(hot::fencedOff);
+      if (e != null) {
+        throw e;
+      }
+    }
   }
 
   /**
@@ -102,6 +146,14 @@ public final class JdbcEventStore implements EventStore {
   /** The poll query with its values inlined, for {@code EXPLAIN} in tests and the CLI. */
   public String pollSql(long dueBeforeNs, int limit) {
     return hot.poll(dueBeforeNs, limit).inlined();
+  }
+
+  /**
+   * The ack compare-and-set with its values inlined (fenced when this store is), for {@code
+   * EXPLAIN}: the same text as every fenced CAS but for its SET.
+   */
+  public String ackSql(List<Long> ids, long epoch, long nowNs) {
+    return hot.casSql(hot.ack(nowNs), ids, EventState.FIRED, epoch).inlined();
   }
 
   @Override
@@ -247,6 +299,7 @@ public final class JdbcEventStore implements EventStore {
         cas(
             dead,
             EventState.FIRED,
+            true,
             (tx, ids, guard) -> {
               int n = tx.update(t).set(state, sv(EventState.DEAD)).where(guard).execute();
               Map<EventRef, String> why = new LinkedHashMap<>();
@@ -260,6 +313,7 @@ public final class JdbcEventStore implements EventStore {
         cas(
             retry,
             EventState.FIRED,
+            true,
             ids -> {
               CaseValueStep<Long> choose = DSL.choose(id);
               CaseWhenStep<Long, Long> when = null;
@@ -309,9 +363,11 @@ public final class JdbcEventStore implements EventStore {
         pending.add(new EventRef(i, r.value2()));
       }
     }
+    // An operator's command: unfenced (it is right whoever leads, by its CAS on the epoch).
     cas(
             pending,
             EventState.PENDING,
+            false,
             x -> {
               Map<Field<?>, Object> set = new LinkedHashMap<>();
               set.put(state, sv(EventState.CANCELLED));
@@ -329,8 +385,11 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public int purge(long beforeNs, int limit) {
+    // Fenced, not checked: a purge that deletes nothing is common; the leader's other writes find
+    // out that the lease is gone.
     return ctx.deleteFrom(t)
         .where(state.in(sv(EventState.ACKED), sv(EventState.CANCELLED)).and(timeNext.lt(beforeNs)))
+        .and(fenced)
         .orderBy(timeNext)
         .limit(limit)
         .execute();
@@ -405,9 +464,11 @@ public final class JdbcEventStore implements EventStore {
   @Override
   public Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs) {
     Field<Long> dbNow = DSL.field(NOW_NS_SQL, SQLDataType.BIGINT);
+    // An operator's command: unfenced.
     return cas(
         refs,
         EventState.DEAD,
+        false,
         (tx, ids, guard) -> {
           int n =
               tx.update(t)
@@ -422,9 +483,11 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs) {
+    // An operator's command: unfenced.
     return cas(
         refs,
         EventState.DEAD,
+        false,
         (tx, ids, guard) -> {
           int n = tx.deleteFrom(t).where(guard).execute();
           DeadReasons.remove(tx, q.name(), ids);
@@ -468,13 +531,19 @@ public final class JdbcEventStore implements EventStore {
               out.put(r, CasOutcome.STALE);
             }
           }
+          int n = 0;
           for (Map.Entry<Long, List<Long>> g : byEpoch(dying.keySet()).entrySet()) {
-            tx.update(t)
-                .set(state, sv(EventState.DEAD))
-                .where(id.in(g.getValue()))
-                .and(epoch.eq(g.getKey()))
-                .and(state.in(sv(EventState.PENDING), sv(EventState.FIRED)))
-                .execute();
+            n +=
+                tx.update(t)
+                    .set(state, sv(EventState.DEAD))
+                    .where(id.in(g.getValue()))
+                    .and(epoch.eq(g.getKey()))
+                    .and(state.in(sv(EventState.PENDING), sv(EventState.FIRED)))
+                    .and(fenced)
+                    .execute();
+          }
+          if (n < dying.size()) {
+            checkFence(tx); // the rows are locked and matched: only the fence refuses them
           }
           DeadReasons.record(tx, q.name(), dying);
           return out;
@@ -542,6 +611,7 @@ public final class JdbcEventStore implements EventStore {
         ctx.select(id, state, epoch, timeNext, timeAcked).from(t).where(id.in(ids)).fetch()) {
       rows.put(r.get(id), r);
     }
+    boolean refused = false;
     for (EventRef ref : refs) {
       Record r = rows.get(ref.id());
       if (r == null) {
@@ -551,7 +621,12 @@ public final class JdbcEventStore implements EventStore {
         boolean ours =
             st != null && mark.ours(ref, st, r.get(epoch), r.get(timeNext), r.get(timeAcked));
         out.put(ref, ours ? CasOutcome.APPLIED : CasOutcome.STALE);
+        // Still as the UPDATE required, yet not changed: only the fence refuses such a row.
+        refused |= !ours && st == from && r.get(epoch) == ref.epoch();
       }
+    }
+    if (refused) {
+      checkFence(ctx);
     }
     return out;
   }
@@ -565,12 +640,21 @@ public final class JdbcEventStore implements EventStore {
   private Map<EventRef, CasOutcome> cas(
       Collection<EventRef> refs,
       EventState from,
+      boolean fenced,
       Function<List<Long>, Map<Field<?>, Object>> setFor) {
     return cas(
-        refs, from, (tx, ids, guard) -> tx.update(t).set(setFor.apply(ids)).where(guard).execute());
+        refs,
+        from,
+        fenced,
+        (tx, ids, guard) -> tx.update(t).set(setFor.apply(ids)).where(guard).execute());
   }
 
-  private Map<EventRef, CasOutcome> cas(Collection<EventRef> refs, EventState from, Change change) {
+  /**
+   * {@code fenced}: a leader's own write, conditioned on its {@link Fence} (when the store has
+   * one); false for operators' commands.
+   */
+  private Map<EventRef, CasOutcome> cas(
+      Collection<EventRef> refs, EventState from, boolean fenced, Change change) {
     if (refs.isEmpty()) {
       return Map.of();
     }
@@ -579,7 +663,7 @@ public final class JdbcEventStore implements EventStore {
       return ctx.transactionResult(
           cfg -> {
             DSLContext tx = DSL.using(cfg);
-            int n = update(tx, byEpoch, from, change);
+            int n = update(tx, byEpoch, from, fenced, change);
             if (n != refs.size()) {
               throw new PartialMatch();
             }
@@ -590,13 +674,13 @@ public final class JdbcEventStore implements EventStore {
             return all;
           });
     } catch (PartialMatch e) {
-      return casLocked(refs, from, change);
+      return casLocked(refs, from, fenced, change);
     }
   }
 
   /** The exact path: lock the rows, decide per event, change only those that match. */
   private Map<EventRef, CasOutcome> casLocked(
-      Collection<EventRef> refs, EventState from, Change change) {
+      Collection<EventRef> refs, EventState from, boolean fenced, Change change) {
     Set<Long> ids = new HashSet<>();
     for (EventRef r : refs) {
       ids.add(r.id());
@@ -625,18 +709,26 @@ public final class JdbcEventStore implements EventStore {
               out.put(r, CasOutcome.STALE);
             }
           }
-          if (!eligible.isEmpty()) {
-            update(tx, byEpoch(eligible), from, change);
+          if (!eligible.isEmpty()
+              && update(tx, byEpoch(eligible), from, fenced, change) < eligible.size()
+              && fenced) {
+            checkFence(tx); // the rows are locked and matched: only the fence refuses them
           }
           return out;
         });
   }
 
-  private int update(DSLContext tx, Map<Long, List<Long>> byEpoch, EventState from, Change change) {
+  private int update(
+      DSLContext tx,
+      Map<Long, List<Long>> byEpoch,
+      EventState from,
+      boolean fenced,
+      Change change) {
     int n = 0;
     for (Map.Entry<Long, List<Long>> e : byEpoch.entrySet()) {
       List<Long> ids = e.getValue();
-      n += change.apply(tx, ids, id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey())));
+      Condition guard = id.in(ids).and(state.eq(sv(from))).and(epoch.eq(e.getKey()));
+      n += change.apply(tx, ids, fenced ? guard.and(this.fenced) : guard);
     }
     return n;
   }

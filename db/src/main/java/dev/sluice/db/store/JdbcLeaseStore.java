@@ -43,14 +43,37 @@ public final class JdbcLeaseStore implements LeaseStore {
       ctx.execute("INSERT IGNORE INTO sluice_lease (shard) VALUES (?)", shard);
       rows.add(shard);
     }
-    ctx.execute(TAKE_OR_RENEW, owner, owner, ttlNs, shard, owner);
-    Record r =
-        ctx.fetchOne("SELECT owner, token, expires_ns FROM sluice_lease WHERE shard = ?", shard);
-    String o = r.get(0, String.class);
-    return new Lease(owner.equals(o), o, r.get(1, Long.class), r.get(2, Long.class));
+    // One transaction: the take and the fence row move together. Writing the fence row waits for
+    // the previous holder's fenced statements still running (they share-lock it), so once this
+    // commits none of them can apply any more. The lease row stays locked meanwhile, and the
+    // previous holder's renewal, waiting on it, then finds the lease gone.
+    return ctx.transactionResult(
+        cfg -> {
+          DSLContext tx = org.jooq.impl.DSL.using(cfg);
+          tx.execute(TAKE_OR_RENEW, owner, owner, ttlNs, shard, owner);
+          Record r =
+              tx.fetchOne(
+                  "SELECT owner, token, expires_ns FROM sluice_lease WHERE shard = ?", shard);
+          String o = r.get(0, String.class);
+          long token = r.get(1, Long.class);
+          boolean held = owner.equals(o);
+          if (held) {
+            tx.execute(
+                "INSERT INTO sluice_fence (shard, owner, token) VALUES (?, ?, ?)"
+                    + " ON DUPLICATE KEY UPDATE owner = VALUES(owner), token = VALUES(token)",
+                shard,
+                owner,
+                token);
+          }
+          return new Lease(held, o, token, r.get(2, Long.class));
+        });
   }
 
-  /** One UPDATE: renewed_ns always changes, so one row changed means the lease is ours. */
+  /**
+   * One UPDATE: renewed_ns always changes, so one row changed means the lease is ours. It never
+   * touches {@code sluice_fence}, so it never waits for a fenced write (which may itself wait on an
+   * application's row lock).
+   */
   @Override
   public boolean renew(String shard, String owner, long ttlNs) {
     return ctx.execute(TAKE_OR_RENEW, owner, owner, ttlNs, shard, owner) == 1;

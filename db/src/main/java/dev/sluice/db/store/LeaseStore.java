@@ -3,14 +3,19 @@ package dev.sluice.db.store;
 /**
  * Shard leadership on the shard's own primary: the row {@code sluice_lease(shard)} names the one
  * manager allowed to dispatch the shard's queues until {@code expires_ns} (database clock). The
- * token grows with every change of owner (a fencing token). Correctness never rests on the lease
- * alone: every event change is a CAS on its epoch.
+ * token grows with every take (a fencing token), and a leader's every write is conditioned on it
+ * ({@link Fence}). Correctness never rests on the lease alone: every event change is also a CAS on
+ * its epoch.
  */
 public interface LeaseStore {
   /** The lease as read after an attempt. */
   record Lease(boolean held, String owner, long token, long expiresNs) {}
 
-  /** Takes the lease if it is free or expired, or renews it if {@code owner} holds it. */
+  /**
+   * Takes the lease if it is free or expired, or renews it if {@code owner} holds it. When held,
+   * the shard's fence ({@code sluice_fence}, see {@link Fence}) names the lease's token from the
+   * same transaction on: the writes of every earlier holder are refused from then on.
+   */
   Lease acquire(String shard, String owner, long ttlNs);
 
   /**

@@ -213,6 +213,16 @@ public final class QueueManager {
     return null;
   }
 
+  /**
+   * A graceful hand-over: the shard's lease was given up while this queue drains, so its writes
+   * from here on (the acks of what receivers still hold, the releases at shutdown, each a CAS on
+   * the epoch the receiver was given) go through {@code unfenced}, not the leader's fenced store,
+   * which the next leader's take refuses. Nothing is fired any more (the shard's gate is closed).
+   */
+  public void handOver(EventStore unfenced) {
+    ctx.update(ctx.table(), unfenced);
+  }
+
   // ---------------------------------------------------------------- receivers
 
   /** Starts sending this shard's events to a subscription (sharing its credits). */

@@ -1,0 +1,71 @@
+package dev.sluice.db.store;
+
+import java.util.function.Consumer;
+
+/**
+ * The lease a leader's writes are conditioned on: shard {@code shard}, taken with {@code token}.
+ * Each state-changing statement of the leader's {@link JdbcEventStore} ends with {@link #SQL}
+ * (bound to {@link #shard} and {@link #token}), so that it changes nothing once another take of the
+ * lease has written a new token to {@code sluice_fence} (migration V7).
+ *
+ * <p>The condition share-locks the fence row for the statement (or the fire's transaction) under
+ * REPEATABLE READ, the isolation Sluice's pools use; a takeover's write of the row waits for the
+ * statements in progress. Renewals never write the fence row, so they never wait for them.
+ *
+ * <p>Detection is lazy: only when a fenced write changed fewer rows than it had to does the store
+ * read the fence row ({@link #CHECK_SQL}); when the token there is another, it tells {@code
+ * onFencedOff} and throws {@link FencedOffException}.
+ */
+public final class Fence {
+  /** The condition: two values, the shard and the token. */
+  static final String EXISTS =
+      "exists (select 1 from `sluice_fence` where `sluice_fence`.`shard` = ?"
+          + " and `sluice_fence`.`token` = ?)";
+
+  /** The condition, to append to a WHERE clause. */
+  static final String SQL = " and " + EXISTS;
+
+  /** The fence's current token, read as a locking read (the latest committed, in a transaction). */
+  static final String CHECK_SQL =
+      "select `token`, `owner` from `sluice_fence` where `shard` = ? lock in share mode";
+
+  private final String shard;
+  private final long token;
+  private final Consumer<FencedOffException> onFencedOff;
+
+  /**
+   * @param onFencedOff told (on the writing thread, before the exception is thrown) each time a
+   *     write is refused; must not block
+   */
+  public Fence(String shard, long token, Consumer<FencedOffException> onFencedOff) {
+    this.shard = shard;
+    this.token = token;
+    this.onFencedOff = onFencedOff == null ? e -> {} : onFencedOff;
+  }
+
+  public String shard() {
+    return shard;
+  }
+
+  public long token() {
+    return token;
+  }
+
+  /**
+   * What the fence row holds ({@code current}: its token, or null when there is no row): null when
+   * it is still ours, else the exception to throw (the listener has been told).
+   */
+  FencedOffException refused(String queue, Long current, String owner) {
+    if (current != null && current == token) {
+      return null;
+    }
+    FencedOffException e = new FencedOffException(shard, queue, token, current, owner);
+    onFencedOff.accept(e);
+    return e;
+  }
+
+  @Override
+  public String toString() {
+    return "fence(shard " + shard + ", token " + token + ")";
+  }
+}

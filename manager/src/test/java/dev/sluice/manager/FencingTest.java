@@ -1,0 +1,157 @@
+package dev.sluice.manager;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.db.DataSources;
+import dev.sluice.db.store.JdbcLeaseStore;
+import dev.sluice.db.store.LeaseStore;
+import dev.sluice.proto.v1.Event;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A leader whose lease was taken over behind its back (a long pause, a partition: it has not
+ * renewed yet, so it still believes it leads) must not change the shard's events any more: every
+ * write it makes is fenced by the lease token, and the first write refused stops the shard.
+ */
+class FencingTest {
+  @Test
+  void aDeposedLeaderCanNeitherAckNorFireAndStopsLeadingAtOnce() throws Exception {
+    try (Harness h = new Harness(FencingTest.class)) {
+      h.createQueue("fence_q", "poll_interval=50ms ack_wait=60s");
+      // Renewals so rare that the leader cannot notice the takeover by its lease keeper.
+      h.startManager(
+          h.configBuilder()
+              .leaseTtl(Duration.ofSeconds(60))
+              .leaseRenew(Duration.ofSeconds(20))
+              .build(),
+          Clock.systemUTC());
+      ShardManager shard = h.server().engine().shards().get(0);
+      await().atMost(10, SECONDS).until(shard::leading);
+      RawReceiver r = h.rawReceiver("fence_q", "r", 100);
+      h.exec("INSERT INTO fence_q (order_id) VALUES (1)");
+      Event held = r.events.poll(20, SECONDS);
+      assertThat(held).isNotNull();
+
+      // The lease lapses (as the database's clock sees it) and another manager takes it.
+      h.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
+      LeaseStore.Lease taken;
+      try (HikariDataSource ds =
+          DataSources.pool("intruder", h.url(), h.db.user(), h.db.password(), 1)) {
+        taken = new JdbcLeaseStore(ds).acquire("s1", "intruder", Duration.ofHours(1).toNanos());
+      }
+      assertThat(taken.held()).isTrue();
+      assertThat(shard.leading()).as("the old leader has not noticed").isTrue();
+
+      r.ack(held); // reaches the old leader's ack writer: refused
+      await().atMost(5, SECONDS).until(() -> !shard.leading());
+      assertThat(h.queryLong("SELECT state FROM fence_q WHERE id = ?", held.getId()))
+          .as("the ack of a deposed leader changes nothing")
+          .isEqualTo(1);
+      assertThat(shard.faultReason()).contains("fenced off").contains("token");
+      assertThat(h.server().engine().faults()).containsKey("s1");
+
+      h.exec("INSERT INTO fence_q (order_id) VALUES (2)");
+      await()
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(3))
+          .until(
+              () ->
+                  h.queryLong(
+                          "SELECT COUNT(*) FROM fence_q WHERE order_id = 2 AND state = 0 AND"
+                              + " epoch = 0")
+                      == 1);
+      assertThat(r.all).as("nothing more was delivered").hasSize(1);
+    }
+  }
+
+  /**
+   * The same leader writing a fire while another manager takes the shard: the fire refused is never
+   * applied, the event stays pending for the new leader.
+   */
+  @Test
+  void aDeposedLeaderCannotFire() throws Exception {
+    try (Harness h = new Harness(FencingTest.class)) {
+      h.createQueue("fence_f", "poll_interval=50ms");
+      h.startManager(
+          h.configBuilder()
+              .leaseTtl(Duration.ofSeconds(60))
+              .leaseRenew(Duration.ofSeconds(20))
+              .build(),
+          Clock.systemUTC());
+      ShardManager shard = h.server().engine().shards().get(0);
+      await().atMost(10, SECONDS).until(shard::leading);
+      RawReceiver r = h.rawReceiver("fence_f", "r", 100);
+      await().atMost(5, SECONDS).until(() -> r.subscribed);
+      h.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
+      try (HikariDataSource ds =
+          DataSources.pool("intruder", h.url(), h.db.user(), h.db.password(), 1)) {
+        assertThat(
+                new JdbcLeaseStore(ds)
+                    .acquire("s1", "intruder", Duration.ofHours(1).toNanos())
+                    .held())
+            .isTrue();
+      }
+      h.exec("INSERT INTO fence_f (order_id) VALUES (1)");
+      await().atMost(5, SECONDS).until(() -> !shard.leading());
+      assertThat(shard.faultReason()).contains("fenced off");
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(2))
+          .until(
+              () -> h.queryLong("SELECT COUNT(*) FROM fence_f WHERE state = 0 AND epoch = 0") == 1);
+      assertThat(r.all).isEmpty();
+    }
+  }
+
+  /**
+   * A discovery stuck in the database (here: waiting on a table lock to read the pause switches)
+   * must not hold up a step-down, which takes the shard manager's lock.
+   */
+  @Test
+  void stopLeadingDoesNotWaitForADiscoveryBlockedInTheDatabase() throws Exception {
+    try (Harness h = new Harness(FencingTest.class)) {
+      h.createQueue("disc_q", "");
+      h.startManager();
+      ShardManager shard = h.server().engine().shards().get(0);
+      await().atMost(10, SECONDS).until(() -> shard.leading() && shard.queue("disc_q") != null);
+      CompletableFuture<Void> down;
+      try (Connection lock = h.connect();
+          Statement s = lock.createStatement()) {
+        s.execute("LOCK TABLES sluice_queue_control WRITE");
+        try {
+          // The next discovery round (every 300 ms) waits on that lock.
+          await()
+              .atMost(5, SECONDS)
+              .until(
+                  () ->
+                      h.queryLong(
+                              "SELECT COUNT(*) FROM information_schema.processlist WHERE db = ?"
+                                  + " AND info LIKE '%sluice_queue_control%' AND state LIKE"
+                                  + " 'Waiting for table%'",
+                              h.db.name())
+                          > 0);
+          down = CompletableFuture.runAsync(() -> shard.stopLeading("test: step-down"));
+          await().atMost(5, SECONDS).until(down::isDone);
+          assertThat(shard.leading()).isFalse();
+          assertThat(shard.queues()).isEmpty();
+        } finally {
+          s.execute("UNLOCK TABLES");
+        }
+      }
+      down.join();
+      // The discovery that was waiting finishes without serving anything for a shard not led.
+      await()
+          .during(Duration.ofMillis(700))
+          .atMost(3, SECONDS)
+          .until(() -> shard.queues().isEmpty());
+    }
+  }
+}
