@@ -43,6 +43,13 @@ final class LeaseKeeper implements Runnable {
     default String fault() {
       return null;
     }
+
+    /**
+     * Another live manager holds the shard's lease ({@code owner}): the shard is served, by it. A
+     * fault that made this process give the shard up (or a fenced-off write) is over for health:
+     * this process is a healthy standby now.
+     */
+    default void servedElsewhere(String owner) {}
   }
 
   /** After giving a shard up for a fault, how long (in TTLs) before seeking it again. */
@@ -228,6 +235,9 @@ final class LeaseKeeper implements Runnable {
           leadership.lead(l.token());
         } else {
           balancer.released();
+          if (!l.owner().isEmpty() && !l.owner().equals(managerId)) {
+            leadership.servedElsewhere(l.owner());
+          }
         }
       }
     } catch (RuntimeException e) {

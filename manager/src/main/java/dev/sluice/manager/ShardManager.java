@@ -276,6 +276,25 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     }
   }
 
+  /**
+   * The lease keeper found the lease held by another live manager: the shard is served, so a fault
+   * that made this process give it up (a dead worker, a fenced-off write) no longer makes this
+   * process unready; it is a standby like any other. No lock, no database call.
+   */
+  @Override
+  public void servedElsewhere(String owner) {
+    String f = fault;
+    if (f != null && !leading) {
+      log.info(
+          "shard {}: served by {} now; this manager is ready again after: {}",
+          config.name(),
+          owner,
+          f);
+      fault = null;
+      healthChanged.run();
+    }
+  }
+
   /** The lease keeper's check each round: a served queue whose worker thread is gone. */
   @Override
   public String fault() {

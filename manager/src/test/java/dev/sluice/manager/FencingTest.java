@@ -69,6 +69,12 @@ class FencingTest {
                               + " epoch = 0")
                       == 1);
       assertThat(r.all).as("nothing more was delivered").hasSize(1);
+
+      // At its next round the lease keeper finds the shard served by the intruder: this process
+      // is a healthy standby again, not a manager that is unready for good.
+      shard.servedElsewhere("intruder");
+      assertThat(h.server().engine().faults()).doesNotContainKey("s1");
+      assertThat(h.server().ready()).isTrue();
     }
   }
 
