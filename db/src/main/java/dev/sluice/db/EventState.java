@@ -3,7 +3,7 @@ package dev.sluice.db;
 import java.util.Locale;
 
 /**
- * The life of an event (see DESIGN.md, "Event life"). The numeric codes are what a TINYINT {@code
+ * The life of an event (see the README, "How it works"). The numeric codes are what a TINYINT {@code
  * state} column holds; an ENUM column holds the lower-case names.
  */
 public enum EventState {

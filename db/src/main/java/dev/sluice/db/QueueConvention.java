@@ -5,7 +5,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The queue-table convention (DESIGN.md, "The queue table"): the system columns, their defaults,
+ * The queue-table convention (the README, "The queue table"): the system columns, their defaults,
  * the poll index, and the DDL that creates a conforming table.
  *
  * <p>Times are BIGINT nanoseconds since the Unix epoch on the database server's clock; the defaults
