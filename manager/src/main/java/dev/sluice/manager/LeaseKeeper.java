@@ -50,6 +50,12 @@ final class LeaseKeeper implements Runnable {
      * this process is a healthy standby now.
      */
     default void servedElsewhere(String owner) {}
+
+    /**
+     * Whether the shard's primary refuses writes (a demoted primary, {@code read_only}): then no
+     * manager can serve the shard, and health must say so; false once it is writable again.
+     */
+    default void readOnly(boolean readOnly) {}
   }
 
   /** After giving a shard up for a fault, how long (in TTLs) before seeking it again. */
@@ -65,6 +71,10 @@ final class LeaseKeeper implements Runnable {
   private final long renewNs;
   private volatile boolean running = true;
   private volatile boolean leader;
+
+  /** The primary's read-only flag as last read; this thread only. */
+  private boolean readOnly;
+
   private long lastRenewedMono;
   private long lastHeartbeatMono = Long.MIN_VALUE / 2;
   private final Object sleeper = new Object();
@@ -177,7 +187,12 @@ final class LeaseKeeper implements Runnable {
         store.release(shard, managerId);
         return;
       }
-      if (store.readOnly()) {
+      boolean ro = store.readOnly();
+      if (ro != readOnly) {
+        readOnly = ro;
+        leadership.readOnly(ro);
+      }
+      if (ro) {
         lose("the primary is read-only (demoted?)");
         return;
       }

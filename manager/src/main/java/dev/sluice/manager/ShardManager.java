@@ -106,6 +106,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final Counter configErrors;
   private final Counter workerDeaths;
 
+  /** The shard's primary refuses writes, as the lease keeper last read it. */
+  private volatile boolean readOnly;
+
   /** Why the shard was given up for a fault, until it is served again; null when none. */
   private volatile String fault;
 
@@ -312,7 +315,23 @@ public final class ShardManager implements LeaseKeeper.Leadership {
    */
   public String faultReason() {
     String f = fault;
-    return f != null ? f : conflict;
+    if (f != null) {
+      return f;
+    }
+    return readOnly
+        ? "the primary is read-only (demoted?): no manager can serve the shard"
+        : conflict;
+  }
+
+  /** The lease keeper read the primary's read-only flag: shown in health while it is set. */
+  @Override
+  public void readOnly(boolean readOnly) {
+    this.readOnly = readOnly;
+    log.warn(
+        "shard {}: the primary is {}",
+        config.name(),
+        readOnly ? "read-only: the shard is not served" : "writable again");
+    healthChanged.run();
   }
 
   /** Another live process uses this manager id: refused to lead; shown in health. */

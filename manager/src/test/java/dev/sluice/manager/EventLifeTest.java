@@ -19,7 +19,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** Each transition of an event's life (the README's "How it works"), through real gRPC and a real database. */
+/**
+ * Each transition of an event's life (the README's "How it works"), through real gRPC and a real
+ * database.
+ */
 class EventLifeTest {
   static Harness h;
 

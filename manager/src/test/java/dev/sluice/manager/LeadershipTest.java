@@ -117,11 +117,15 @@ class LeadershipTest {
       c.exec(0, "SET GLOBAL read_only = 1");
       try {
         await().atMost(5, SECONDS).until(() -> Cluster.leading(a) == 0);
+        // Health says the shard is not served (no manager can serve a read-only primary).
+        await().atMost(5, SECONDS).until(() -> !a.ready());
+        assertThat(a.engine().faults().values()).anyMatch(f -> f.contains("read-only"));
         c.insert(0, "ro_q", 10); // root may still write; the manager must not dispatch
         await().during(Duration.ofSeconds(1)).atMost(2, SECONDS).until(() -> r.all.isEmpty());
       } finally {
         c.exec(0, "SET GLOBAL read_only = 0");
       }
+      await().atMost(10, SECONDS).until(a::ready);
       await().atMost(10, SECONDS).until(() -> r.all.size() == 10);
       r.all.forEach(r::ack);
       await()
