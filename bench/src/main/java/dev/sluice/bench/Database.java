@@ -2,13 +2,12 @@ package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.DataSources;
+import dev.sluice.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Properties;
 
 /**
  * One fresh database on the benchmark's server: each peer gets its own, so that no peer sees
@@ -20,12 +19,7 @@ public record Database(String name, String url, String user, String password) {
 
   /** A new connection; the caller closes it. */
   public Connection connect() throws SQLException {
-    Properties p = new Properties();
-    if (user != null) {
-      p.setProperty("user", user);
-      p.setProperty("password", password == null ? "" : password);
-    }
-    return DriverManager.getConnection(url, p);
+    return TestDatabase.connect(url, user, password);
   }
 
   /** A pool with the Connector/J settings the Sluice manager itself uses. */

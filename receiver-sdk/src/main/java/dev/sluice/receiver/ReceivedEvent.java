@@ -244,6 +244,13 @@ public final class ReceivedEvent {
     return raw;
   }
 
+  /**
+   * Which event this is, for error messages: {@code event <id> of queue <queue> (shard <shard>)}.
+   */
+  public String describe() {
+    return "event " + id() + " of queue " + queue() + " (shard " + shard() + ")";
+  }
+
   @Override
   public String toString() {
     return "ReceivedEvent{id=" + id() + ", epoch=" + epoch() + ", queue=" + queue() + "}";

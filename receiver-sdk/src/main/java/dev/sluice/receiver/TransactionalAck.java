@@ -66,13 +66,8 @@ public final class TransactionalAck {
   public static boolean ack(Connection c, ReceivedEvent event) throws SQLException {
     if (c.getAutoCommit()) {
       throw new IllegalStateException(
-          "event "
-              + event.id()
-              + " of queue "
-              + event.queue()
-              + " (shard "
-              + event.shard()
-              + "): a transactional ack needs a connection inside a transaction (auto-commit"
+          event.describe()
+              + ": a transactional ack needs a connection inside a transaction (auto-commit"
               + " off); in auto-commit mode it would commit without the handler's writes");
     }
     String table = event.queue();

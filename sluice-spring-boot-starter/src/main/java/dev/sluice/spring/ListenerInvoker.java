@@ -153,13 +153,8 @@ final class ListenerInvoker implements EventHandler {
       return mapper.fromJson(event.columns().get(column), dataType);
     } catch (Exception e) {
       throw new IllegalArgumentException(
-          "event "
-              + event.id()
-              + " of queue "
-              + event.queue()
-              + " (shard "
-              + event.shard()
-              + "): cannot map it to "
+          event.describe()
+              + ": cannot map it to "
               + dataType
               + " for "
               + endpoint.describe()

@@ -1,8 +1,6 @@
 package dev.sluice.spring;
 
-import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.receiver.ReceiverStats;
-import dev.sluice.receiver.RetryLater;
 import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.receiver.SluiceReceiverBuilder;
 import java.nio.file.Path;
@@ -106,7 +104,8 @@ public class SluiceListenerContainer implements SmartLifecycle {
             .keyRange(p.getKeyRange())
             .reconnectBackoff(p.getReconnectMin(), p.getReconnectMax())
             .shutdownTimeout(p.getShutdownTimeout())
-            .handler(event -> timed(queue, invoker, event));
+            .handler(invoker);
+    observer.building(queue, b);
     if (maxInFlight != null) {
       b.maxInFlight(maxInFlight);
     }
@@ -129,20 +128,6 @@ public class SluiceListenerContainer implements SmartLifecycle {
       throw new IllegalStateException(
           "@SluiceListener " + e.describe() + ": bad sluice.receiver settings: " + ex.getMessage(),
           ex);
-    }
-  }
-
-  private void timed(String queue, ListenerInvoker invoker, ReceivedEvent event) throws Exception {
-    long t0 = System.nanoTime();
-    String outcome = "nack";
-    try {
-      invoker.handle(event);
-      outcome = "ack";
-    } catch (RetryLater r) {
-      outcome = "retry_later";
-      throw r;
-    } finally {
-      observer.handled(queue, System.nanoTime() - t0, outcome);
     }
   }
 

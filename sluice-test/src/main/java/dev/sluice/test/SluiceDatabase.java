@@ -1,9 +1,8 @@
 package dev.sluice.test;
 
+import dev.sluice.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.util.Properties;
 
 /**
  * The database one {@link SluiceExtension} runs on.
@@ -17,12 +16,7 @@ import java.util.Properties;
 public record SluiceDatabase(String url, String user, String password, String source) {
   /** A new connection; the caller closes it. */
   public Connection connect() throws SQLException {
-    Properties p = new Properties();
-    if (user != null) {
-      p.setProperty("user", user);
-      p.setProperty("password", password == null ? "" : password);
-    }
-    return DriverManager.getConnection(url, p);
+    return TestDatabase.connect(url, user, password);
   }
 
   @Override

@@ -13,6 +13,14 @@ public record TestDatabase(String name, String url, String user, String password
 
   /** A new connection; the caller closes it. */
   public Connection connect() throws SQLException {
+    return connect(url, user, password);
+  }
+
+  /**
+   * A new connection to {@code url}, as {@code user} (null when the URL carries the credentials);
+   * the caller closes it.
+   */
+  public static Connection connect(String url, String user, String password) throws SQLException {
     Properties p = new Properties();
     if (user != null) {
       p.setProperty("user", user);

@@ -222,17 +222,7 @@ final class HotSql {
       }
       user.put(names.get(i), v);
     }
-    String ten = rs.getString(6);
-    return new EventRow(
-        rs.getLong(1),
-        rs.getLong(2),
-        rs.getLong(3),
-        rs.getLong(4),
-        rs.getInt(5),
-        ten == null ? "" : ten,
-        rs.getString(7),
-        rs.getString(8),
-        user);
+    return withUser(rs, user);
   }
 
   /**
@@ -295,6 +285,11 @@ final class HotSql {
     for (int i = 0; i < names.size(); i++) {
       user.put(names.get(i), UserColumnReader.read(rs, userFrom + i, userKinds[i]));
     }
+    return withUser(rs, user);
+  }
+
+  /** The row's fixed columns (1 to 8), with {@code user} as its user columns. */
+  private static EventRow withUser(ResultSet rs, Map<String, Object> user) throws SQLException {
     String ten = rs.getString(6);
     return new EventRow(
         rs.getLong(1),

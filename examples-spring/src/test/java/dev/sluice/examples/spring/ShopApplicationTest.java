@@ -207,7 +207,7 @@ class ShopApplicationTest {
     Timer acks =
         meters
             .find("sluice.receiver.handling")
-            .tags("queue", "order_events", "outcome", "ack")
+            .tags("queue", "order_events", "outcome", "acked")
             .timer();
     assertThat(acks).isNotNull();
     assertThat(acks.count()).isPositive();

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -57,29 +58,8 @@ final class QueueStatsCommand extends BaseCommand {
       throw CliException.badInput("--limit must be at least 1, was " + limit);
     }
     List<Object> rows = new ArrayList<>();
-    TextTable queues =
-        new TextTable(
-            "SHARD",
-            "QUEUE",
-            "PENDING",
-            "FIRED",
-            "ACKED",
-            "DEAD",
-            "CANCELLED",
-            "OLDEST_DUE",
-            "OTHER");
-    TextTable byTenant =
-        new TextTable(
-            "SHARD",
-            "QUEUE",
-            "TENANT",
-            "PENDING",
-            "FIRED",
-            "ACKED",
-            "DEAD",
-            "CANCELLED",
-            "OLDEST_DUE",
-            "OTHER");
+    TextTable queues = new TextTable(header("SHARD", "QUEUE"));
+    TextTable byTenant = new TextTable(header("SHARD", "QUEUE", "TENANT"));
     int invalid = 0;
     try (ShardPools pools = new ShardPools(config.load())) {
       List<ShardPools.Found> found = new ArrayList<>();
@@ -107,16 +87,7 @@ final class QueueStatsCommand extends BaseCommand {
         m.put("shard", shard);
         m.put("queue", queue);
         m.putAll(counts(c, now));
-        queues.row(
-            shard,
-            queue,
-            c.pending(),
-            c.fired(),
-            c.acked(),
-            c.dead(),
-            c.cancelled(),
-            age(oldestDueMs(c, now)),
-            c.other());
+        queues.row(cells(c, now, shard, queue));
         if (tenants) {
           List<Object> ts = new ArrayList<>();
           for (TenantCounts t : store.countsByTenant(limit)) {
@@ -125,17 +96,7 @@ final class QueueStatsCommand extends BaseCommand {
             tm.put("tenant", t.tenant());
             tm.putAll(counts(tc, now));
             ts.add(tm);
-            byTenant.row(
-                shard,
-                queue,
-                t.tenant().isEmpty() ? "''" : t.tenant(),
-                tc.pending(),
-                tc.fired(),
-                tc.acked(),
-                tc.dead(),
-                tc.cancelled(),
-                age(oldestDueMs(tc, now)),
-                tc.other());
+            byTenant.row(cells(tc, now, shard, queue, t.tenant().isEmpty() ? "''" : t.tenant()));
           }
           m.put("tenants", ts);
         }
@@ -154,6 +115,29 @@ final class QueueStatsCommand extends BaseCommand {
       }
     }
     return name != null && invalid > 0 ? CliException.FAILED : CliException.OK;
+  }
+
+  /** {@code lead}, then the count columns both tables share (in {@link #cells}' order). */
+  private static String[] header(String... lead) {
+    return Stream.concat(
+            Stream.of(lead),
+            Stream.of("PENDING", "FIRED", "ACKED", "DEAD", "CANCELLED", "OLDEST_DUE", "OTHER"))
+        .toArray(String[]::new);
+  }
+
+  /** {@code lead}, then {@code c}'s counts under {@link #header}'s count columns. */
+  private static Object[] cells(StateCounts c, long nowNs, Object... lead) {
+    return Stream.concat(
+            Stream.of(lead),
+            Stream.of(
+                c.pending(),
+                c.fired(),
+                c.acked(),
+                c.dead(),
+                c.cancelled(),
+                age(oldestDueMs(c, nowNs)),
+                c.other()))
+        .toArray();
   }
 
   private static Map<String, Object> counts(StateCounts c, long nowNs) {
