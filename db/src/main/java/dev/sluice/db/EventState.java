@@ -3,8 +3,8 @@ package dev.sluice.db;
 import java.util.Locale;
 
 /**
- * The life of an event (see the README, "How it works"). The numeric codes are what a TINYINT {@code
- * state} column holds; an ENUM column holds the lower-case names.
+ * The life of an event (see the README, "How it works"). The numeric codes are what a TINYINT
+ * {@code state} column holds; an ENUM column holds the lower-case names.
  */
 public enum EventState {
   PENDING(0),
