@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.store.JdbcLeaseStore;
-import dev.sluice.db.store.LeaseStore;
 import dev.sluice.proto.v1.Event;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -22,32 +21,49 @@ import org.junit.jupiter.api.Test;
  * write it makes is fenced by the lease token, and the first write refused stops the shard.
  */
 class FencingTest {
+  /**
+   * Starts the harness's manager with renewals so rare that its lease keeper cannot notice a
+   * takeover during the test, and waits until it leads shard s1.
+   */
+  private static ShardManager startUnawareLeader(Harness h) {
+    h.startManager(
+        h.configBuilder()
+            .leaseTtl(Duration.ofSeconds(60))
+            .leaseRenew(Duration.ofSeconds(20))
+            .build(),
+        Clock.systemUTC());
+    ShardManager shard = h.server().engine().shards().get(0);
+    await().atMost(10, SECONDS).until(shard::leading);
+    return shard;
+  }
+
+  /**
+   * The lease of s1 lapses (as the database's clock sees it) and "intruder" takes it through the
+   * real lease store, which moves the fence.
+   */
+  private static void takeOver(Harness h) throws Exception {
+    h.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
+    try (HikariDataSource ds =
+        DataSources.pool("intruder", h.url(), h.db.user(), h.db.password(), 1)) {
+      assertThat(
+              new JdbcLeaseStore(ds)
+                  .acquire("s1", "intruder", Duration.ofHours(1).toNanos())
+                  .held())
+          .isTrue();
+    }
+  }
+
   @Test
   void aDeposedLeaderCanNeitherAckNorFireAndStopsLeadingAtOnce() throws Exception {
     try (Harness h = new Harness(FencingTest.class)) {
       h.createQueue("fence_q", "poll_interval=50ms ack_wait=60s");
-      // Renewals so rare that the leader cannot notice the takeover by its lease keeper.
-      h.startManager(
-          h.configBuilder()
-              .leaseTtl(Duration.ofSeconds(60))
-              .leaseRenew(Duration.ofSeconds(20))
-              .build(),
-          Clock.systemUTC());
-      ShardManager shard = h.server().engine().shards().get(0);
-      await().atMost(10, SECONDS).until(shard::leading);
+      ShardManager shard = startUnawareLeader(h);
       RawReceiver r = h.rawReceiver("fence_q", "r", 100);
       h.exec("INSERT INTO fence_q (order_id) VALUES (1)");
       Event held = r.events.poll(20, SECONDS);
       assertThat(held).isNotNull();
 
-      // The lease lapses (as the database's clock sees it) and another manager takes it.
-      h.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
-      LeaseStore.Lease taken;
-      try (HikariDataSource ds =
-          DataSources.pool("intruder", h.url(), h.db.user(), h.db.password(), 1)) {
-        taken = new JdbcLeaseStore(ds).acquire("s1", "intruder", Duration.ofHours(1).toNanos());
-      }
-      assertThat(taken.held()).isTrue();
+      takeOver(h);
       assertThat(shard.leading()).as("the old leader has not noticed").isTrue();
 
       r.ack(held); // reaches the old leader's ack writer: refused
@@ -86,25 +102,10 @@ class FencingTest {
   void aDeposedLeaderCannotFire() throws Exception {
     try (Harness h = new Harness(FencingTest.class)) {
       h.createQueue("fence_f", "poll_interval=50ms");
-      h.startManager(
-          h.configBuilder()
-              .leaseTtl(Duration.ofSeconds(60))
-              .leaseRenew(Duration.ofSeconds(20))
-              .build(),
-          Clock.systemUTC());
-      ShardManager shard = h.server().engine().shards().get(0);
-      await().atMost(10, SECONDS).until(shard::leading);
+      ShardManager shard = startUnawareLeader(h);
       RawReceiver r = h.rawReceiver("fence_f", "r", 100);
       await().atMost(5, SECONDS).until(() -> r.subscribed);
-      h.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
-      try (HikariDataSource ds =
-          DataSources.pool("intruder", h.url(), h.db.user(), h.db.password(), 1)) {
-        assertThat(
-                new JdbcLeaseStore(ds)
-                    .acquire("s1", "intruder", Duration.ofHours(1).toNanos())
-                    .held())
-            .isTrue();
-      }
+      takeOver(h);
       h.exec("INSERT INTO fence_f (order_id) VALUES (1)");
       await().atMost(5, SECONDS).until(() -> !shard.leading());
       assertThat(shard.faultReason()).contains("fenced off");
