@@ -1,0 +1,41 @@
+package dev.sluice.core.outlet;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One fired event handed to an {@link Outlet}: what a destination needs to send it and what a
+ * consumer needs to deduplicate it ({@code shard}, {@code queue}, {@code id}, {@code epoch}).
+ *
+ * <p>{@code columns} are the row's user columns as plain Java values, in table order: {@code null},
+ * {@link Long}, {@link Integer}, {@link java.math.BigInteger} (unsigned BIGINT), {@link Double},
+ * {@link Float}, {@link java.math.BigDecimal}, {@link Boolean}, {@code byte[]}, {@link
+ * dev.sluice.db.store.JsonText}, {@link java.time.LocalDate}, {@link java.time.LocalDateTime},
+ * {@link java.time.Instant}, {@link java.time.Duration} or {@link String}. Each outlet encodes them
+ * for its own wire.
+ *
+ * @param epoch the attempt this delivery is (1 for the first); an ack or nack must carry it
+ * @param dueNs when the event was due (ns since the epoch, database clock)
+ * @param firedNs when this attempt was fired (ns since the epoch, database clock)
+ * @param workClass the event's work class ("" when none)
+ * @param actorPath the actor path under the tenant (may be empty)
+ */
+public record Delivery(
+    String shard,
+    String queue,
+    long id,
+    long epoch,
+    String tenant,
+    int priority,
+    long dueNs,
+    long createdNs,
+    long firedNs,
+    String workClass,
+    List<String> actorPath,
+    Map<String, Object> columns) {
+
+  /** "queue orders_events, shard s1, event 42 (attempt 3)": for errors and logs. */
+  public String describe() {
+    return "queue " + queue + ", shard " + shard + ", event " + id + " (attempt " + epoch + ")";
+  }
+}

@@ -1,0 +1,19 @@
+package dev.sluice.manager.channel;
+
+/**
+ * The header names every channel message carries, so that consumers can deduplicate (a publish may
+ * be repeated after a crash between the broker's confirm and the ack; it carries the same shard,
+ * queue, id and attempt) and see when the event was due.
+ */
+public final class ChannelHeaders {
+  public static final String SHARD = "sluice-shard";
+  public static final String QUEUE = "sluice-queue";
+  public static final String ID = "sluice-id";
+  public static final String ATTEMPT = "sluice-attempt";
+  public static final String TENANT = "sluice-tenant";
+
+  /** When the event was due: ns since the epoch, decimal. */
+  public static final String DUE_NS = "sluice-due-ns";
+
+  private ChannelHeaders() {}
+}
