@@ -15,8 +15,8 @@ public interface OutletOutcomes {
   void acked(Outlet from, List<EventRef> refs);
 
   /**
-   * Acked by the outlet's side in its own transaction (the same compare-and-set) and committed:
-   * the rows are acked already; the queue only forgets them.
+   * Acked by the outlet's side in its own transaction (the same compare-and-set) and committed: the
+   * rows are acked already; the queue only forgets them.
    */
   void committed(Outlet from, List<EventRef> refs);
 

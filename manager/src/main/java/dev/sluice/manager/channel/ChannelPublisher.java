@@ -9,9 +9,9 @@ import java.util.concurrent.CompletableFuture;
  * <h2>Contract</h2>
  *
  * <ul>
- *   <li>{@link #publish} returns at once, whatever the broker's state: the network work runs on
- *       the publisher's own threads (a down broker must never block the caller, which is a
- *       queue's dispatcher thread).
+ *   <li>{@link #publish} returns at once, whatever the broker's state: the network work runs on the
+ *       publisher's own threads (a down broker must never block the caller, which is a queue's
+ *       dispatcher thread).
  *   <li>The future completes normally only once the broker confirmed the message durably (Kafka
  *       {@code acks=all}; RabbitMQ a publisher confirm for a persistent, routed message), and
  *       exceptionally with a {@link PublishFailure} otherwise: refused, unroutable, too large, not
