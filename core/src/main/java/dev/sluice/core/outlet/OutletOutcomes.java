@@ -22,4 +22,10 @@ public interface OutletOutcomes {
 
   /** Not handled: each goes back to pending with backoff, or dead after its last attempt. */
   void nacked(Outlet from, List<Nack> nacks);
+
+  /**
+   * Not handled, through no fault of the events (the outlet went away, its broker is down): each
+   * goes back to pending at once, and no attempt is spent on killing it.
+   */
+  void released(Outlet from, List<EventRef> refs, String why);
 }
