@@ -3,7 +3,7 @@ package dev.sluice.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.JdbcEventStore;
-import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.core.queue.QueueManager;
 import io.micrometer.core.instrument.Timer;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;

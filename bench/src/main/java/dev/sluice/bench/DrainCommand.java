@@ -1,7 +1,7 @@
 package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.core.queue.QueueManager;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,6 @@
 package dev.sluice.manager;
 
-import dev.sluice.manager.queue.Subscription;
+import dev.sluice.manager.grpc.Subscription;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

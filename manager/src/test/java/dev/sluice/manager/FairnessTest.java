@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.db.QueueConvention;
-import dev.sluice.manager.config.TenantLimit;
-import dev.sluice.manager.queue.QueueManager;
-import dev.sluice.manager.queue.TenantStats;
+import dev.sluice.core.config.TenantLimit;
+import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.queue.TenantStats;
 import dev.sluice.proto.v1.Event;
 import java.time.Clock;
 import java.util.List;

@@ -9,7 +9,7 @@ import dev.sluice.db.QueueConvention;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.manager.config.ShardConfig;
+import dev.sluice.core.config.ShardConfig;
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -47,6 +47,19 @@ public interface Outlet {
     return 0;
   }
 
+  /** Whether events of {@code tenant} may go to this outlet (a receiver's principal may be limited). */
+  default boolean acceptsTenant(String tenant) {
+    return true;
+  }
+
+  /** Who opened it, for an operator's "drain the receiver r1 of principal p". */
+  default String principal() {
+    return "";
+  }
+
+  /** Takes no new events from now on; what it holds is still settled. */
+  default void drain() {}
+
   /** Takes no new events, but settles what it holds. */
   default boolean draining() {
     return false;
@@ -56,6 +69,9 @@ public interface Outlet {
   default boolean closed() {
     return false;
   }
+
+  /** The manager is stopping: end (a receiver is told to reconnect elsewhere). */
+  default void close(String why) {}
 
   /** Sends events fired to it on {@code shard}. Dispatcher thread; must not block. */
   void deliver(String shard, List<Delivery> batch);

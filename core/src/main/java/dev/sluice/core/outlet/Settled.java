@@ -6,7 +6,13 @@ import dev.sluice.db.store.EventRef;
 /**
  * What the database made of an outlet's ack or nack.
  *
- * @param ack whether it was an ack (else a nack or release)
  * @param outcome whether the compare-and-set applied, or why not
+ * @param result what the event became when it applied; null when it did not
  */
-public record Settled(EventRef ref, boolean ack, CasOutcome outcome) {}
+public record Settled(EventRef ref, CasOutcome outcome, Result result) {
+  public enum Result {
+    ACKED,
+    RETRY,
+    DEAD
+  }
+}

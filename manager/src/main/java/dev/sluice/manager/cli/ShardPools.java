@@ -6,7 +6,7 @@ import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueCatalog.Discovered;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.manager.config.ShardConfig;
+import dev.sluice.core.config.ShardConfig;
 import java.util.ArrayList;
 import java.util.List;
 

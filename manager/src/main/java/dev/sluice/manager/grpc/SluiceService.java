@@ -2,9 +2,9 @@ package dev.sluice.manager.grpc;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.StateCounts;
-import dev.sluice.manager.QueueEngine;
-import dev.sluice.manager.ShardManager;
-import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.ShardManager;
+import dev.sluice.core.queue.QueueManager;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.AuthInterceptor;
 import dev.sluice.manager.security.Principal;

@@ -2,9 +2,9 @@ package dev.sluice.manager.grpc;
 
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.manager.QueueEngine;
-import dev.sluice.manager.ShardManager;
-import dev.sluice.manager.queue.Subscription;
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.ShardManager;
+import dev.sluice.manager.grpc.Subscription;
 import dev.sluice.manager.security.StreamGuard;
 import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;

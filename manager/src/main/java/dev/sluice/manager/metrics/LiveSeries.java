@@ -1,7 +1,7 @@
 package dev.sluice.manager.metrics;
 
-import dev.sluice.manager.QueueEngine;
-import dev.sluice.manager.queue.QueueManager;
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.queue.QueueManager;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;

@@ -1,6 +1,6 @@
 package dev.sluice.manager.security;
 
-import dev.sluice.manager.queue.Subscription;
+import dev.sluice.manager.grpc.Subscription;
 import dev.sluice.proto.v1.AckResult;
 import dev.sluice.proto.v1.AckResults;
 import dev.sluice.proto.v1.AckStatus;

@@ -1,0 +1,422 @@
+package dev.sluice.core;
+
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.outlet.Nack;
+import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.OutletOutcomes;
+import dev.sluice.core.outlet.Settled;
+import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.queue.RetryPolicy;
+import dev.sluice.db.KeyRange;
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.Release;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shard managers of this process, the outlets subscribed to its queues, and the routing
+ * between them: a subscribed outlet is attached to the queue's manager on every shard this process
+ * leads whose key range overlaps it; outcomes go back to the shard the event came from.
+ */
+public final class QueueEngine {
+  private static final Logger log = LoggerFactory.getLogger(QueueEngine.class);
+  private final List<ShardManager> shards = new ArrayList<>();
+  private final Subscriptions subscriptions = new Subscriptions();
+
+  /** Per shard: the thread applying acks for shards this process does not lead. */
+  private final Map<String, ScheduledExecutorService> directWriters = new ConcurrentHashMap<>();
+
+  private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
+
+  public QueueEngine(EngineConfig config, Clock clock, MeterRegistry registry) {
+    LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
+    // This process among any others started with the same manager id (see LeaseKeeper).
+    String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
+    for (ShardConfig s : config.shards()) {
+      shards.add(
+          new ShardManager(s, config, clock, registry, subscriptions, listeners, balancer, instance));
+    }
+  }
+
+  /** Adds a listener to every queue's life on every shard; call before {@link #start}. */
+  public void listen(QueueListener l) {
+    listeners.add(l);
+  }
+
+  /** Opens the shards' pools and discovers their queues; leases are sought by {@link #lead}. */
+  public void start() {
+    for (ShardManager s : shards) {
+      s.start();
+    }
+  }
+
+  /** Starts seeking shard leases: call once receivers can connect (the gRPC server listens). */
+  public void lead() {
+    for (ShardManager s : shards) {
+      s.seekLease();
+    }
+  }
+
+  /** Stops every shard in parallel; each stop is bounded. Then closes every subscribed outlet. */
+  public void stop() {
+    shards.parallelStream().forEach(ShardManager::stop);
+    directWriters.values().forEach(ScheduledExecutorService::shutdownNow);
+    for (Subscriptions.Subscription s : subscriptions.all()) {
+      s.outlet().close("manager is stopping; reconnect");
+    }
+  }
+
+  /** Shards given up for a fault and not served again yet, with the reason. */
+  public Map<String, String> faults() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    for (ShardManager s : shards) {
+      String f = s.faultReason();
+      if (f != null) {
+        out.put(s.name(), f);
+      }
+    }
+    return out;
+  }
+
+  /** Called (on any thread) when {@link #faults()} changes. */
+  public void onHealthChange(Runnable r) {
+    shards.forEach(s -> s.onHealthChange(r));
+  }
+
+  public List<ShardManager> shards() {
+    return List.copyOf(shards);
+  }
+
+  public Optional<ShardManager> shard(String name) {
+    return shards.stream().filter(s -> s.name().equals(name)).findFirst();
+  }
+
+  /** The manager of a queue on the first shard this process dispatches it for. */
+  public Optional<QueueManager> find(String queue) {
+    for (ShardManager s : shards) {
+      QueueManager q = s.queue(queue);
+      if (q != null) {
+        return Optional.of(q);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Whether some shard has a valid table for this queue (led here or not). */
+  public boolean knows(String queue) {
+    return shards.stream().anyMatch(s -> s.knows(queue));
+  }
+
+  /** Why a queue is not served, if some shard found it malformed. */
+  public Optional<String> problem(String queue) {
+    for (ShardManager s : shards) {
+      String p = s.disabled().get(queue);
+      if (p != null) {
+        return Optional.of(p);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Every queue this process dispatches, on every shard it leads. */
+  public List<QueueManager> served() {
+    List<QueueManager> out = new ArrayList<>();
+    for (ShardManager s : shards) {
+      out.addAll(s.queues().values());
+    }
+    out.sort(Comparator.comparing(QueueManager::queue).thenComparing(QueueManager::shard));
+    return out;
+  }
+
+  /** Sorted names of every known queue. */
+  public List<String> knownNames() {
+    return shards.stream().flatMap(s -> s.discoveredNames().stream()).distinct().sorted().toList();
+  }
+
+  /**
+   * pending → cancelled on one shard's table. Ids are unique per shard only, so the shard must be
+   * named unless this process has just one. Through the queue's manager when this process leads the
+   * shard (so the events also leave its window), else straight through the CAS: the leader's fire
+   * then fails its guard and drops them.
+   *
+   * @throws EngineException INVALID_ARGUMENT without a shard when there are several, NOT_FOUND for
+   *     an unknown shard or a queue that shard does not have, FAILED_PRECONDITION for a queue that
+   *     is not served for a problem
+   */
+  public Map<Long, CasOutcome> cancel(String queue, String shardName, Collection<Long> ids) {
+    ShardManager s;
+    if (shardName.isEmpty()) {
+      if (shards.size() != 1) {
+        throw new EngineException(
+            EngineException.Kind.INVALID_ARGUMENT,
+            "cancel: this manager has several shards ("
+                + String.join(", ", shards.stream().map(ShardManager::name).toList())
+                + "); name the shard of the events (event ids are unique per shard only)");
+      }
+      s = shards.get(0);
+    } else {
+      s =
+          shard(shardName)
+              .orElseThrow(
+                  () ->
+                      new EngineException(
+                          EngineException.Kind.NOT_FOUND,
+                          "cancel: no shard named '" + shardName + "' here"));
+    }
+    QueueManager q = s.queue(queue);
+    if (q != null) {
+      return q.cancel(ids);
+    }
+    EventStore store = s.directStore(queue);
+    if (store == null) {
+      throw problem(queue)
+          .map(p -> new EngineException(EngineException.Kind.FAILED_PRECONDITION, p))
+          .orElseGet(
+              () ->
+                  new EngineException(
+                      EngineException.Kind.NOT_FOUND,
+                      "queue '" + queue + "' is not known on shard " + s.name()));
+    }
+    s.clock().sync(store::serverTimeNs);
+    return store.cancel(ids, s.clock().nowNs());
+  }
+
+  // ---------------------------------------------------------------- outlets
+
+  /**
+   * Attaches {@code outlet} to {@code queue} on every shard led here whose key range overlaps
+   * {@code keyRange}, now and whenever such a shard starts serving the queue, until {@link
+   * #unsubscribe}.
+   */
+  public void subscribe(Outlet outlet, String queue, KeyRange keyRange) {
+    subscriptions.add(new Subscriptions.Subscription(outlet, queue, keyRange));
+    for (ShardManager s : shards) {
+      QueueManager q = s.queue(queue);
+      if (q != null && keyRange.overlaps(s.config().keyRange())) {
+        q.attach(outlet);
+      }
+    }
+  }
+
+  /** Detaches a subscribed outlet everywhere; what it holds is released at once. */
+  public void unsubscribe(Outlet outlet, String why) {
+    Subscriptions.Subscription sub = subscriptions.remove(outlet);
+    if (sub == null) {
+      return;
+    }
+    for (ShardManager s : shards) {
+      QueueManager q = s.queue(sub.queue());
+      if (q != null) {
+        q.detach(outlet, why);
+      }
+    }
+  }
+
+  /**
+   * Stops new sends to every subscribed outlet with id {@code id} opened by {@code principal}
+   * (another principal's outlets with the same id are left alone); returns how many that was.
+   */
+  public int drainReceiver(String id, String principal) {
+    int n = 0;
+    for (Subscriptions.Subscription s : subscriptions.all()) {
+      if (s.outlet().id().equals(id) && s.outlet().principal().equals(principal)) {
+        s.outlet().drain();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Where an outlet's outcomes for {@code queue}'s events from {@code shardName} go: the queue's
+   * manager on that shard when this process dispatches it, else straight to the table through the
+   * CAS (the events were fired by this process before it lost the lease, or by another). An empty
+   * shard name means the only shard.
+   */
+  public OutletOutcomes outcomes(String queue, String shardName) {
+    return new OutletOutcomes() {
+      @Override
+      public void acked(Outlet from, List<EventRef> refs) {
+        route(from, queue, shardName, refs, List.of(), List.of(), null);
+      }
+
+      @Override
+      public void committed(Outlet from, List<EventRef> refs) {
+        ShardManager s = shardNamed(shardName);
+        QueueManager q = s == null ? null : s.queue(queue);
+        if (q != null) {
+          q.outcomes().committed(from, refs);
+        }
+      }
+
+      @Override
+      public void nacked(Outlet from, List<Nack> nacks) {
+        route(from, queue, shardName, List.of(), nacks, List.of(), null);
+      }
+
+      @Override
+      public void released(Outlet from, List<EventRef> refs, String why) {
+        route(from, queue, shardName, List.of(), List.of(), refs, why);
+      }
+    };
+  }
+
+  private ShardManager shardNamed(String shardName) {
+    return shardName.isEmpty() && shards.size() == 1 ? shards.get(0) : shard(shardName).orElse(null);
+  }
+
+  /**
+   * Applies outcomes on the shard the events came from. Direct writes (the queue is not dispatched
+   * here) run on the shard's own {@code sluice-<shard>-direct-acks} thread, never on the caller's,
+   * and one that fails (the database is down) is retried with backoff until it applies or the
+   * outlet closes — it never fails the outlet, which would release everything it holds from every
+   * shard of this process. Results go to the outlet once applied.
+   */
+  private void route(
+      Outlet from,
+      String queue,
+      String shardName,
+      List<EventRef> acks,
+      List<Nack> nacks,
+      List<EventRef> releases,
+      String why) {
+    ShardManager s = shardNamed(shardName);
+    if (s == null) {
+      answerUnknown(from, shardName, acks, nacks, releases);
+      return;
+    }
+    QueueManager q = s.queue(queue);
+    if (q != null) {
+      OutletOutcomes o = q.outcomes();
+      if (!acks.isEmpty()) {
+        o.acked(from, acks);
+      }
+      if (!nacks.isEmpty()) {
+        o.nacked(from, nacks);
+      }
+      if (!releases.isEmpty()) {
+        o.released(from, releases, why);
+      }
+      return;
+    }
+    EventStore store = s.directStore(queue);
+    if (store == null) {
+      answerUnknown(from, s.name(), acks, nacks, releases);
+      return;
+    }
+    direct(s).execute(() -> applyDirect(from, queue, s, store, acks, nacks, releases, 0));
+  }
+
+  private ScheduledExecutorService direct(ShardManager s) {
+    return directWriters.computeIfAbsent(
+        s.name(),
+        n ->
+            Executors.newSingleThreadScheduledExecutor(
+                r -> {
+                  Thread t = new Thread(r, "sluice-" + n + "-direct-acks");
+                  t.setDaemon(true);
+                  return t;
+                }));
+  }
+
+  private void applyDirect(
+      Outlet from,
+      String queue,
+      ShardManager s,
+      EventStore store,
+      List<EventRef> acks,
+      List<Nack> nacks,
+      List<EventRef> releases,
+      int failures) {
+    if (from.closed()) {
+      return; // a receiver sends them again on its next stream; a channel's events time out
+    }
+    List<Settled> results = new ArrayList<>();
+    try {
+      s.clock().sync(store::serverTimeNs);
+      long now = s.clock().nowNs();
+      if (!acks.isEmpty()) {
+        Map<EventRef, CasOutcome> out = store.ack(acks, now);
+        acks.forEach(r -> results.add(settled(r, out.get(r), Settled.Result.ACKED)));
+      }
+      List<Release> rel = new ArrayList<>();
+      if (!nacks.isEmpty()) {
+        RetryPolicy policy = RetryPolicy.of(s.table(queue).options());
+        for (Nack n : nacks) {
+          String why = n.reason() == null || n.reason().isEmpty() ? "nack" : "nack: " + n.reason();
+          rel.add(policy.afterFailure(n.ref(), now, n.retryAfterNs(), why));
+        }
+      }
+      for (EventRef r : releases) {
+        rel.add(new Release(r, now, false, null));
+      }
+      if (!rel.isEmpty()) {
+        Map<EventRef, CasOutcome> out = store.release(rel);
+        rel.forEach(
+            r ->
+                results.add(
+                    settled(
+                        r.ref(),
+                        out.get(r.ref()),
+                        r.dead() ? Settled.Result.DEAD : Settled.Result.RETRY)));
+      }
+    } catch (RuntimeException e) {
+      // A release that half applied is harmless to redo: each row is a CAS on its epoch, and a
+      // row already changed answers STALE.
+      long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
+      log.warn(
+          "shard {}: applying {} acks, {} nacks and {} releases of {} on queue {} directly failed"
+              + " ({} in a row), retrying in {} ms: {}",
+          s.name(),
+          acks.size(),
+          nacks.size(),
+          releases.size(),
+          from,
+          queue,
+          failures + 1,
+          pauseMs,
+          e.toString());
+      try {
+        direct(s)
+            .schedule(
+                () -> applyDirect(from, queue, s, store, acks, nacks, releases, failures + 1),
+                pauseMs,
+                TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException stopping) {
+        // The manager is stopping: the receiver sends them again to whoever serves next.
+      }
+      return;
+    }
+    from.settled(s.name(), results);
+  }
+
+  private static Settled settled(EventRef r, CasOutcome o, Settled.Result ifApplied) {
+    CasOutcome outcome = o == null ? CasOutcome.UNKNOWN : o;
+    return new Settled(r, outcome, outcome == CasOutcome.APPLIED ? ifApplied : null);
+  }
+
+  private static void answerUnknown(
+      Outlet from, String shard, List<EventRef> acks, List<Nack> nacks, List<EventRef> releases) {
+    List<Settled> results = new ArrayList<>();
+    acks.forEach(r -> results.add(settled(r, CasOutcome.UNKNOWN, null)));
+    nacks.forEach(n -> results.add(settled(n.ref(), CasOutcome.UNKNOWN, null)));
+    releases.forEach(r -> results.add(settled(r, CasOutcome.UNKNOWN, null)));
+    from.settled(shard, results);
+  }
+}

@@ -1,0 +1,100 @@
+package dev.sluice.core.queue;
+
+import java.util.Map;
+
+/**
+ * A pending event held in the window: what the dispatcher needs to order it, fire it (id and the
+ * epoch it believes current) and send it (the user columns, converted once).
+ */
+public final class CachedEvent {
+  final long id;
+  final long epoch;
+  final long dueNs;
+  final long createdNs;
+  final int priority;
+  final String tenant;
+
+  /** Actor path segments under the tenant (may be empty). */
+  final java.util.List<String> actorPath;
+
+  /** Work class ("" when none). */
+  final String workClass;
+
+  final Map<String, Object> columns;
+
+  /**
+   * The event's size as sent (an upper bound: its wire form with the largest epoch and fire time),
+   * for the window's byte budget and the batch sizes; 0 when unknown (tests).
+   */
+  final int bytes;
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Object> columns) {
+    this(id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, 0);
+  }
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Object> columns,
+      int bytes) {
+    this.id = id;
+    this.epoch = epoch;
+    this.dueNs = dueNs;
+    this.createdNs = createdNs;
+    this.priority = priority;
+    this.tenant = tenant;
+    this.actorPath = actorPath;
+    this.workClass = workClass;
+    this.columns = columns;
+    this.bytes = bytes;
+  }
+
+  /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
+  CachedEvent retry(long newEpoch, long newDueNs) {
+    return new CachedEvent(
+        id, newEpoch, newDueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes);
+  }
+
+  public long id() {
+    return id;
+  }
+
+  public long epoch() {
+    return epoch;
+  }
+
+  public long dueNs() {
+    return dueNs;
+  }
+
+  public String tenant() {
+    return tenant;
+  }
+
+  public String workClass() {
+    return workClass;
+  }
+
+  public int bytes() {
+    return bytes;
+  }
+
+  public int priority() {
+    return priority;
+  }
+}

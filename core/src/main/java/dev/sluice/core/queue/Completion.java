@@ -1,0 +1,45 @@
+package dev.sluice.core.queue;
+
+import dev.sluice.db.store.Release;
+
+import dev.sluice.db.store.EventRef;
+
+/**
+ * A change to a fired event on its way to the database through the {@link AckBatcher}: an ack, or a
+ * release back to pending (nack, timeout, broken stream, orphan) or to dead.
+ *
+ * @param from the stream to answer, or null when nobody waits for an answer
+ * @param reason why a release happens, for logs and metrics
+ */
+record Completion(
+    Kind kind,
+    EventRef ref,
+    long retryAtNs,
+    boolean dead,
+    String deadReason,
+    AttachedOutlet from,
+    String reason) {
+  enum Kind {
+    ACK,
+    RELEASE
+  }
+
+  static Completion ack(EventRef ref, AttachedOutlet from) {
+    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack");
+  }
+
+  static Completion release(
+      EventRef ref, long retryAtNs, boolean dead, AttachedOutlet from, String reason) {
+    return new Completion(Kind.RELEASE, ref, retryAtNs, dead, null, from, reason);
+  }
+
+  /** A failed attempt, as {@link RetryPolicy#afterFailure} decided. */
+  static Completion failed(Release r, AttachedOutlet from, String reason) {
+    return new Completion(
+        Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason);
+  }
+
+  Release release() {
+    return new Release(ref, retryAtNs, dead, deadReason);
+  }
+}

@@ -1,0 +1,323 @@
+package dev.sluice.core.queue;
+
+import dev.sluice.db.store.EventRow;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads pending events into the window, on its own thread ({@code sluice-<shard>-<queue>-poller}).
+ *
+ * <p>Each round: re-measure the database clock (at most once a second), then — if the window has
+ * room — read the oldest pending events due within the look-ahead (the index on (state, time_next)
+ * serves it), and hand them to the dispatcher. It polls at least every {@code poll_interval}, and
+ * at once when the dispatcher says the window drained while the last poll came back full. The
+ * {@link RetryCollector} runs on this thread too.
+ *
+ * <p>Fairness: each tenant may hold only its share of the window. When the last poll over all
+ * tenants brought rows a full tenant could not take, or the tenants with pending events outnumber
+ * those in the window, a backlog may be hiding other tenants' events behind it in the poll index,
+ * so the poller switches to per-tenant rounds ({@link TenantRounds}), every 20 ms at most. Every
+ * pass in that mode (one with a round too, after it) reads the rows that came due in the last
+ * second, a short range of the poll index in front of the backlog, so a quiet tenant's new event is
+ * seen within milliseconds (and no tenant is filled beyond its part by it): it never waits for a
+ * round and then a pause as well. It returns to the single poll once no tenant is at its part and
+ * none has more on disk than it was last read.
+ *
+ * <p>Pace: while rows keep coming a pass starts {@link #BUSY_WAIT_NS} after the last one started
+ * (or {@link #MIN_WAIT_NS} after it ended, if it took longer); after the last rows the pause grows
+ * with the quiet time, up to {@code poll_interval}.
+ *
+ * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
+ * never dies.
+ */
+final class Poller implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Poller.class);
+  private static final long SYNC_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
+
+  private final QueueContext ctx;
+  private final PolledEvents polled;
+  private final Dispatcher dispatcher;
+  private final RetryCollector collector;
+  private final Waiter waiter = new Waiter();
+
+  /** poll_interval; written by {@link #setInterval} when the comment changes it in place. */
+  private volatile long intervalNs;
+
+  /** The longest look-ahead: twice poll_interval. */
+  private volatile long lookaheadNs;
+
+  /** Slack on top of twice the pause, for the poll itself and the dispatcher's turn. */
+  static final long LOOKAHEAD_MARGIN_NS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  private final int limit;
+  private volatile boolean running = true;
+  private long lastSync = Long.MIN_VALUE / 2;
+
+  /**
+   * Where the current sweep of the poll index stands: the (time_next, id) of the last row read, or
+   * null at the start of a sweep. Continuing from it reads each pending row about once per sweep
+   * instead of re-reading the rows already in the window; a sweep restarts at least every {@link
+   * #SWEEP_EVERY_NS} so that rows committed late with an older time_next are found.
+   */
+  private long[] cursor;
+
+  private long sweepStartedMono;
+  private static final long SWEEP_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
+  private long lastCollect = Long.MIN_VALUE / 2;
+  private int failures;
+
+  /** How long to wait before the next round; see {@link #pollOnce}. */
+  private long nextWaitNs;
+
+  private boolean foundRows;
+  private boolean lastGlobalFull;
+
+  /** The pause between polls while rows keep coming. */
+  static final long BUSY_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  /** The shortest pause between two passes, however long the last one took. */
+  static final long MIN_WAIT_NS = TimeUnit.MICROSECONDS.toNanos(250);
+
+  /** When a poll last found rows (monotonic ns). */
+  private long lastFoundMono = Long.MIN_VALUE / 2;
+
+  private final boolean fair;
+  private boolean tenantMode;
+  private final TenantRounds rounds;
+
+  /** How far back {@link #recentPoll} looks: rows due before that are the backlog's. */
+  static final long RECENT_NS = TimeUnit.SECONDS.toNanos(1);
+
+  private long lastRecentMono = Long.MIN_VALUE / 2;
+
+  Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
+    this.ctx = ctx;
+    this.dispatcher = dispatcher;
+    this.collector = collector;
+    this.intervalNs = ctx.options().pollInterval().toNanos();
+    this.lookaheadNs = 2 * intervalNs;
+    this.limit = ctx.options().cacheSize();
+    this.fair = ctx.options().fair();
+    this.nextWaitNs = intervalNs;
+    this.polled = new PolledEvents(ctx, dispatcher::sawRows);
+    this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
+  }
+
+  /** A new poll_interval, from any thread: the next pause uses it. */
+  void setInterval(java.time.Duration interval) {
+    long ns = interval.toNanos();
+    this.lookaheadNs = 2 * ns;
+    this.intervalNs = ns;
+    waiter.wake();
+  }
+
+  boolean tenantMode() {
+    return tenantMode;
+  }
+
+  /** The per-tenant rounds (for tests). */
+  TenantRounds rounds() {
+    return rounds;
+  }
+
+  void wake() {
+    waiter.wake();
+  }
+
+  void stop() {
+    running = false;
+    waiter.wake();
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      try {
+        FaultHook.check(FaultHook.POLLER, ctx.queue());
+        long started = System.nanoTime();
+        pollOnce();
+        failures = 0;
+        // The pace runs from the start of one pass to the start of the next: a slow pass (a
+        // per-tenant round, a busy database) is not followed by a full pause as well.
+        long pause = Math.max(MIN_WAIT_NS, nextWaitNs - (System.nanoTime() - started));
+        waiter.await(pause);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        failures++;
+        ctx.metrics().dbErrors.increment();
+        if (!(e instanceof org.jooq.exception.DataAccessException)) {
+          ctx.faults().caught(FaultHook.POLLER, e);
+        }
+        long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
+        log.warn(
+            "{}: poll failed ({} in a row), retrying in {} ms: {}",
+            ctx.where(),
+            failures,
+            pauseMs,
+            e.toString());
+        try {
+          waiter.await(TimeUnit.MILLISECONDS.toNanos(pauseMs));
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      } catch (Throwable t) { // an Error (out of memory, say): the loop must not die of it
+        failures++;
+        ctx.faults().caught(FaultHook.POLLER, t);
+        if (!LoopFaults.pause(Math.min(5_000, 100L << Math.min(failures, 6)))) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** One page of the sweep over all tenants. */
+  private void globalPoll(long mono) {
+    if (cursor != null && mono - sweepStartedMono >= SWEEP_EVERY_NS) {
+      cursor = null;
+    }
+    long due = ctx.clock().nowNs() + lookahead();
+    long seq = dispatcher.settledSeq();
+    long t0 = System.nanoTime();
+    int lim;
+    List<EventRow> rows;
+    boolean continued = cursor != null;
+    if (!continued) {
+      sweepStartedMono = mono;
+      // The window's own rows come first in poll order: read past them (as far as its free bytes
+      // allow: cacheRoom is sized by them).
+      lim = Math.max(1, Math.min(limit, dispatcher.cachedCount() + dispatcher.cacheRoom()));
+      rows = ctx.store().pollPending(due, lim);
+    } else {
+      lim = Math.max(1, dispatcher.cacheRoom());
+      rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
+    }
+    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    boolean full = rows.size() >= lim;
+    lastGlobalFull = full;
+    if (full) {
+      EventRow last = rows.get(rows.size() - 1);
+      cursor = new long[] {last.timeNextNs(), last.id()};
+    } else {
+      cursor = null;
+    }
+    if (!rows.isEmpty()) {
+      handOver(Polled.sweep(polled.of(rows), seq, full));
+      // A page after a full one is the backlog: read on at once. Otherwise whether the rows were
+      // news is for the dispatcher to say (see pollOnce).
+      foundRows |= continued;
+    }
+  }
+
+  /**
+   * Between per-tenant rounds: the rows that became due within the last second (new inserts,
+   * delayed events coming due, retries), on the poll index — a short range however deep the backlog
+   * behind it, so a quiet tenant's new event is seen in milliseconds. Rows a tenant's share cannot
+   * take are dropped by the window as usual.
+   */
+  private void recentPoll() {
+    int room = dispatcher.cacheRoom();
+    long t0 = System.nanoTime();
+    // Polls less than half the range apart overlap: together they saw every row in it.
+    boolean covered = t0 - lastRecentMono < RECENT_NS / 2;
+    if (room <= 0) {
+      rounds.recentPolled(false, List.of(), t0);
+      return;
+    }
+    long now = ctx.clock().nowNs();
+    long seq = dispatcher.settledSeq();
+    int lim = Math.min(room, 1000);
+    List<EventRow> rows =
+        ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
+    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    lastRecentMono = t0;
+    rounds.recentPolled(covered && rows.size() < lim, rows, t0);
+    if (!rows.isEmpty()) {
+      handOver(Polled.recent(polled.of(rows), seq, rounds.equalShare()));
+    }
+  }
+
+  /** Gives a poll's events to the dispatcher (made into window events here, off its thread). */
+  private void handOver(Polled polled) {
+    dispatcher.post(() -> dispatcher.onPolled(polled));
+  }
+
+  /**
+   * How far ahead of now a poll reads: twice the current pause between polls (plus a margin), so
+   * that an event is in the window before it is due even if the next poll comes a little later —
+   * and no further, so that polling every few milliseconds does not re-read a long stretch of
+   * delayed events each time. Never above twice {@code poll_interval}.
+   */
+  private long lookahead() {
+    return Math.min(lookaheadNs, 2 * nextWaitNs + LOOKAHEAD_MARGIN_NS);
+  }
+
+  /** One round; package-visible so tests can drive it. */
+  void pollOnce() {
+    foundRows = false;
+    pollRound();
+    // Adaptive: while due rows keep coming the next poll follows at once (BUSY_WAIT); after the
+    // last
+    // ones the pause grows with the quiet time — a quarter of it — up to poll_interval. An event
+    // after a quiet gap waits at most about a quarter of that gap, polls during a gap grow only
+    // with its logarithm, and an idle queue costs its few queries a second.
+    long mono = System.nanoTime();
+    if (foundRows) {
+      lastFoundMono = mono;
+    }
+    // The dispatcher took rows that were already due and new to it (from this poll or the one
+    // before): inserts are arriving. Rows read ahead of their time do not count: they are in the
+    // window in time anyway, and re-reading the look-ahead every few ms would only cost.
+    lastFoundMono = Math.max(lastFoundMono, dispatcher.lastDueNewsMono());
+    nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
+  }
+
+  private void pollRound() {
+    long mono = System.nanoTime();
+    if (mono - lastSync >= SYNC_EVERY_NS || !ctx.clock().synced()) {
+      ctx.clock().sync(ctx.store()::serverTimeNs);
+      lastSync = mono;
+    }
+    // The slower, occasional work of a pass comes first (this scan, then a round), the read of
+    // new rows last: what committed meanwhile is read in the same pass.
+    if (mono - lastCollect >= collector.intervalNs()) {
+      collector.scan();
+      lastCollect = mono;
+    }
+    if (fair
+        && !tenantMode
+        && !dispatcher.lastPollCapped()
+        && lastGlobalFull
+        && rounds.tenantsWaitOnDisk(mono)) {
+      // A backlog deeper than the window, and tenants on disk that the window lacks.
+      tenantMode = true;
+      log.info(
+          "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
+          ctx.where(),
+          rounds.knownTenants(),
+          dispatcher.heldTenants().size());
+    }
+    if (fair && !tenantMode && dispatcher.lastPollCapped()) {
+      tenantMode = true;
+      log.info(
+          "{}: a tenant holds its full share of the window; polling tenant by tenant", ctx.where());
+    }
+    if (!tenantMode) {
+      if (dispatcher.cacheRoom() > 0) {
+        globalPoll(mono);
+      }
+    } else if (rounds.roundDue(mono) && !rounds.round(mono, ctx.clock().nowNs() + lookahead())) {
+      tenantMode = false;
+      rounds.leave();
+      log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
+    } else {
+      // Every pass, a round's too: rows committed while the round ran are read at once, so a
+      // quiet tenant's new event waits for one short read, never for a round and a pause.
+      recentPoll();
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package dev.sluice.core.queue;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes acked and cancelled events older than {@code purge_after}, in bounded batches (so that no
+ * single DELETE holds many row locks or bloats the undo log). Runs on the shard's maintenance
+ * thread; dead events stay until an operator replays or purges them.
+ */
+final class Purger implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Purger.class);
+  static final int BATCH = 1000;
+
+  private final QueueContext ctx;
+  private volatile boolean running = true;
+
+  Purger(QueueContext ctx) {
+    this.ctx = ctx;
+  }
+
+  void stop() {
+    running = false;
+  }
+
+  @Override
+  public void run() {
+    try {
+      FaultHook.check(FaultHook.PURGER, ctx.queue());
+      long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
+      long total = 0;
+      int n;
+      do {
+        n = ctx.store().purge(cutoff, BATCH);
+        total += n;
+      } while (n == BATCH && running);
+      if (total > 0) {
+        ctx.metrics().purged.increment(total);
+        log.debug("{}: purged {} settled events", ctx.where(), total);
+      }
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      log.warn("{}: purge failed, will try again: {}", ctx.where(), e.toString());
+    } catch (Throwable t) { // an Error would cancel the scheduled purge for good
+      try {
+        ctx.faults().caught(FaultHook.PURGER, t);
+      } catch (FaultHook.InjectedFault fatal) {
+        ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
+      }
+    }
+  }
+}

@@ -1,0 +1,112 @@
+package dev.sluice.core.queue;
+
+import dev.sluice.db.QueueOptions;
+import dev.sluice.db.QueueTable;
+import dev.sluice.db.store.EventStore;
+
+/**
+ * What every part of one queue's manager shares: who it is, its store, clock and policy (the
+ * comment's options, with per-tenant limits that config may override).
+ *
+ * <p>The table, its store and the backoff change in place when a migration alters the table in a
+ * way the running queue can follow ({@link QueueManager#update}): they are volatile and replaced
+ * together by {@link #update}, so each reader sees the old or the new table, and any thread may
+ * read them. Everything else is fixed for the queue manager's life. Without a {@link LoopFaults}
+ * given, loop errors are counted and logged only.
+ */
+final class QueueContext {
+  private final String shard;
+  private final DbClock clock;
+  private final QueueMetrics metrics;
+  private final TenantLimits tenantLimits;
+  private final LoopFaults faults;
+  private volatile Live live;
+
+  /** The parts that change together when the table is altered in place. */
+  private record Live(QueueTable table, EventStore store, RetryPolicy retry) {}
+
+  QueueContext(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      QueueMetrics metrics,
+      TenantLimits tenantLimits) {
+    this(
+        shard,
+        table,
+        store,
+        clock,
+        metrics,
+        tenantLimits,
+        new LoopFaults(metrics.registry(), shard, table.name()));
+  }
+
+  QueueContext(
+      String shard,
+      QueueTable table,
+      EventStore store,
+      DbClock clock,
+      QueueMetrics metrics,
+      TenantLimits tenantLimits,
+      LoopFaults faults) {
+    this.shard = shard;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.tenantLimits = tenantLimits;
+    this.faults = faults;
+    this.live = new Live(table, store, RetryPolicy.of(table.options()));
+  }
+
+  /** The altered table, its store and its backoff replace the old ones for every later read. */
+  void update(QueueTable table, EventStore store) {
+    QueueOptions o = table.options();
+    this.live = new Live(table, store, RetryPolicy.of(o));
+  }
+
+  String shard() {
+    return shard;
+  }
+
+  QueueTable table() {
+    return live.table();
+  }
+
+  EventStore store() {
+    return live.store();
+  }
+
+  DbClock clock() {
+    return clock;
+  }
+
+  RetryPolicy retry() {
+    return live.retry();
+  }
+
+  QueueMetrics metrics() {
+    return metrics;
+  }
+
+  TenantLimits tenantLimits() {
+    return tenantLimits;
+  }
+
+  /** Counts and reports the errors of this queue's loops and the death of its workers. */
+  LoopFaults faults() {
+    return faults;
+  }
+
+  String queue() {
+    return table().name();
+  }
+
+  QueueOptions options() {
+    return table().options();
+  }
+
+  /** "queue X on shard Y", for messages. */
+  String where() {
+    return "queue " + queue() + " on shard " + shard;
+  }
+}

@@ -1,0 +1,71 @@
+package dev.sluice.core.queue;
+
+import dev.sluice.db.QueueOptions;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.Release;
+
+/**
+ * What becomes of an event whose attempt failed — a nack, an ack timeout, a publish the broker
+ * refused, an orphan found in the table — on every path: the dispatcher's, and the direct writes of
+ * a manager that no longer leads the shard. Back to pending after the queue's exponential backoff
+ * (or the retry-after the outlet asked for), or dead when the attempt was its last, with the reason
+ * kept for {@code sluice dead list}.
+ *
+ * <p>Immutable; a table altered in place gets a new one.
+ */
+public final class RetryPolicy {
+  private final Backoff backoff;
+  private final int maxAttempts;
+
+  public RetryPolicy(Backoff backoff, int maxAttempts) {
+    this.backoff = backoff;
+    this.maxAttempts = maxAttempts;
+  }
+
+  public static RetryPolicy of(QueueOptions o) {
+    return new RetryPolicy(new Backoff(o.minBackoff(), o.maxBackoff()), o.maxAttempts());
+  }
+
+  /**
+   * The release of the failed attempt {@code ref.epoch()}, at {@code nowNs}.
+   *
+   * @param retryAfterNs the outlet's wish (0: none): honoured up to a day or max_backoff
+   * @param reason why the attempt failed ("nack: ...", "ack timeout"), for logs and the dead reason
+   */
+  public Release afterFailure(EventRef ref, long nowNs, long retryAfterNs, String reason) {
+    boolean dead = isLastAttempt(ref.epoch());
+    long asked = backoff.retryAfterNs(retryAfterNs);
+    long delay = asked > 0 ? asked : backoff.delayNs(ref.epoch());
+    return new Release(ref, Backoff.at(nowNs, delay), dead, dead ? deadReason(reason) : null);
+  }
+
+  /**
+   * Whether attempt {@code epoch} used up the event's attempts. Epochs only grow (so a stale ack
+   * can never match a later attempt); an operator's replay of a dead event therefore keeps its
+   * epoch, and each life of an event is {@code max_attempts} attempts long: it dies at every
+   * multiple.
+   */
+  public boolean isLastAttempt(long epoch) {
+    return isLastAttempt(epoch, maxAttempts);
+  }
+
+  static boolean isLastAttempt(long epoch, int maxAttempts) {
+    return epoch >= maxAttempts && epoch % maxAttempts == 0;
+  }
+
+  /** What {@code sluice dead list} shows for an event whose attempts are used up. */
+  public String deadReason(String reason) {
+    return "max_attempts "
+        + maxAttempts
+        + " reached"
+        + (reason == null || reason.isEmpty() ? "" : "; last attempt: " + reason);
+  }
+
+  public Backoff backoff() {
+    return backoff;
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+}

@@ -1,0 +1,27 @@
+package dev.sluice.core.queue;
+
+/**
+ * Lets a background loop sleep until a timeout or an early {@link #wake()} — whichever comes first.
+ * A wake that arrives while the loop is busy is remembered, so it is never lost.
+ */
+final class Waiter {
+  private boolean woken;
+
+  synchronized void wake() {
+    woken = true;
+    notifyAll();
+  }
+
+  /** Waits up to {@code nanos}, or returns at once if woken since the last wait. */
+  synchronized void await(long nanos) throws InterruptedException {
+    long deadline = System.nanoTime() + nanos;
+    while (!woken) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        break;
+      }
+      wait(left / 1_000_000, (int) (left % 1_000_000));
+    }
+    woken = false;
+  }
+}

@@ -1,0 +1,292 @@
+package dev.sluice.manager.grpc;
+
+import com.google.protobuf.ByteString;
+import dev.sluice.db.KeyRange;
+import dev.sluice.manager.security.DeliveryTokens;
+import dev.sluice.manager.security.Principal;
+import dev.sluice.proto.v1.ManagerMessage;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One receiver's Subscribe stream: its identity, credits and the gRPC call. It is attached to the
+ * queue's manager on every shard this process leads whose key range overlaps the subscription's
+ * (one {@link ReceiverStream} per shard), and all of them share its credits.
+ *
+ * <p>Threads: credits are atomics shared by the shards' dispatcher threads; flags are volatile;
+ * writes to the gRPC call are serialized by {@link #send} and {@link #close} (gRPC observers are
+ * not thread-safe).
+ *
+ * <p>A receiver that does not read its stream: events honor {@code isReady()} (no free credits
+ * while the call is not ready), but the answers to its acks are owed whatever it reads, and gRPC
+ * queues every message written. So the ack results written while the call was not ready are
+ * counted, and past {@link #MAX_UNREAD_RESULT_BYTES} the stream is cut off with RESOURCE_EXHAUSTED
+ * and {@link #onCutOff} runs (the engine detaches it, so its in-flight events are released).
+ */
+public final class Subscription {
+  private static final Logger log = LoggerFactory.getLogger(Subscription.class);
+
+  /**
+   * The most bytes of ack results queued to a receiver that is not reading: 1 MiB, some 50,000
+   * answers (about 20 bytes each), five times what a receiver at max_in_flight 10,000 can be owed
+   * at once.
+   */
+  public static final long MAX_UNREAD_RESULT_BYTES = 1024 * 1024;
+
+  private final String receiverId;
+  private final String queue;
+  private final KeyRange keyRange;
+  private final long streamId;
+  private final ServerCallStreamObserver<ManagerMessage> out;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final Map<String, AtomicInteger> classInFlight = new ConcurrentHashMap<>();
+
+  /** Shards this subscription is attached to in this process. */
+  private final java.util.Set<String> shards = ConcurrentHashMap.newKeySet();
+
+  private volatile int maxInFlight;
+  private volatile Binding binding;
+  private volatile boolean draining;
+  private volatile boolean closed;
+
+  /** The server has ended the call; guarded by this. */
+  private boolean ended;
+
+  /** Bytes of ack results written since the call was last ready; guarded by this. */
+  private long unreadResultBytes;
+
+  /** Run once when the stream is cut off for not reading (set by the gRPC layer). */
+  private volatile Runnable onCutOff = () -> {};
+
+  public Subscription(
+      String receiverId,
+      String queue,
+      KeyRange keyRange,
+      long streamId,
+      int maxInFlight,
+      ServerCallStreamObserver<ManagerMessage> out) {
+    this.receiverId = receiverId;
+    this.queue = queue;
+    this.keyRange = keyRange;
+    this.streamId = streamId;
+    this.maxInFlight = maxInFlight;
+    this.out = out;
+  }
+
+  public String receiverId() {
+    return receiverId;
+  }
+
+  /**
+   * Who opened the stream, which tenants it may be sent (null = all), and the signer of its
+   * delivery tokens (null when authentication is off).
+   */
+  public record Binding(String principal, java.util.Set<String> tenants, DeliveryTokens tokens) {}
+
+  /** Set once, before the subscription is attached to any shard. */
+  public void bind(Binding b) {
+    this.binding = b;
+  }
+
+  /** The principal that opened the stream ("anonymous" when unbound). */
+  public String principal() {
+    Binding b = binding;
+    return b == null ? Principal.ANONYMOUS.name() : b.principal();
+  }
+
+  /** Whether this stream may be sent events of {@code tenant}. */
+  public boolean acceptsTenant(String tenant) {
+    Binding b = binding;
+    return b == null || b.tenants() == null || b.tenants().contains(tenant);
+  }
+
+  /** The token binding one delivery to this stream's principal and receiver id. */
+  public ByteString deliveryToken(String shard, long id, long epoch) {
+    Binding b = binding;
+    if (b == null || b.tokens() == null) {
+      return ByteString.EMPTY;
+    }
+    return b.tokens().sign(shard, queue, id, epoch, b.principal(), receiverId);
+  }
+
+  public String queue() {
+    return queue;
+  }
+
+  public KeyRange keyRange() {
+    return keyRange;
+  }
+
+  public long streamId() {
+    return streamId;
+  }
+
+  void attachedTo(String shard) {
+    shards.add(shard);
+  }
+
+  void detachedFrom(String shard) {
+    shards.remove(shard);
+  }
+
+  /** The one shard this subscription is attached to, or null when none or several. */
+  public String onlyShard() {
+    var it = shards.iterator();
+    if (!it.hasNext()) {
+      return null;
+    }
+    String s = it.next();
+    return it.hasNext() ? null : s;
+  }
+
+  public int maxInFlight() {
+    return maxInFlight;
+  }
+
+  public void setMaxInFlight(int n) {
+    this.maxInFlight = n;
+  }
+
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  public boolean draining() {
+    return draining;
+  }
+
+  /** Stops new sends (graceful receiver shutdown); in-flight events may still be acked. */
+  public void drain() {
+    this.draining = true;
+  }
+
+  public boolean closed() {
+    return closed;
+  }
+
+  /** Free credits right now. */
+  int free() {
+    if (closed || draining || !out.isReady()) {
+      return 0;
+    }
+    return Math.max(0, maxInFlight - inFlight.get());
+  }
+
+  /** Takes one credit if one is free; shards racing for the last credit cannot both win. */
+  boolean tryReserve(String workClass) {
+    while (true) {
+      int n = inFlight.get();
+      if (closed || draining || n >= maxInFlight) {
+        return false;
+      }
+      if (inFlight.compareAndSet(n, n + 1)) {
+        classInFlight.computeIfAbsent(workClass, k -> new AtomicInteger()).incrementAndGet();
+        return true;
+      }
+    }
+  }
+
+  void unreserve(String workClass) {
+    inFlight.decrementAndGet();
+    AtomicInteger c = classInFlight.get(workClass);
+    if (c != null) {
+      c.decrementAndGet();
+    }
+  }
+
+  int classInFlight(String workClass) {
+    AtomicInteger c = classInFlight.get(workClass);
+    return c == null ? 0 : c.get();
+  }
+
+  /** What to run when the stream is cut off for not reading (detach it everywhere). */
+  public void onCutOff(Runnable r) {
+    this.onCutOff = r;
+  }
+
+  /**
+   * Sends one message; returns false when the stream is gone, or was just cut off because the
+   * receiver does not read its ack results (then {@link #onCutOff} runs, outside the lock).
+   */
+  public boolean send(ManagerMessage m) {
+    Status cutOff = null;
+    synchronized (this) {
+      if (closed) {
+        return false;
+      }
+      if (m.hasAckResults()) {
+        if (out.isReady()) {
+          unreadResultBytes = 0;
+        } else {
+          unreadResultBytes += m.getSerializedSize();
+          if (unreadResultBytes > MAX_UNREAD_RESULT_BYTES) {
+            cutOff =
+                Status.RESOURCE_EXHAUSTED.withDescription(
+                    "receiver "
+                        + receiverId
+                        + " does not read its stream: more than "
+                        + MAX_UNREAD_RESULT_BYTES
+                        + " bytes of ack results unread on queue "
+                        + queue
+                        + "; its in-flight events are released");
+          }
+        }
+      }
+      if (cutOff == null) {
+        try {
+          out.onNext(m);
+          return true;
+        } catch (RuntimeException e) {
+          log.debug(
+              "queue {}: receiver {} stream {} send failed: {}",
+              queue,
+              receiverId,
+              streamId,
+              e.toString());
+          closed = true;
+          return false;
+        }
+      }
+    }
+    log.warn("queue {}: {}: cutting it off", queue, cutOff.getDescription());
+    close(cutOff);
+    onCutOff.run();
+    return false;
+  }
+
+  /**
+   * Ends the call from the server side with a status (e.g. the manager is stopping, or OK after the
+   * receiver half-closed). Ends it once, even if the stream was already marked closed.
+   */
+  public synchronized void close(Status status) {
+    closed = true;
+    if (ended) {
+      return;
+    }
+    ended = true;
+    try {
+      if (status.isOk()) {
+        out.onCompleted();
+      } else {
+        out.onError(status.asRuntimeException());
+      }
+    } catch (RuntimeException e) {
+      log.debug("queue {}: closing stream {}: {}", queue, streamId, e.toString());
+    }
+  }
+
+  /** The client side ended or broke the stream: no more sends. */
+  public void markClosed() {
+    closed = true;
+  }
+
+  @Override
+  public String toString() {
+    return "receiver " + receiverId + " (stream " + streamId + ")";
+  }
+}
