@@ -27,9 +27,8 @@ final class LeaseKeeper implements Runnable {
     void stopLeading(String why);
 
     /**
-     * Stops every fire of the shard at once (closes its {@link
-     * dev.sluice.core.queue.ShardGate}), before {@link #stopLeading}: takes no lock, makes no
-     * database call.
+     * Stops every fire of the shard at once (closes its {@link dev.sluice.core.queue.ShardGate}),
+     * before {@link #stopLeading}: takes no lock, makes no database call.
      */
     default void halt(String why) {}
 

@@ -30,9 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The shard managers of this process, the outlets subscribed to its queues, and the routing
- * between them: a subscribed outlet is attached to the queue's manager on every shard this process
- * leads whose key range overlaps it; outcomes go back to the shard the event came from.
+ * The shard managers of this process, the outlets subscribed to its queues, and the routing between
+ * them: a subscribed outlet is attached to the queue's manager on every shard this process leads
+ * whose key range overlaps it; outcomes go back to the shard the event came from.
  */
 public final class QueueEngine {
   private static final Logger log = LoggerFactory.getLogger(QueueEngine.class);
@@ -50,7 +50,8 @@ public final class QueueEngine {
     String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
     for (ShardConfig s : config.shards()) {
       shards.add(
-          new ShardManager(s, config, clock, registry, subscriptions, listeners, balancer, instance));
+          new ShardManager(
+              s, config, clock, registry, subscriptions, listeners, balancer, instance));
     }
   }
 
@@ -278,7 +279,9 @@ public final class QueueEngine {
   }
 
   private ShardManager shardNamed(String shardName) {
-    return shardName.isEmpty() && shards.size() == 1 ? shards.get(0) : shard(shardName).orElse(null);
+    return shardName.isEmpty() && shards.size() == 1
+        ? shards.get(0)
+        : shard(shardName).orElse(null);
   }
 
   /**

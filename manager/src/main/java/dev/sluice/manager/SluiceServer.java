@@ -1,5 +1,7 @@
 package dev.sluice.manager;
 
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.ShardManager;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
@@ -57,7 +59,7 @@ public final class SluiceServer implements AutoCloseable {
   public SluiceServer(ManagerConfig config, Clock clock, MeterRegistry registry) {
     this.config = config;
     this.registry = registry;
-    this.engine = new QueueEngine(config, clock, registry);
+    this.engine = new QueueEngine(config.engine(), clock, registry);
     this.telemetry = new Telemetry(engine, registry, clock);
     this.security =
         new ServerSecurity(

@@ -1,8 +1,9 @@
 package dev.sluice.manager;
 
+import dev.sluice.core.ShardManager;
+import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -4,10 +4,10 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.QueueConvention;
 import dev.sluice.core.config.TenantLimit;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.TenantStats;
+import dev.sluice.db.QueueConvention;
 import dev.sluice.proto.v1.Event;
 import java.time.Clock;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.sluice.manager;
 
+import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.proto.v1.SluiceGrpc;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;

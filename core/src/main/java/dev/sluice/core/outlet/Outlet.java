@@ -47,7 +47,9 @@ public interface Outlet {
     return 0;
   }
 
-  /** Whether events of {@code tenant} may go to this outlet (a receiver's principal may be limited). */
+  /**
+   * Whether events of {@code tenant} may go to this outlet (a receiver's principal may be limited).
+   */
   default boolean acceptsTenant(String tenant) {
     return true;
   }

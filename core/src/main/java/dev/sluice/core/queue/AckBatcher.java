@@ -1,9 +1,9 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.Release;
-import dev.sluice.core.outlet.Settled;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -148,7 +148,9 @@ final class AckBatcher implements Runnable {
         Settled.Result result =
             o != CasOutcome.APPLIED
                 ? null
-                : ack ? Settled.Result.ACKED : c.dead() ? Settled.Result.DEAD : Settled.Result.RETRY;
+                : ack
+                    ? Settled.Result.ACKED
+                    : c.dead() ? Settled.Result.DEAD : Settled.Result.RETRY;
         answers
             .computeIfAbsent(c.from(), k -> new ArrayList<>())
             .add(new Settled(c.ref(), o, result));

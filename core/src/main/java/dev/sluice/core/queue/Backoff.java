@@ -38,8 +38,8 @@ public final class Backoff {
   public static final long MAX_RETRY_AFTER_NS = TimeUnit.DAYS.toNanos(1);
 
   /**
-   * A nack's retry-after as a delay: 0 for none (or a negative one), else that long, at most
-   * {@link #MAX_RETRY_AFTER_NS} or max_backoff, whichever is longer.
+   * A nack's retry-after as a delay: 0 for none (or a negative one), else that long, at most {@link
+   * #MAX_RETRY_AFTER_NS} or max_backoff, whichever is longer.
    */
   public long retryAfterNs(long retryAfterNs) {
     if (retryAfterNs <= 0) {

@@ -1,8 +1,7 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.db.store.Release;
-
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.Release;
 
 /**
  * A change to a fired event on its way to the database through the {@link AckBatcher}: an ack, or a
@@ -35,8 +34,7 @@ record Completion(
 
   /** A failed attempt, as {@link RetryPolicy#afterFailure} decided. */
   static Completion failed(Release r, AttachedOutlet from, String reason) {
-    return new Completion(
-        Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason);
+    return new Completion(Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason);
   }
 
   Release release() {

@@ -1,11 +1,10 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.db.QueueOptions;
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.outlet.Nack;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.PollPosition;
-import dev.sluice.core.outlet.Delivery;
-import dev.sluice.core.outlet.Nack;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -663,7 +662,8 @@ final class Dispatcher implements Runnable {
   /** A failed attempt, on its way to pending with backoff or to dead: see {@link RetryPolicy}. */
   private Completion releaseOf(
       EventRef ref, long now, long retryAfterNs, AttachedOutlet from, String reason) {
-    return Completion.failed(ctx.retry().afterFailure(ref, now, retryAfterNs, reason), from, reason);
+    return Completion.failed(
+        ctx.retry().afterFailure(ref, now, retryAfterNs, reason), from, reason);
   }
 
   /** {@code a + b}, held at the ends of a long instead of wrapping. */
@@ -674,7 +674,6 @@ final class Dispatcher implements Runnable {
     }
     return r;
   }
-
 
   // ------------------------------------------------------------------ commands (dispatcher thread)
 

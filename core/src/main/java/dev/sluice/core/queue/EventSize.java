@@ -42,7 +42,8 @@ final class EventSize {
     if (v instanceof JsonText j) {
       return utf8(j.json());
     }
-    if (v instanceof Number && !(v instanceof java.math.BigDecimal)
+    if (v instanceof Number
+        && !(v instanceof java.math.BigDecimal)
         && !(v instanceof java.math.BigInteger)) {
       return 16;
     }

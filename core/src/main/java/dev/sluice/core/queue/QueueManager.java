@@ -1,14 +1,14 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.config.TenantLimit;
+import dev.sluice.core.outlet.Nack;
+import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
-import dev.sluice.core.config.TenantLimit;
-import dev.sluice.core.outlet.Nack;
-import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.outlet.OutletOutcomes;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -143,8 +143,7 @@ final class ReceiverPool {
   }
 
   private boolean serves(AttachedOutlet r, String tenant) {
-    return r.acceptsTenant(tenant)
-        && sharder.receiversFor(tenant).contains(r.receiverId());
+    return r.acceptsTenant(tenant) && sharder.receiversFor(tenant).contains(r.receiverId());
   }
 
   /** Whether receiver {@code r} may take an event of class {@code cls} now. */

@@ -1,7 +1,7 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.db.QueueOptions;
 import dev.sluice.core.config.TenantLimit;
+import dev.sluice.db.QueueOptions;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

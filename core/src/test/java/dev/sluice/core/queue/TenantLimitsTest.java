@@ -2,8 +2,8 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.db.QueueOptions;
 import dev.sluice.core.config.TenantLimit;
+import dev.sluice.db.QueueOptions;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

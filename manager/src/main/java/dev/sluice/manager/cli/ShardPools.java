@@ -1,12 +1,12 @@
 package dev.sluice.manager.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueCatalog.Discovered;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.core.config.ShardConfig;
 import java.util.ArrayList;
 import java.util.List;
 

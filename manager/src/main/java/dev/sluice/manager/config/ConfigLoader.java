@@ -1,5 +1,7 @@
 package dev.sluice.manager.config;
 
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.config.TenantLimit;
 import dev.sluice.db.Durations;
 import dev.sluice.db.KeyRange;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package dev.sluice.manager.config;
 
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.config.TenantLimit;
 import dev.sluice.manager.security.SecurityConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -116,6 +118,19 @@ public record ManagerConfig(
   }
 
   /** The overrides that concern queue {@code queue}. */
+  /** What the queue engine needs of this configuration. */
+  public dev.sluice.core.EngineConfig engine() {
+    return new dev.sluice.core.EngineConfig(
+        managerId,
+        shards,
+        discoveryInterval,
+        shutdownTimeout,
+        leaseTtl,
+        leaseRenew,
+        forgetDelay,
+        tenantLimits);
+  }
+
   public List<TenantLimit> tenantLimitsFor(String queue) {
     return tenantLimits.stream().filter(t -> t.appliesTo(queue)).toList();
   }

@@ -1,7 +1,7 @@
 package dev.sluice.manager.grpc;
 
-import dev.sluice.db.store.StateCounts;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.db.store.StateCounts;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;

@@ -1,10 +1,10 @@
 package dev.sluice.manager.grpc;
 
-import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.StateCounts;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.AuthInterceptor;
 import dev.sluice.manager.security.Principal;

@@ -25,6 +25,15 @@ final class Statuses {
     if (t instanceof IllegalArgumentException) {
       return invalid(t.getMessage());
     }
+    if (t instanceof dev.sluice.core.EngineException e) {
+      Status code =
+          switch (e.kind()) {
+            case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+            case NOT_FOUND -> Status.NOT_FOUND;
+            case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+          };
+      return code.withDescription(e.getMessage()).asRuntimeException();
+    }
     if (t instanceof org.jooq.exception.DataAccessException || t instanceof java.sql.SQLException) {
       log.warn("{}: database error: {}", context, t.toString());
       return Status.UNAVAILABLE

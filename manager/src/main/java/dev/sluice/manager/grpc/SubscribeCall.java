@@ -1,10 +1,9 @@
 package dev.sluice.manager.grpc;
 
-import dev.sluice.db.KeyRange;
-import dev.sluice.db.store.EventRef;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
-import dev.sluice.manager.grpc.Subscription;
+import dev.sluice.db.KeyRange;
+import dev.sluice.db.store.EventRef;
 import dev.sluice.manager.security.StreamGuard;
 import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
@@ -70,14 +69,15 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                 .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
                 .add(new EventRef(r.getId(), r.getEpoch()));
           }
-          byShard.forEach((shard, refs) -> engine.route(sub, shard, refs, List.of()));
+          byShard.forEach((shard, refs) -> engine.outcomes(sub.queue(), shard).acked(sub, refs));
           Map<String, List<EventRef>> committed = new LinkedHashMap<>();
           for (var r : m.getAcks().getCommittedList()) {
             committed
                 .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
                 .add(new EventRef(r.getId(), r.getEpoch()));
           }
-          committed.forEach((shard, refs) -> engine.committed(sub, shard, refs));
+          committed.forEach(
+              (shard, refs) -> engine.outcomes(sub.queue(), shard).committed(sub, refs));
         }
         case NACKS -> {
           requireSubscribed("nacks");
@@ -87,7 +87,9 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                   .collect(
                       Collectors.groupingBy(
                           n -> n.getEvent().getShard(), LinkedHashMap::new, Collectors.toList()));
-          byShard.forEach((shard, nacks) -> engine.route(sub, shard, List.of(), nacks));
+          byShard.forEach(
+              (shard, nacks) ->
+                  engine.outcomes(sub.queue(), shard).nacked(sub, Subscription.coreNacks(nacks)));
         }
         case FLOW -> {
           requireSubscribed("flow");
@@ -163,7 +165,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
             .build());
     created.onCutOff(() -> engine.unsubscribe(created, "cut off: it does not read its stream"));
     sub = created;
-    engine.subscribe(created);
+    engine.subscribe(created, created.queue(), created.keyRange());
   }
 
   private static int checkMaxInFlight(int n) {

@@ -1,12 +1,26 @@
 package dev.sluice.manager.grpc;
 
 import com.google.protobuf.ByteString;
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.outlet.Nack;
+import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.Settled;
+import dev.sluice.core.queue.Backoff;
 import dev.sluice.db.KeyRange;
+import dev.sluice.db.QueueOptions;
+import dev.sluice.db.store.EventRef;
 import dev.sluice.manager.security.DeliveryTokens;
 import dev.sluice.manager.security.Principal;
+import dev.sluice.proto.v1.AckResult;
+import dev.sluice.proto.v1.AckResults;
+import dev.sluice.proto.v1.AckStatus;
+import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.ManagerMessage;
+import dev.sluice.proto.v1.ShardChange;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * counted, and past {@link #MAX_UNREAD_RESULT_BYTES} the stream is cut off with RESOURCE_EXHAUSTED
  * and {@link #onCutOff} runs (the engine detaches it, so its in-flight events are released).
  */
-public final class Subscription {
+public final class Subscription implements Outlet {
   private static final Logger log = LoggerFactory.getLogger(Subscription.class);
 
   /**
@@ -82,6 +96,11 @@ public final class Subscription {
     return receiverId;
   }
 
+  @Override
+  public String id() {
+    return receiverId;
+  }
+
   /**
    * Who opened the stream, which tenants it may be sent (null = all), and the signer of its
    * delivery tokens (null when authentication is off).
@@ -94,12 +113,14 @@ public final class Subscription {
   }
 
   /** The principal that opened the stream ("anonymous" when unbound). */
+  @Override
   public String principal() {
     Binding b = binding;
     return b == null ? Principal.ANONYMOUS.name() : b.principal();
   }
 
   /** Whether this stream may be sent events of {@code tenant}. */
+  @Override
   public boolean acceptsTenant(String tenant) {
     Binding b = binding;
     return b == null || b.tenants() == null || b.tenants().contains(tenant);
@@ -122,16 +143,100 @@ public final class Subscription {
     return keyRange;
   }
 
+  @Override
   public long streamId() {
     return streamId;
   }
 
-  void attachedTo(String shard) {
-    shards.add(shard);
+  /** Tells the receiver that {@code shard} now serves (or no longer serves) its queue. */
+  @Override
+  public void shardChanged(String shard, boolean serving) {
+    if (serving) {
+      shards.add(shard);
+    } else {
+      shards.remove(shard);
+    }
+    send(
+        ManagerMessage.newBuilder()
+            .setShardChange(
+                ShardChange.newBuilder().setQueue(queue).setShard(shard).setServing(serving))
+            .build());
   }
 
-  void detachedFrom(String shard) {
-    shards.remove(shard);
+  /**
+   * Sends fired events, encoded for the wire (typed column values and a delivery token each), in
+   * messages of at most {@link QueueOptions#MAX_MESSAGE_BYTES}. A failed send leaves them in
+   * flight: the stream's close releases them at once. A shard's dispatcher thread.
+   */
+  @Override
+  public void deliver(String shard, List<Delivery> batch) {
+    OutgoingBatches messages = new OutgoingBatches(QueueOptions.MAX_MESSAGE_BYTES);
+    for (Delivery d : batch) {
+      messages.add(toWire(d));
+    }
+    for (ManagerMessage m : messages.all()) {
+      if (!send(m)) {
+        return;
+      }
+    }
+  }
+
+  private Event toWire(Delivery d) {
+    return Event.newBuilder()
+        .setId(d.id())
+        .setEpoch(d.epoch())
+        .setQueue(d.queue())
+        .setShard(d.shard())
+        .setTenant(d.tenant())
+        .setPriority(d.priority())
+        .setTimeDueNs(d.dueNs())
+        .setTimeCreatedNs(d.createdNs())
+        .setTimeFiredNs(d.firedNs())
+        .putAllColumns(Values.toWire(d.columns()))
+        .setDeliveryToken(deliveryToken(d.shard(), d.id(), d.epoch()))
+        .build();
+  }
+
+  /** The answers to this receiver's acks and nacks (an {@code AckResults} message). */
+  @Override
+  public void settled(String shard, List<Settled> results) {
+    AckResults.Builder b = AckResults.newBuilder();
+    for (Settled r : results) {
+      b.addResults(
+          AckResult.newBuilder()
+              .setEvent(
+                  dev.sluice.proto.v1.EventRef.newBuilder()
+                      .setId(r.ref().id())
+                      .setEpoch(r.ref().epoch())
+                      .setShard(shard))
+              .setStatus(
+                  switch (r.outcome()) {
+                    case APPLIED -> AckStatus.ACK_STATUS_OK;
+                    case STALE -> AckStatus.ACK_STATUS_STALE;
+                    case UNKNOWN -> AckStatus.ACK_STATUS_UNKNOWN;
+                  })
+              .setOutcome(r.result() == null ? "" : r.result().name()));
+    }
+    send(ManagerMessage.newBuilder().setAckResults(b).build());
+  }
+
+  /** The manager is stopping: the receiver reconnects, to this manager or another. */
+  @Override
+  public void close(String why) {
+    close(Status.UNAVAILABLE.withDescription(why));
+  }
+
+  /** A receiver's nacks as the core takes them. */
+  static List<Nack> coreNacks(List<dev.sluice.proto.v1.Nack> nacks) {
+    List<Nack> out = new ArrayList<>(nacks.size());
+    for (dev.sluice.proto.v1.Nack n : nacks) {
+      out.add(
+          new Nack(
+              new EventRef(n.getEvent().getId(), n.getEvent().getEpoch()),
+              Backoff.msToNs(n.getRetryAfterMs()),
+              n.getReason()));
+    }
+    return out;
   }
 
   /** The one shard this subscription is attached to, or null when none or several. */
@@ -144,6 +249,7 @@ public final class Subscription {
     return it.hasNext() ? null : s;
   }
 
+  @Override
   public int maxInFlight() {
     return maxInFlight;
   }
@@ -156,21 +262,25 @@ public final class Subscription {
     return inFlight.get();
   }
 
+  @Override
   public boolean draining() {
     return draining;
   }
 
   /** Stops new sends (graceful receiver shutdown); in-flight events may still be acked. */
+  @Override
   public void drain() {
     this.draining = true;
   }
 
+  @Override
   public boolean closed() {
     return closed;
   }
 
   /** Free credits right now. */
-  int free() {
+  @Override
+  public int free() {
     if (closed || draining || !out.isReady()) {
       return 0;
     }
@@ -178,7 +288,8 @@ public final class Subscription {
   }
 
   /** Takes one credit if one is free; shards racing for the last credit cannot both win. */
-  boolean tryReserve(String workClass) {
+  @Override
+  public boolean tryReserve(String workClass) {
     while (true) {
       int n = inFlight.get();
       if (closed || draining || n >= maxInFlight) {
@@ -191,7 +302,8 @@ public final class Subscription {
     }
   }
 
-  void unreserve(String workClass) {
+  @Override
+  public void unreserve(String workClass) {
     inFlight.decrementAndGet();
     AtomicInteger c = classInFlight.get(workClass);
     if (c != null) {
@@ -199,7 +311,8 @@ public final class Subscription {
     }
   }
 
-  int classInFlight(String workClass) {
+  @Override
+  public int classInFlight(String workClass) {
     AtomicInteger c = classInFlight.get(workClass);
     return c == null ? 0 : c.get();
   }

@@ -1,14 +1,14 @@
 package dev.sluice.manager.http;
 
-import dev.sluice.db.store.StateCounts;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
-import dev.sluice.manager.metrics.LiveSeries;
-import dev.sluice.manager.metrics.StateSampler;
-import dev.sluice.manager.metrics.Telemetry;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
 import dev.sluice.core.queue.TenantStats;
+import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.metrics.LiveSeries;
+import dev.sluice.manager.metrics.StateSampler;
+import dev.sluice.manager.metrics.Telemetry;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;

@@ -3,6 +3,7 @@ package dev.sluice.manager.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.config.TenantLimit;
 import dev.sluice.db.KeyRange;
 import java.nio.file.Files;
 import java.nio.file.Path;
