@@ -1,0 +1,244 @@
+package dev.sluice.core;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.outlet.Nack;
+import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.Settled;
+import dev.sluice.db.EventProducer;
+import dev.sluice.db.KeyRange;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The core with no transport at all: a plain Java {@link Outlet} attached to a real queue on a real
+ * database gets due events as plain values, and its acks, nacks and releases change the rows
+ * through the CAS on epoch, with the queue's one retry policy.
+ */
+class OutletPortTest {
+  static TestDatabase db;
+  static QueueEngine engine;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabases.fresh(OutletPortTest.class);
+    engine =
+        new QueueEngine(
+            new EngineConfig(
+                "core-test",
+                List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 4)),
+                Duration.ofMillis(200),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(2),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(1),
+                List.of()),
+            Clock.systemUTC(),
+            new SimpleMeterRegistry());
+    engine.start();
+    engine.lead();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (engine != null) {
+      engine.stop();
+    }
+  }
+
+  /** An outlet that keeps what it is given. */
+  static final class ListOutlet implements Outlet {
+    final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
+    final List<Settled> settled = new CopyOnWriteArrayList<>();
+    final AtomicInteger inFlight = new AtomicInteger();
+    final int max;
+
+    ListOutlet(int max) {
+      this.max = max;
+    }
+
+    @Override
+    public String id() {
+      return "list";
+    }
+
+    @Override
+    public long streamId() {
+      return 7;
+    }
+
+    @Override
+    public int maxInFlight() {
+      return max;
+    }
+
+    @Override
+    public int free() {
+      return Math.max(0, max - inFlight.get());
+    }
+
+    @Override
+    public boolean tryReserve(String workClass) {
+      return inFlight.incrementAndGet() <= max || inFlight.decrementAndGet() < 0;
+    }
+
+    @Override
+    public void unreserve(String workClass) {
+      inFlight.decrementAndGet();
+    }
+
+    @Override
+    public void deliver(String shard, List<Delivery> batch) {
+      got.addAll(batch);
+    }
+
+    @Override
+    public void settled(String shard, List<Settled> results) {
+      settled.addAll(results);
+    }
+  }
+
+  static void queue(String name, String options) throws Exception {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute(
+          QueueConvention.createTableSql(
+              name,
+              List.of("`order_id` BIGINT NULL", "`note` VARCHAR(64) NULL"),
+              "sluice_queue " + options));
+    }
+    await().atMost(10, SECONDS).until(() -> engine.find(name).isPresent());
+  }
+
+  static long insert(String queue, long orderId) throws Exception {
+    try (Connection c = db.connect()) {
+      return EventProducer.insert(c, queue, Map.of("order_id", orderId, "note", "n" + orderId));
+    }
+  }
+
+  static int[] stateAndEpoch(String queue, long id) throws Exception {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT state, epoch FROM " + queue + " WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new int[] {rs.getInt(1), rs.getInt(2)};
+      }
+    }
+  }
+
+  static String deadReason(String queue, long id) throws Exception {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT reason FROM sluice_dead_reason WHERE queue = ? AND id = ?")) {
+      ps.setString(1, queue);
+      ps.setLong(2, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  @Test
+  void anOutletGetsPlainValuesAndItsAckMakesTheRowAcked() throws Exception {
+    queue("port_ack", "ack_wait=30s");
+    ListOutlet out = new ListOutlet(10);
+    engine.subscribe(out, "port_ack", KeyRange.ALL);
+    long id = insert("port_ack", 42);
+    Delivery d = out.got.poll(10, SECONDS);
+    assertThat(d).isNotNull();
+    assertThat(d.id()).isEqualTo(id);
+    assertThat(d.epoch()).isEqualTo(1);
+    assertThat(d.queue()).isEqualTo("port_ack");
+    assertThat(d.shard()).isEqualTo("s1");
+    assertThat(d.columns()).containsEntry("order_id", 42L).containsEntry("note", "n42");
+    assertThat(stateAndEpoch("port_ack", id)).containsExactly(1, 1); // fired at epoch 1
+    engine.outcomes("port_ack", "s1").acked(out, List.of(new EventRef(id, 1)));
+    await().atMost(5, SECONDS).until(() -> stateAndEpoch("port_ack", id)[0] == 2);
+    await().atMost(5, SECONDS).until(() -> !out.settled.isEmpty());
+    assertThat(out.settled.get(0).result()).isEqualTo(Settled.Result.ACKED);
+    await().atMost(5, SECONDS).until(() -> out.inFlight.get() == 0);
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void nacksRetryWithBackoffAndTheLastOneIsDeadWithTheOutletsReason() throws Exception {
+    queue("port_nack", "max_attempts=2 min_backoff=100ms max_backoff=200ms");
+    ListOutlet out = new ListOutlet(10);
+    engine.subscribe(out, "port_nack", KeyRange.ALL);
+    long id = insert("port_nack", 1);
+    Delivery first = out.got.poll(10, SECONDS);
+    engine
+        .outcomes("port_nack", "s1")
+        .nacked(out, List.of(new Nack(new EventRef(id, first.epoch()), 0, "broker said no")));
+    Delivery second = out.got.poll(10, SECONDS);
+    assertThat(second).isNotNull();
+    assertThat(second.epoch()).isEqualTo(2);
+    engine
+        .outcomes("port_nack", "s1")
+        .nacked(out, List.of(new Nack(new EventRef(id, 2), 0, "broker said no again")));
+    await().atMost(5, SECONDS).until(() -> stateAndEpoch("port_nack", id)[0] == 3);
+    assertThat(deadReason("port_nack", id))
+        .isEqualTo("max_attempts 2 reached; last attempt: nack: broker said no again");
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void aReleaseComesBackAtOnceAndNeverKillsTheEvent() throws Exception {
+    queue("port_release", "max_attempts=1 min_backoff=1h max_backoff=1h");
+    ListOutlet out = new ListOutlet(10);
+    engine.subscribe(out, "port_release", KeyRange.ALL);
+    long id = insert("port_release", 1);
+    Delivery first = out.got.poll(10, SECONDS);
+    // Its only attempt: a nack would make it dead, a release (the broker is down) must not.
+    engine
+        .outcomes("port_release", "s1")
+        .released(out, List.of(new EventRef(id, first.epoch())), "broker down");
+    Delivery again = out.got.poll(10, SECONDS);
+    assertThat(again).isNotNull();
+    assertThat(again.id()).isEqualTo(id);
+    assertThat(again.epoch()).isEqualTo(2);
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void noMoreThanTheOutletsCreditsAreInFlight() throws Exception {
+    queue("port_credits", "ack_wait=30s");
+    ListOutlet out = new ListOutlet(3);
+    engine.subscribe(out, "port_credits", KeyRange.ALL);
+    for (int i = 0; i < 10; i++) {
+      insert("port_credits", i);
+    }
+    await().atMost(10, SECONDS).until(() -> out.got.size() == 3);
+    Thread.sleep(300); // the dispatcher had time to send more, and must not have
+    assertThat(out.got).hasSize(3);
+    Delivery d = out.got.poll();
+    engine.outcomes("port_credits", "s1").acked(out, List.of(new EventRef(d.id(), d.epoch())));
+    await().atMost(10, SECONDS).until(() -> out.got.size() == 3);
+    engine.unsubscribe(out, "test over");
+  }
+}
