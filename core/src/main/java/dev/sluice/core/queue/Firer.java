@@ -69,14 +69,14 @@ final class Firer implements Runnable {
 
     RuntimeException error;
 
-    Batch(
-        List<CachedEvent> events,
-        List<AttachedOutlet> owners,
-        List<EventRef> refs,
-        long firedAtNs,
-        long deadlineNs) {
+    /** {@code events[i]} to be fired at the epoch it was read at, for {@code owners[i]}. */
+    Batch(List<CachedEvent> events, List<AttachedOutlet> owners, long firedAtNs, long deadlineNs) {
       this.events = events;
       this.owners = owners;
+      List<EventRef> refs = new ArrayList<>(events.size());
+      for (CachedEvent e : events) {
+        refs.add(new EventRef(e.id, e.epoch));
+      }
       this.refs = refs;
       this.firedAtNs = firedAtNs;
       this.deadlineNs = deadlineNs;

@@ -1,7 +1,11 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.db.store.EventRef;
+import java.util.Map;
+
 /**
- * A fired event a receiver holds. Dispatcher thread only.
+ * A fired event an outlet holds, as the {@link InFlightTable} keeps it. Dispatcher thread only.
  *
  * @see Dispatcher
  */
@@ -30,5 +34,28 @@ final class InFlight {
     this.owner = owner;
     this.firedAtNs = firedAtNs;
     this.deadlineNs = deadlineNs;
+  }
+
+  /** This attempt: the event's id at the epoch its fire set. */
+  EventRef ref() {
+    return new EventRef(event.id, epoch);
+  }
+
+  /** What the owner is sent, with the row's {@code columns} as the fire read them. */
+  Delivery delivery(String shard, String queue, Map<String, Object> columns) {
+    CachedEvent e = event;
+    return new Delivery(
+        shard,
+        queue,
+        e.id,
+        epoch,
+        e.tenant,
+        e.priority,
+        e.dueNs,
+        e.createdNs,
+        firedAtNs,
+        e.workClass,
+        e.actorPath,
+        columns);
   }
 }

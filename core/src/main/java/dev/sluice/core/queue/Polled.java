@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What one poll hands the dispatcher ({@link Dispatcher#onPolled}): its rows as window events, and
- * what the dispatcher needs to judge them. Built on the poller's thread.
+ * What one poll hands the dispatcher ({@link Dispatcher#onPolled}, {@link WindowFeed#onPolled}):
+ * its rows as window events, and what the dispatcher needs to judge them. Built on the poller's
+ * thread.
  *
  * @param events the rows read, as window events, in the order read
  * @param settledSeqAtStart the dispatcher's settle count when the poll began: a row settled after

@@ -27,7 +27,7 @@ final class PolledEvents {
 
   private final QueueContext ctx;
 
-  /** Told the largest row of each read, to size the next reads (see {@link Dispatcher#sawRows}). */
+  /** Told the largest row of each read, to size the next reads (see {@link WindowFeed#sawRows}). */
   private final LongConsumer rowSizes;
 
   /** Too-deep rows read since the last warning. */

@@ -39,6 +39,10 @@ final class Poller implements Runnable {
   private final QueueContext ctx;
   private final PolledEvents polled;
   private final Dispatcher dispatcher;
+
+  /** The window as this thread may see it (published figures) and feed it. */
+  private final WindowFeed feed;
+
   private final RetryCollector collector;
   private final Waiter waiter = new Waiter();
 
@@ -95,13 +99,14 @@ final class Poller implements Runnable {
   Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
+    this.feed = dispatcher.feed();
     this.collector = collector;
     this.intervalNs = ctx.options().pollInterval().toNanos();
     this.lookaheadNs = 2 * intervalNs;
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
-    this.polled = new PolledEvents(ctx, dispatcher::sawRows);
+    this.polled = new PolledEvents(ctx, feed::sawRows);
     this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
   }
 
@@ -181,7 +186,7 @@ final class Poller implements Runnable {
       cursor = null;
     }
     long due = ctx.clock().nowNs() + lookahead();
-    long seq = dispatcher.settledSeq();
+    long seq = feed.settledSeq();
     long t0 = System.nanoTime();
     int lim;
     List<EventRow> rows;
@@ -190,10 +195,10 @@ final class Poller implements Runnable {
       sweepStartedMono = mono;
       // The window's own rows come first in poll order: read past them (as far as its free bytes
       // allow: cacheRoom is sized by them).
-      lim = Math.max(1, Math.min(limit, dispatcher.cachedCount() + dispatcher.cacheRoom()));
+      lim = Math.max(1, Math.min(limit, feed.cachedCount() + feed.cacheRoom()));
       rows = ctx.store().pollPending(due, lim);
     } else {
-      lim = Math.max(1, dispatcher.cacheRoom());
+      lim = Math.max(1, feed.cacheRoom());
       rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
     }
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
@@ -220,7 +225,7 @@ final class Poller implements Runnable {
    * take are dropped by the window as usual.
    */
   private void recentPoll() {
-    int room = dispatcher.cacheRoom();
+    int room = feed.cacheRoom();
     long t0 = System.nanoTime();
     // Polls less than half the range apart overlap: together they saw every row in it.
     boolean covered = t0 - lastRecentMono < RECENT_NS / 2;
@@ -229,7 +234,7 @@ final class Poller implements Runnable {
       return;
     }
     long now = ctx.clock().nowNs();
-    long seq = dispatcher.settledSeq();
+    long seq = feed.settledSeq();
     int lim = Math.min(room, 1000);
     List<EventRow> rows =
         ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
@@ -272,7 +277,7 @@ final class Poller implements Runnable {
     // The dispatcher took rows that were already due and new to it (from this poll or the one
     // before): inserts are arriving. Rows read ahead of their time do not count: they are in the
     // window in time anyway, and re-reading the look-ahead every few ms would only cost.
-    lastFoundMono = Math.max(lastFoundMono, dispatcher.lastDueNewsMono());
+    lastFoundMono = Math.max(lastFoundMono, feed.lastDueNewsMono());
     nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
   }
 
@@ -290,7 +295,7 @@ final class Poller implements Runnable {
     }
     if (fair
         && !tenantMode
-        && !dispatcher.lastPollCapped()
+        && !feed.lastPollCapped()
         && lastGlobalFull
         && rounds.tenantsWaitOnDisk(mono)) {
       // A backlog deeper than the window, and tenants on disk that the window lacks.
@@ -299,15 +304,15 @@ final class Poller implements Runnable {
           "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
           ctx.where(),
           rounds.knownTenants(),
-          dispatcher.heldTenants().size());
+          feed.heldTenants().size());
     }
-    if (fair && !tenantMode && dispatcher.lastPollCapped()) {
+    if (fair && !tenantMode && feed.lastPollCapped()) {
       tenantMode = true;
       log.info(
           "{}: a tenant holds its full share of the window; polling tenant by tenant", ctx.where());
     }
     if (!tenantMode) {
-      if (dispatcher.cacheRoom() > 0) {
+      if (feed.cacheRoom() > 0) {
         globalPoll(mono);
       }
     } else if (rounds.roundDue(mono) && !rounds.round(mono, ctx.clock().nowNs() + lookahead())) {

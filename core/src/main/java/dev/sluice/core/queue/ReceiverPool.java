@@ -6,15 +6,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The receivers of one queue on one shard, as the {@link Dispatcher} chooses among them: their free
+ * The outlets of one queue on one shard, as the {@link CreditLedger} chooses among them: their free
  * credits, the shuffle shards that give each tenant its subset of them, the work classes' share of
  * each one's credits, and the receivers that left lately and keep their place in the shuffle shards
  * until {@code forget_delay} has passed.
  *
- * <p>Owned by the dispatcher thread: no locks. Credits themselves live in each {@link Subscription}
- * (shared with the subscription's other shards), so a receiver's free credits can drop between two
- * calls here: {@link Dispatcher} reserves with {@link AttachedOutlet#tryReserve} and copes with a
- * refusal.
+ * <p>Owned by the dispatcher thread: no locks. Credits themselves live in each {@link
+ * dev.sluice.core.outlet.Outlet} (shared with the outlet's other shards), so an outlet's free
+ * credits can drop between two calls here: {@link CreditLedger#assign} reserves with {@link
+ * AttachedOutlet#tryReserve} and copes with a refusal.
  */
 final class ReceiverPool {
   private final List<AttachedOutlet> receivers = new ArrayList<>();

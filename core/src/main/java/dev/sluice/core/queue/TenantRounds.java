@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * new rows, on the same thread, is not held up behind them. Reading from a cursor is right as long
  * as the window holds every pending row of the tenant before it; the window breaks that only by
  * letting rows go (over the tenant's part when added, trimmed, a retry it had no room for), and the
- * dispatcher reports the earliest such row per tenant ({@link Dispatcher#drainLetGo}): the cursor
+ * dispatcher reports the earliest such row per tenant ({@link WindowFeed#drainLetGo}): the cursor
  * moves back to just before it. Until a read from there comes in, the dispatcher turns away that
  * tenant's rows from reads that started past the gap, so that no later row slips in ahead of it and
  * a tenant's events keep their order. The one case nobody reports — a row committed with a {@code
@@ -78,6 +78,7 @@ final class TenantRounds {
 
   private final QueueContext ctx;
   private final Dispatcher dispatcher;
+  private final WindowFeed feed;
   private final Consumer<Polled> handover;
   private final PolledEvents polled;
   private final int windowSize;
@@ -110,6 +111,7 @@ final class TenantRounds {
     this.ctx = ctx;
     this.polled = polled;
     this.dispatcher = dispatcher;
+    this.feed = dispatcher.feed();
     this.handover = handover;
     this.windowSize = ctx.options().cacheSize();
   }
@@ -138,7 +140,7 @@ final class TenantRounds {
       return false;
     }
     discover(mono);
-    return knownTenants.size() > dispatcher.heldTenants().size();
+    return knownTenants.size() > feed.heldTenants().size();
   }
 
   int knownTenants() {
@@ -167,7 +169,7 @@ final class TenantRounds {
   /** Back to the single poll: cursors are not kept up meanwhile, so they are dropped. */
   void leave() {
     cursors.clear();
-    dispatcher.drainLetGo();
+    feed.drainLetGo();
   }
 
   /**
@@ -183,7 +185,7 @@ final class TenantRounds {
     }
     // Tenants seen in the window recently stay known between listings: a quiet tenant rarely has
     // rows pending at the instant of a listing, yet its next event must be read within a round.
-    for (String t : dispatcher.heldTenants()) {
+    for (String t : feed.heldTenants()) {
       knownTenants.put(t, mono);
     }
     knownTenants.values().removeIf(seen -> mono - seen > FORGET_TENANT_NS);
@@ -197,7 +199,7 @@ final class TenantRounds {
     boolean pressed = false;
     Map<String, Integer> room = new LinkedHashMap<>();
     for (String t : knownTenants.keySet()) {
-      int free = part(t, equal) - dispatcher.held(t);
+      int free = part(t, equal) - feed.held(t);
       if (free <= 0) {
         pressed = true;
         backlogged.add(t); // until a read shows otherwise
@@ -207,7 +209,7 @@ final class TenantRounds {
     }
     // The window's room, split evenly: rows beyond it would be dropped, and those dropped would
     // always be the same tenants' (the last ones read).
-    int windowRoom = dispatcher.cacheRoom() + trimForTenantsOnDisk(room, equal);
+    int windowRoom = feed.cacheRoom() + trimForTenantsOnDisk(room, equal);
     if (windowRoom <= 0) {
       // A full window and no tenant above its part: nothing can come in this round.
       for (String t : room.keySet()) {
@@ -223,7 +225,7 @@ final class TenantRounds {
       Cursor c = cursors.get(t);
       if (stale(t, mono) || c.at() == null) {
         // From the oldest row: the window's own rows of the tenant come first; read past them.
-        reads.add(new TenantRead(t, dispatcher.held(t) + n, null));
+        reads.add(new TenantRead(t, feed.held(t) + n, null));
       } else {
         reads.add(new TenantRead(t, n, c.at()));
       }
@@ -241,7 +243,7 @@ final class TenantRounds {
 
   /** One statement's reads; returns whether a tenant came back full (more on disk). */
   private boolean read(List<TenantRead> reads, long dueBeforeNs, int equal, long mono) {
-    long seq = dispatcher.settledSeq();
+    long seq = feed.settledSeq();
     long t0 = System.nanoTime();
     List<EventRow> rows = ctx.store().pollTenants(reads, dueBeforeNs);
     ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
@@ -286,7 +288,7 @@ final class TenantRounds {
    * the tenants concerned (they are read this round).
    */
   private Set<String> rewind() {
-    Map<String, PollPosition> letGo = dispatcher.drainLetGo();
+    Map<String, PollPosition> letGo = feed.drainLetGo();
     letGo.forEach(
         (t, before) ->
             cursors.computeIfPresent(
@@ -309,14 +311,14 @@ final class TenantRounds {
     for (int free : room.values()) {
       need += free;
     }
-    if (need <= dispatcher.cacheRoom()) {
+    if (need <= feed.cacheRoom()) {
       return 0;
     }
     Map<String, Integer> keep = new HashMap<>();
     int freed = 0;
     for (String t : knownTenants.keySet()) {
       int share = part(t, equal);
-      int held = dispatcher.held(t);
+      int held = feed.held(t);
       if (held > share) {
         keep.put(t, share);
         freed += held - share;
@@ -340,7 +342,7 @@ final class TenantRounds {
 
   /** A tenant's part of the window: the equal share, within its own cap. */
   private int part(String tenant, int equal) {
-    return Math.max(1, Math.min(dispatcher.tenantCap(tenant), equal));
+    return Math.max(1, Math.min(feed.tenantCap(tenant), equal));
   }
 
   /**

@@ -48,9 +48,9 @@ class DispatcherPollTest {
   @Test
   void rowsOverATenantsPartAreLetGoAndReportedFromTheFirst() {
     d.onPolled(read(rows(1, 5), 3, PollPosition.FIRST));
-    assertThat(d.held("t")).isEqualTo(3);
-    assertThat(d.drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
-    assertThat(d.drainLetGo()).as("each report is taken once").isEmpty();
+    assertThat(d.feed().held("t")).isEqualTo(3);
+    assertThat(d.feed().drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
+    assertThat(d.feed().drainLetGo()).as("each report is taken once").isEmpty();
   }
 
   @Test
@@ -59,15 +59,15 @@ class DispatcherPollTest {
     // A read from where the last one ended (past the gap) finds room, but its rows would be
     // served ahead of rows 4 and 5: they are let go too.
     d.onPolled(read(rows(6, 7), 10, PollPosition.at(50, 5)));
-    assertThat(d.held("t")).isEqualTo(3);
-    assertThat(d.drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
+    assertThat(d.feed().held("t")).isEqualTo(3);
+    assertThat(d.feed().drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
     // The poller's read from the gap covers it: its rows come in, in order.
     d.onPolled(read(rows(4, 7), 10, PollPosition.before(40, 4)));
-    assertThat(d.held("t")).isEqualTo(7);
-    assertThat(d.drainLetGo()).isEmpty();
+    assertThat(d.feed().held("t")).isEqualTo(7);
+    assertThat(d.feed().drainLetGo()).isEmpty();
     // The gap is closed: a read from the end goes on as usual.
     d.onPolled(read(rows(8, 8), 10, PollPosition.at(70, 7)));
-    assertThat(d.held("t")).isEqualTo(8);
+    assertThat(d.feed().held("t")).isEqualTo(8);
   }
 
   @Test
@@ -76,6 +76,6 @@ class DispatcherPollTest {
     // A quiet tenant's new row must not wait for a busy tenant's rewind: only per-tenant reads
     // are checked against the gap.
     d.onPolled(Polled.recent(rows(9, 9), 0, 10));
-    assertThat(d.held("t")).isEqualTo(4);
+    assertThat(d.feed().held("t")).isEqualTo(4);
   }
 }

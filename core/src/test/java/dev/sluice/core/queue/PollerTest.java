@@ -115,7 +115,7 @@ class PollerTest {
 
     insert("poll_known", "quiet", nowNs());
     pass(p, d); // the poll of recent rows reads it
-    assertThat(d.held("quiet")).isEqualTo(1);
+    assertThat(d.feed().held("quiet")).isEqualTo(1);
     // Its event may be sent and acked before the next round sees it in the window; the rounds
     // must know the tenant anyway, or its next event waits for the next listing (once a second).
     assertThat(p.rounds().knows("quiet")).isTrue();
@@ -133,19 +133,21 @@ class PollerTest {
 
     pass(p, d); // one poll for all: the window's first 100 rows are noisy, over its 50% share
     assertThat(p.tenantMode()).as("the noisy tenant hit its share").isFalse();
-    assertThat(d.held("noisy")).isEqualTo(50);
+    assertThat(d.feed().held("noisy")).isEqualTo(50);
     pass(p, d); // tenant by tenant: the first round lists both tenants and reads each
     assertThat(p.tenantMode()).isTrue();
-    assertThat(d.held("quiet")).isEqualTo(1);
+    assertThat(d.feed().held("quiet")).isEqualTo(1);
 
     // The quiet tenant's next event commits; the next pass is one with a per-tenant round.
     insert("poll_rounds", "quiet", nowNs());
     p.rounds().roundDueNow();
     pass(p, d);
-    assertThat(d.held("quiet"))
+    assertThat(d.feed().held("quiet"))
         .as("the quiet tenant's new event is in the window after one pass, round or not")
         .isEqualTo(2);
-    assertThat(d.held("noisy")).as("and the noisy tenant still holds its share").isEqualTo(50);
+    assertThat(d.feed().held("noisy"))
+        .as("and the noisy tenant still holds its share")
+        .isEqualTo(50);
   }
 
   /**
