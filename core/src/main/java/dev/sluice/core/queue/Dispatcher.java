@@ -106,7 +106,7 @@ final class Dispatcher implements Runnable {
   }
 
   void wire(AckBatcher acks, Poller poller, Firer firer) {
-    this.settlements = new Settlements(ctx, table, ledger, feed, acks);
+    this.settlements = new Settlements(ctx, table, ledger, feed, acks::submit);
     this.poller = poller;
     this.firer = firer;
   }

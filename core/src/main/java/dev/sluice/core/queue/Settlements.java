@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,14 +33,16 @@ final class Settlements {
   private final InFlightTable table;
   private final CreditLedger ledger;
   private final WindowFeed feed;
-  private final AckBatcher acks;
+
+  /** Where changes go to be written: the {@link AckBatcher}. */
+  private final Consumer<Completion> acks;
 
   Settlements(
       QueueContext ctx,
       InFlightTable table,
       CreditLedger ledger,
       WindowFeed feed,
-      AckBatcher acks) {
+      Consumer<Completion> acks) {
     this.ctx = ctx;
     this.table = table;
     this.ledger = ledger;
@@ -72,14 +75,14 @@ final class Settlements {
     for (InFlight f : table.expired(now)) {
       settle(f);
       ctx.metrics().timeouts.increment();
-      acks.submit(failed(f.ref(), now, 0, null, "ack timeout"));
+      acks.accept(failed(f.ref(), now, 0, null, "ack timeout"));
     }
   }
 
   /** {@code f} was fired but is not sent (its outlet left, or dispatch stopped): pending again. */
   void unsent(InFlight f, long now) {
     settle(f);
-    acks.submit(Completion.release(f.ref(), now, false, null, "receiver gone before the send"));
+    acks.accept(Completion.release(f.ref(), now, false, null, "receiver gone before the send"));
   }
 
   /** The outlet {@code r} left: what it held fails at once, not after ack_wait. */
@@ -88,7 +91,7 @@ final class Settlements {
     List<InFlight> held = table.unsettled(f -> f.owner == r);
     for (InFlight f : held) {
       settle(f);
-      acks.submit(failed(f.ref(), now, 0, null, why));
+      acks.accept(failed(f.ref(), now, 0, null, why));
     }
     if (!held.isEmpty()) {
       log.info(
@@ -101,7 +104,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (InFlight f : table.unsettled(f -> true)) {
       settle(f);
-      acks.submit(Completion.release(f.ref(), now, false, null, why));
+      acks.accept(Completion.release(f.ref(), now, false, null, why));
     }
   }
 
@@ -113,7 +116,7 @@ final class Settlements {
         ctx.metrics().dispatchToAck.record(Math.max(0, now - f.firedAtNs), TimeUnit.NANOSECONDS);
       }
       // Unknown to this manager (fired before a restart, say): the database decides.
-      acks.submit(Completion.ack(ref, from));
+      acks.accept(Completion.ack(ref, from));
     }
   }
 
@@ -148,7 +151,7 @@ final class Settlements {
       settle(table.at(n.ref()));
       ctx.metrics().nacked.increment();
       String why = n.reason() == null || n.reason().isEmpty() ? "nack" : "nack: " + n.reason();
-      acks.submit(failed(n.ref(), now, n.retryAfterNs(), from, why));
+      acks.accept(failed(n.ref(), now, n.retryAfterNs(), from, why));
     }
   }
 
@@ -157,7 +160,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
       settle(table.at(ref));
-      acks.submit(Completion.release(ref, now, false, from, why));
+      acks.accept(Completion.release(ref, now, false, from, why));
     }
   }
 
@@ -166,7 +169,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
       if (!table.isInFlight(ref.id())) {
-        acks.submit(failed(ref, now, 0, null, "orphan (no live owner)"));
+        acks.accept(failed(ref, now, 0, null, "orphan (no live owner)"));
       }
     }
   }
