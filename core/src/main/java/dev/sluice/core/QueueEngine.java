@@ -367,7 +367,7 @@ public final class QueueEngine {
         }
       }
       for (EventRef r : releases) {
-        rel.add(new Release(r, now, false, null));
+        rel.add(RetryPolicy.released(r, now));
       }
       if (!rel.isEmpty()) {
         Map<EventRef, CasOutcome> out = store.release(rel);

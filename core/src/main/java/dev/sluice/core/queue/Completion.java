@@ -27,12 +27,12 @@ record Completion(
     return new Completion(Kind.ACK, ref, 0, false, null, from, "ack");
   }
 
-  static Completion release(
-      EventRef ref, long retryAtNs, boolean dead, AttachedOutlet from, String reason) {
-    return new Completion(Kind.RELEASE, ref, retryAtNs, dead, null, from, reason);
+  /** An attempt that did not fail, back to pending at once: see {@link RetryPolicy#released}. */
+  static Completion released(EventRef ref, long nowNs, AttachedOutlet from, String reason) {
+    return failed(RetryPolicy.released(ref, nowNs), from, reason);
   }
 
-  /** A failed attempt, as {@link RetryPolicy#afterFailure} decided. */
+  /** A release as the {@link RetryPolicy} decided it ({@link RetryPolicy#afterFailure}). */
   static Completion failed(Release r, AttachedOutlet from, String reason) {
     return new Completion(Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason);
   }

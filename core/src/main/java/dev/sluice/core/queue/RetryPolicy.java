@@ -9,7 +9,8 @@ import dev.sluice.db.store.Release;
  * refused, an orphan found in the table — on every path: the dispatcher's, and the direct writes of
  * a manager that no longer leads the shard. Back to pending after the queue's exponential backoff
  * (or the retry-after the outlet asked for), or dead when the attempt was its last, with the reason
- * kept for {@code sluice dead list}.
+ * kept for {@code sluice dead list}. An attempt that did not fail goes back to pending at once
+ * ({@link #released}).
  *
  * <p>Immutable; a table altered in place gets a new one.
  */
@@ -37,6 +38,14 @@ public final class RetryPolicy {
     long asked = backoff.retryAfterNs(retryAfterNs);
     long delay = asked > 0 ? asked : backoff.delayNs(ref.epoch());
     return new Release(ref, Backoff.at(nowNs, delay), dead, dead ? deadReason(reason) : null);
+  }
+
+  /**
+   * The release of an attempt that did not fail — never sent, given back by the outlet, or still
+   * held at a graceful stop: pending again at {@code nowNs}, never dead, whatever the attempt.
+   */
+  public static Release released(EventRef ref, long nowNs) {
+    return new Release(ref, nowNs, false, null);
   }
 
   /**

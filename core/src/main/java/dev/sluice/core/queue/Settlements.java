@@ -82,7 +82,7 @@ final class Settlements {
   /** {@code f} was fired but is not sent (its outlet left, or dispatch stopped): pending again. */
   void unsent(InFlight f, long now) {
     settle(f);
-    acks.accept(Completion.release(f.ref(), now, false, null, "receiver gone before the send"));
+    acks.accept(Completion.released(f.ref(), now, null, "receiver gone before the send"));
   }
 
   /** The outlet {@code r} left: what it held fails at once, not after ack_wait. */
@@ -104,7 +104,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (InFlight f : table.unsettled(f -> true)) {
       settle(f);
-      acks.accept(Completion.release(f.ref(), now, false, null, why));
+      acks.accept(Completion.released(f.ref(), now, null, why));
     }
   }
 
@@ -160,7 +160,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
       settle(table.at(ref));
-      acks.accept(Completion.release(ref, now, false, from, why));
+      acks.accept(Completion.released(ref, now, from, why));
     }
   }
 
