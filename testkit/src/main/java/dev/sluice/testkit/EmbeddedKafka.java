@@ -24,6 +24,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
@@ -222,14 +223,7 @@ public final class EmbeddedKafka implements AutoCloseable {
           .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
       while (true) {
-        TopicDescription d =
-            admin
-                .describeTopics(List.of(name))
-                .allTopicNames()
-                .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                .get(name);
-        if (d.partitions().size() == partitions
-            && d.partitions().stream().map(TopicPartitionInfo::leader).allMatch(l -> l != null)) {
+        if (hasLeaders(admin, name, partitions)) {
           return;
         }
         if (System.nanoTime() > deadline) {
@@ -244,6 +238,27 @@ public final class EmbeddedKafka implements AutoCloseable {
       Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
       throw new IllegalStateException("could not create topic " + name + ": " + cause, cause);
     }
+  }
+
+  /** Whether the broker knows the topic, with a leader for each partition. */
+  private static boolean hasLeaders(Admin admin, String name, int partitions)
+      throws InterruptedException, ExecutionException, java.util.concurrent.TimeoutException {
+    TopicDescription d;
+    try {
+      d =
+          admin
+              .describeTopics(List.of(name))
+              .allTopicNames()
+              .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+              .get(name);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RetriableException) {
+        return false; // the broker has not seen the new topic yet
+      }
+      throw e;
+    }
+    return d.partitions().size() == partitions
+        && d.partitions().stream().map(TopicPartitionInfo::leader).allMatch(l -> l != null);
   }
 
   /** An admin client of this cluster; the caller closes it. */
