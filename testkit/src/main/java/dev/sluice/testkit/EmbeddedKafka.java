@@ -135,6 +135,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     long t0 = System.nanoTime();
     Path base = null;
     KafkaClusterTestKit cluster = null;
+    boolean started = false;
     try {
       int brokerPort = port == 0 ? freePort() : port;
       base = Files.createTempDirectory("sluice-kafka-");
@@ -173,17 +174,24 @@ public final class EmbeddedKafka implements AutoCloseable {
           "embedded Kafka started on 127.0.0.1:{} in {} ms",
           brokerPort,
           (System.nanoTime() - t0) / 1_000_000);
-      return new EmbeddedKafka(cluster, brokerPort, base);
+      EmbeddedKafka kafka = new EmbeddedKafka(cluster, brokerPort, base);
+      started = true;
+      return kafka;
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      if (cluster != null) {
-        closeQuietly(cluster);
-      }
-      deleteQuietly(base);
       throw new IllegalStateException(
           "could not start the embedded Kafka on port " + port + ": " + e, e);
+    } finally {
+      // Also after an Error (a Kafka jar missing from the class path): no broker or directory
+      // is left behind.
+      if (!started) {
+        if (cluster != null) {
+          closeQuietly(cluster);
+        }
+        deleteQuietly(base);
+      }
     }
   }
 
