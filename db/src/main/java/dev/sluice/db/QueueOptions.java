@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * A queue's options, read from its table comment: {@code sluice_queue key=value ...}.
@@ -16,6 +17,13 @@ import java.util.function.Function;
  * option, the value and what is accepted, so that a typo never silently runs a queue with a default
  * the DBA did not mean; every problem of a comment is collected before it fails. Parsing throws
  * nothing but {@link QueueConfigException}, whatever the text.
+ *
+ * <p>The {@link #CHANNEL_OPTIONS} bind the queue to a broker channel of the manager's
+ * configuration. Here each is only checked for its form; whether they fit together, the channel
+ * exists and the columns they name are in the table is the manager's check ({@code
+ * ChannelBinding}), made after its configuration's {@code queues} section is applied with {@link
+ * #with}. An empty text option is its default: {@code channel=} none (gRPC receivers only), {@code
+ * channel_target=} the queue's name as Kafka topic, or RabbitMQ's default exchange.
  */
 public record QueueOptions(
     Duration ackWait,
@@ -35,7 +43,14 @@ public record QueueOptions(
     int actorMaxDepth,
     Map<String, Integer> classShares,
     int maxEventBytes,
-    long cacheBytes) {
+    long cacheBytes,
+    String channel,
+    String channelTarget,
+    String channelRoutingKey,
+    String channelTargetColumn,
+    String channelKeyColumn,
+    String channelBody,
+    boolean channelReceivers) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -113,6 +128,28 @@ public record QueueOptions(
   public static final int MAX_RECEIVERS_PER_TENANT_LIMIT = 10_000;
   public static final int MAX_CLASSES = 32;
 
+  /** {@code channel_body}'s value for a JSON object of the user columns (the default). */
+  public static final String BODY_JSON = "json";
+
+  /**
+   * The options that bind a queue to a broker channel; the manager's configuration may set these
+   * for a queue too (its {@code queues} section), and wins over the comment.
+   */
+  public static final List<String> CHANNEL_OPTIONS =
+      List.of(
+          "channel",
+          "channel_target",
+          "channel_routing_key",
+          "channel_target_column",
+          "channel_key_column",
+          "channel_body",
+          "channel_receivers");
+
+  /** A channel's name, as the manager's configuration and {@code channel=} write it. */
+  public static final Pattern CHANNEL_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+  private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+
   /** What kind of value an option takes; each kind parses and prints one way. */
   public enum Kind {
     DURATION,
@@ -120,15 +157,43 @@ public record QueueOptions(
     PERCENT,
     BOOL,
     CLASS_SHARES,
-    BYTES
+    BYTES,
+    /**
+     * A word of text, checked by the option's {@link TextRule}; an empty value ({@code
+     * channel_target=}) is the default.
+     */
+    TEXT
   }
+
+  /**
+   * What a {@link Kind#TEXT} option accepts: a pattern (a comment's values never hold whitespace)
+   * and how the docs and errors say it.
+   */
+  public record TextRule(Pattern pattern, String says) {}
 
   /**
    * One option: its name in comments, kind, default and bounds (milliseconds for durations, the
    * number itself for counts and percents), and how the record holds it.
    */
   public record Option(
-      String name, Kind kind, Object dflt, long min, long max, Function<QueueOptions, Object> get) {
+      String name,
+      Kind kind,
+      Object dflt,
+      long min,
+      long max,
+      Function<QueueOptions, Object> get,
+      TextRule text) {
+
+    /** An option of any kind but {@link Kind#TEXT}. */
+    public Option(
+        String name,
+        Kind kind,
+        Object dflt,
+        long min,
+        long max,
+        Function<QueueOptions, Object> get) {
+      this(name, kind, dflt, min, max, get, null);
+    }
 
     /** The value as comments write it. */
     public String format(Object v) {
@@ -154,6 +219,7 @@ public record QueueOptions(
         case CLASS_SHARES ->
             "none, or up to " + MAX_CLASSES + " class:percent pairs, each 1% to 100%";
         case BYTES -> ByteSizes.format(min) + " to " + ByteSizes.format(max);
+        case TEXT -> text.says();
       };
     }
 
@@ -165,7 +231,20 @@ public record QueueOptions(
         case BOOL -> bool(v, problems);
         case CLASS_SHARES -> classShares(v, problems);
         case BYTES -> bytes(v, problems);
+        case TEXT -> text(v, problems);
       };
+    }
+
+    /** A word matching the option's rule; empty is the default. */
+    private Object text(String v, List<String> problems) {
+      if (v.isEmpty()) {
+        return dflt;
+      }
+      if (!text.pattern().matcher(v).matches()) {
+        problems.add(name + "='" + v + "' must be " + text.says());
+        return dflt;
+      }
+      return v;
     }
 
     /** A size such as {@code 512KiB} or {@code 1048576}, within the bounds. */
@@ -304,6 +383,11 @@ public record QueueOptions(
     return new Option(name, Kind.PERCENT, dflt, min, max, get);
   }
 
+  private static Option text(
+      String name, String dflt, Pattern pattern, String says, Function<QueueOptions, Object> get) {
+    return new Option(name, Kind.TEXT, dflt, 0, 0, get, new TextRule(pattern, says));
+  }
+
   /** Every option, in the order the docs list them and the record holds them. */
   public static final List<Option> OPTIONS =
       List.of(
@@ -397,7 +481,46 @@ public record QueueOptions(
               DEFAULT_CACHE_BYTES,
               MIN_CACHE_BYTES,
               MAX_CACHE_BYTES,
-              QueueOptions::cacheBytes));
+              QueueOptions::cacheBytes),
+          text(
+              "channel",
+              "",
+              CHANNEL_NAME,
+              "a channel of the manager's configuration: 1-64 letters, digits, '.', '_' or '-'",
+              QueueOptions::channel),
+          text(
+              "channel_target",
+              "",
+              Pattern.compile("[A-Za-z0-9._:-]{1,255}"),
+              "a Kafka topic or RabbitMQ exchange: 1-255 letters, digits, '.', '_', ':' or '-'"
+                  + " (empty: the default)",
+              QueueOptions::channelTarget),
+          text(
+              "channel_routing_key",
+              "",
+              Pattern.compile("[A-Za-z0-9._:/@+-]{1,255}"),
+              "a RabbitMQ routing key: 1-255 letters, digits, '.', '_', ':', '/', '@', '+' or '-'"
+                  + " (empty: the queue's name)",
+              QueueOptions::channelRoutingKey),
+          text(
+              "channel_target_column",
+              "",
+              COLUMN,
+              "a column name",
+              QueueOptions::channelTargetColumn),
+          text(
+              "channel_key_column",
+              "",
+              COLUMN,
+              "a column name (empty: the tenant)",
+              QueueOptions::channelKeyColumn),
+          text(
+              "channel_body",
+              BODY_JSON,
+              COLUMN,
+              BODY_JSON + " or a column name",
+              QueueOptions::channelBody),
+          new Option("channel_receivers", Kind.BOOL, false, 0, 1, QueueOptions::channelReceivers));
 
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES = OPTIONS.stream().map(Option::name).toList();
@@ -436,7 +559,14 @@ public record QueueOptions(
         (Integer) v.get(14),
         castShares(v.get(15)),
         (int) (long) (Long) v.get(16),
-        (Long) v.get(17));
+        (Long) v.get(17),
+        (String) v.get(18),
+        (String) v.get(19),
+        (String) v.get(20),
+        (String) v.get(21),
+        (String) v.get(22),
+        (String) v.get(23),
+        (Boolean) v.get(24));
   }
 
   @SuppressWarnings("unchecked")
@@ -469,13 +599,16 @@ public record QueueOptions(
     if (!rest.isEmpty()) {
       for (String token : rest.split("\\s+")) {
         int eq = token.indexOf('=');
-        if (eq <= 0 || eq == token.length() - 1) {
+        if (eq <= 0) {
           problems.add("'" + token + "' is not key=value");
           continue;
         }
         String key = token.substring(0, eq);
-        if (!NAMES.contains(key)) {
+        Option option = option(key);
+        if (option == null) {
           problems.add("unknown option '" + key + "' (known: " + String.join(", ", NAMES) + ")");
+        } else if (eq == token.length() - 1 && option.kind() != Kind.TEXT) {
+          problems.add("'" + token + "' is not key=value");
         } else if (values.put(key, token.substring(eq + 1)) != null) {
           problems.add("option '" + key + "' is given twice");
         }
@@ -487,22 +620,7 @@ public record QueueOptions(
       parsed.add(v == null ? o.dflt() : o.parse(v, problems));
     }
     QueueOptions o = of(parsed);
-    if (problems.isEmpty() && o.maxBackoff.compareTo(o.minBackoff) < 0) {
-      problems.add(
-          "max_backoff ("
-              + Durations.format(o.maxBackoff)
-              + ") is less than min_backoff ("
-              + Durations.format(o.minBackoff)
-              + ")");
-    }
-    if (problems.isEmpty() && o.cacheBytes < o.maxEventBytes) {
-      problems.add(
-          "cache_bytes ("
-              + ByteSizes.format(o.cacheBytes)
-              + ") is less than max_event_bytes ("
-              + ByteSizes.format(o.maxEventBytes)
-              + ")");
-    }
+    o.checkTogether(problems);
     if (!problems.isEmpty()) {
       throw new QueueConfigException(
           "queue "
@@ -513,6 +631,54 @@ public record QueueOptions(
               + String.join("; ", problems));
     }
     return o;
+  }
+
+  /**
+   * These options with some replaced, each given as a comment writes it ({@code channel_target} to
+   * {@code orders.due}): the manager configuration's {@code queues} section, which wins over the
+   * comment.
+   *
+   * @param where what the values are, for the error ("sluice.yaml: queues.orders")
+   * @throws QueueConfigException starting with {@code where}, naming every problem; nothing else
+   */
+  public QueueOptions with(Map<String, String> values, String where) {
+    List<String> problems = new ArrayList<>();
+    List<Object> parsed = new ArrayList<>();
+    for (Option o : OPTIONS) {
+      String v = values.get(o.name());
+      parsed.add(v == null ? o.get().apply(this) : o.parse(v.strip(), problems));
+    }
+    for (String key : values.keySet()) {
+      if (option(key) == null) {
+        problems.add("unknown option '" + key + "' (known: " + String.join(", ", NAMES) + ")");
+      }
+    }
+    QueueOptions o = of(parsed);
+    o.checkTogether(problems);
+    if (!problems.isEmpty()) {
+      throw new QueueConfigException(where + ": " + String.join("; ", problems));
+    }
+    return o;
+  }
+
+  /** The rules between options, once each option is valid on its own. */
+  private void checkTogether(List<String> problems) {
+    if (problems.isEmpty() && maxBackoff.compareTo(minBackoff) < 0) {
+      problems.add(
+          "max_backoff ("
+              + Durations.format(maxBackoff)
+              + ") is less than min_backoff ("
+              + Durations.format(minBackoff)
+              + ")");
+    }
+    if (problems.isEmpty() && cacheBytes < maxEventBytes) {
+      problems.add(
+          "cache_bytes ("
+              + ByteSizes.format(cacheBytes)
+              + ") is less than max_event_bytes ("
+              + ByteSizes.format(maxEventBytes)
+              + ")");
+    }
   }
 
   /** The options as a comment, e.g. for a migration that changes one of them. */

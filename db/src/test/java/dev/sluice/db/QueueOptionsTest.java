@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class QueueOptionsTest {
@@ -132,5 +134,109 @@ class QueueOptionsTest {
                 QueueOptions.parseComment(
                     "q", "sluice_queue cache_bytes=512KiB max_event_bytes=1MiB"))
         .hasMessageContaining("cache_bytes (512KiB) is less than max_event_bytes (1MiB)");
+  }
+
+  @Test
+  void channelOptionsDefaultToNoChannel() {
+    QueueOptions d = QueueOptions.defaults();
+    assertThat(d.channel()).isEmpty();
+    assertThat(d.channelTarget()).isEmpty();
+    assertThat(d.channelRoutingKey()).isEmpty();
+    assertThat(d.channelTargetColumn()).isEmpty();
+    assertThat(d.channelKeyColumn()).isEmpty();
+    assertThat(d.channelBody()).isEqualTo("json");
+    assertThat(d.channelReceivers()).isFalse();
+    assertThat(d.toComment()).isEqualTo("sluice_queue");
+    assertThat(QueueOptions.CHANNEL_OPTIONS).allMatch(QueueOptions.NAMES::contains);
+  }
+
+  @Test
+  void parsesChannelOptionsAndPrintsThemBack() {
+    String comment =
+        "sluice_queue ack_wait=5s channel=events-kafka channel_target=reminders.due"
+            + " channel_routing_key=orders/due:v1 channel_target_column=dest"
+            + " channel_key_column=Order_Id channel_body=payload channel_receivers=true";
+    QueueOptions o = QueueOptions.parseComment("q", comment);
+    assertThat(o.channel()).isEqualTo("events-kafka");
+    assertThat(o.channelTarget()).isEqualTo("reminders.due");
+    assertThat(o.channelRoutingKey()).isEqualTo("orders/due:v1");
+    assertThat(o.channelTargetColumn()).isEqualTo("dest");
+    assertThat(o.channelKeyColumn()).isEqualTo("Order_Id");
+    assertThat(o.channelBody()).isEqualTo("payload");
+    assertThat(o.channelReceivers()).isTrue();
+    assertThat(o.toComment()).isEqualTo(comment);
+    assertThat(QueueOptions.parseComment("q", o.toComment())).isEqualTo(o);
+    assertThat(o.asMap())
+        .containsEntry("channel", "events-kafka")
+        .containsEntry("channel_body", "payload");
+    assertThat(QueueOptions.defaults().changedFrom(o)).contains("channel", "channel_receivers");
+    for (String name : QueueOptions.CHANNEL_OPTIONS) {
+      assertThat(QueueOptions.option(name).bounds()).as(name).isNotBlank();
+    }
+  }
+
+  @Test
+  void anEmptyTextOptionIsItsDefault() {
+    // RabbitMQ's default exchange is named "": channel_target= says it, as does leaving it out.
+    QueueOptions o =
+        QueueOptions.parseComment("q", "sluice_queue channel=rabbit channel_target= channel_body=");
+    assertThat(o.channelTarget()).isEmpty();
+    assertThat(o.channelBody()).isEqualTo("json");
+    assertThat(o.toComment()).isEqualTo("sluice_queue channel=rabbit");
+    // Other kinds still need a value.
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue channel_receivers="))
+        .hasMessageContaining("'channel_receivers=' is not key=value");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue ack_wait="))
+        .hasMessageContaining("'ack_wait=' is not key=value");
+  }
+
+  @Test
+  void rejectsMalformedChannelOptionsNamingEach() {
+    assertThatThrownBy(
+            () ->
+                QueueOptions.parseComment(
+                    "orders_q",
+                    "sluice_queue channel=-bad channel_target=a/b channel_routing_key=a'b"
+                        + " channel_target_column=1dest channel_key_column=a-b"
+                        + " channel_body=raw.bytes channel_receivers=yes"))
+        .isInstanceOf(QueueConfigException.class)
+        .hasMessageContaining("queue orders_q: malformed comment")
+        .hasMessageContaining("channel='-bad' must be a channel of the manager's configuration")
+        .hasMessageContaining("channel_target='a/b' must be a Kafka topic or RabbitMQ exchange")
+        .hasMessageContaining("channel_routing_key='a'b' must be a RabbitMQ routing key")
+        .hasMessageContaining("channel_target_column='1dest' must be a column name")
+        .hasMessageContaining("channel_key_column='a-b' must be a column name")
+        .hasMessageContaining("channel_body='raw.bytes' must be json or a column name")
+        .hasMessageContaining("channel_receivers='yes' must be true or false");
+    assertThatThrownBy(
+            () -> QueueOptions.parseComment("q", "sluice_queue channel_target=" + "t".repeat(256)))
+        .hasMessageContaining("must be a Kafka topic or RabbitMQ exchange: 1-255");
+    assertThatThrownBy(() -> QueueOptions.parseComment("q", "sluice_queue channel=a channel=b"))
+        .hasMessageContaining("option 'channel' is given twice");
+  }
+
+  @Test
+  void configurationValuesReplaceTheCommentsOwn() {
+    QueueOptions fromComment =
+        QueueOptions.parseComment("q", "sluice_queue ack_wait=5s channel=a channel_target=t1");
+    Map<String, String> conf = new LinkedHashMap<>();
+    conf.put("channel", "b");
+    conf.put("channel_routing_key", "rk");
+    conf.put("channel_receivers", "true");
+    QueueOptions o = fromComment.with(conf, "sluice.yaml: queues.q");
+    assertThat(o.channel()).isEqualTo("b");
+    assertThat(o.channelTarget()).isEqualTo("t1");
+    assertThat(o.channelRoutingKey()).isEqualTo("rk");
+    assertThat(o.channelReceivers()).isTrue();
+    assertThat(o.ackWait()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(fromComment.with(Map.of(), "x")).isEqualTo(fromComment);
+    assertThatThrownBy(
+            () ->
+                fromComment.with(
+                    Map.of("channel_body", "a b", "chanel", "x"), "sluice.yaml: queues.q"))
+        .isInstanceOf(QueueConfigException.class)
+        .hasMessageStartingWith("sluice.yaml: queues.q: ")
+        .hasMessageContaining("channel_body='a b' must be json or a column name")
+        .hasMessageContaining("unknown option 'chanel'");
   }
 }
