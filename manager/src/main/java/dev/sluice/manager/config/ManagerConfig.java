@@ -2,12 +2,18 @@ package dev.sluice.manager.config;
 
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.config.TenantLimit;
+import dev.sluice.db.QueueConfigException;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.db.QueueOptions;
 import dev.sluice.manager.security.SecurityConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -33,6 +39,9 @@ import java.util.Set;
  * @param grpcKeepaliveTimeout how long that ping may go unanswered before the connection is closed
  *     and its events are released: a receiver host that vanished (no FIN or RST) is found within
  *     the two together
+ * @param channels the brokers queues may publish to, by name
+ * @param queueOverrides per queue name, channel options ({@link QueueOptions#CHANNEL_OPTIONS}) as
+ *     comments write them, which win over the table comment's: for DBAs who cannot change comments
  */
 public record ManagerConfig(
     String managerId,
@@ -50,7 +59,9 @@ public record ManagerConfig(
     List<TenantLimit> tenantLimits,
     SecurityConfig security,
     Duration grpcKeepaliveTime,
-    Duration grpcKeepaliveTimeout) {
+    Duration grpcKeepaliveTimeout,
+    List<ChannelConfig> channels,
+    Map<String, Map<String, String>> queueOverrides) {
 
   public static final int DEFAULT_GRPC_PORT = 7470;
 
@@ -114,10 +125,28 @@ public record ManagerConfig(
         tenantLimits,
         security,
         grpcKeepaliveTime,
-        grpcKeepaliveTimeout);
+        grpcKeepaliveTimeout,
+        channels,
+        queueOverrides);
   }
 
-  /** The overrides that concern queue {@code queue}. */
+  /** The channel named {@code name}, if configured. */
+  public Optional<ChannelConfig> channel(String name) {
+    return channels.stream().filter(c -> c.name().equals(name)).findFirst();
+  }
+
+  /**
+   * A queue's options: its table comment's ({@code fromComment}), with the configuration's {@code
+   * queues.<queue>} settings in place of the comment's. The settings were checked when this
+   * configuration was built.
+   */
+  public QueueOptions queueOptions(String queue, QueueOptions fromComment) {
+    Map<String, String> o = queueOverrides.get(queue);
+    return o == null || o.isEmpty()
+        ? fromComment
+        : fromComment.with(o, "queue " + queue + ": the manager configuration's queues." + queue);
+  }
+
   /** What the queue engine needs of this configuration. */
   public dev.sluice.core.EngineConfig engine() {
     return new dev.sluice.core.EngineConfig(
@@ -131,6 +160,7 @@ public record ManagerConfig(
         tenantLimits);
   }
 
+  /** The overrides that concern queue {@code queue}. */
   public List<TenantLimit> tenantLimitsFor(String queue) {
     return tenantLimits.stream().filter(t -> t.appliesTo(queue)).toList();
   }
@@ -179,6 +209,23 @@ public record ManagerConfig(
     private Path migrations = DEFAULT_MIGRATIONS;
     private final List<TenantLimit> tenantLimits = new ArrayList<>();
     private SecurityConfig security = SecurityConfig.NONE;
+    private final List<ChannelConfig> channels = new ArrayList<>();
+    private final Map<String, Map<String, String>> queueOverrides = new LinkedHashMap<>();
+
+    /** Adds a broker channel; names are unique. */
+    public Builder channel(ChannelConfig c) {
+      this.channels.add(c);
+      return this;
+    }
+
+    /**
+     * Sets channel options of queue {@code queue}, as comments write them ({@code channel} to
+     * {@code events-kafka}); they win over its table comment's.
+     */
+    public Builder queueOverride(String queue, Map<String, String> options) {
+      this.queueOverrides.put(queue, new LinkedHashMap<>(options));
+      return this;
+    }
 
     /** TLS, principals and grants; {@link SecurityConfig#NONE} (the default) has neither. */
     public Builder security(SecurityConfig s) {
@@ -313,6 +360,15 @@ public record ManagerConfig(
                       : "queue " + t.queue()));
         }
       }
+      Set<String> channelNames = new HashSet<>();
+      for (ChannelConfig c : channels) {
+        if (!channelNames.add(c.name())) {
+          throw new IllegalArgumentException("channels: the name '" + c.name() + "' is used twice");
+        }
+      }
+      Map<String, Map<String, String>> overrides = new LinkedHashMap<>();
+      queueOverrides.forEach(
+          (queue, options) -> overrides.put(queue, checkOverride(queue, options)));
       String id = managerId;
       if (id == null || id.isBlank()) {
         id = defaultManagerId();
@@ -333,7 +389,46 @@ public record ManagerConfig(
           List.copyOf(tenantLimits),
           security == null ? SecurityConfig.NONE : security,
           grpcKeepaliveTime,
-          grpcKeepaliveTimeout);
+          grpcKeepaliveTimeout,
+          List.copyOf(channels),
+          java.util.Collections.unmodifiableMap(overrides));
+    }
+
+    /** One queue's settings of the {@code queues} section, checked; the copy kept. */
+    private Map<String, String> checkOverride(String queue, Map<String, String> options) {
+      String where = "queues." + queue;
+      QueueConvention.requireIdentifier(where + ": the queue name", queue);
+      for (String key : options.keySet()) {
+        if (!QueueOptions.CHANNEL_OPTIONS.contains(key)) {
+          throw new IllegalArgumentException(
+              where
+                  + ": '"
+                  + key
+                  + "' cannot be set here (the configuration sets only "
+                  + String.join(", ", QueueOptions.CHANNEL_OPTIONS)
+                  + "; other options are the table comment's)");
+        }
+      }
+      try {
+        QueueOptions.defaults().with(options, where);
+      } catch (QueueConfigException e) {
+        throw new IllegalArgumentException(e.getMessage(), e);
+      }
+      String channel = options.get("channel");
+      if (channel != null
+          && !channel.isBlank()
+          && channels.stream().noneMatch(c -> c.name().equals(channel.strip()))) {
+        throw new IllegalArgumentException(
+            where
+                + ".channel: channel '"
+                + channel
+                + "' is not configured (channels: "
+                + (channels.isEmpty()
+                    ? "none"
+                    : String.join(", ", channels.stream().map(ChannelConfig::name).toList()))
+                + ")");
+      }
+      return Map.copyOf(options);
     }
   }
 }
