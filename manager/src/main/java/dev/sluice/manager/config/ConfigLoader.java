@@ -21,9 +21,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 /**
  * Reads a manager's YAML configuration. {@code ${NAME}} and {@code ${NAME:-default}} in any value
  * are replaced from the environment, so secrets stay out of the file. Any setting but {@code
- * tenant_limits} can also be overridden by an environment variable named after it ({@code
- * SLUICE_GRPC_PORT}, {@code SLUICE_SHARDS_0_URL}, {@code SLUICE_SHARDS_MAIN_PASSWORD}; see {@link
- * EnvOverrides}), and with {@link #loadEnvironment()} no file is needed at all.
+ * tenant_limits}, {@code queues} and a channel's {@code properties} and {@code allowed_targets} can
+ * also be overridden by an environment variable named after it ({@code SLUICE_GRPC_PORT}, {@code
+ * SLUICE_SHARDS_0_URL}, {@code SLUICE_SHARDS_MAIN_PASSWORD}, {@code SLUICE_CHANNELS_0_URI}; see
+ * {@link EnvOverrides}), and with {@link #loadEnvironment()} no file is needed at all.
  *
  * <pre>
  * manager_id: m1
