@@ -14,16 +14,21 @@ import java.util.concurrent.CountDownLatch;
 /**
  * A loopback TCP proxy to one address whose {@link #freeze()} stops forwarding in both directions
  * while keeping every connection open: to the peers it looks like a host that vanished (no RST, no
- * FIN, just silence), which only keepalive pings can detect.
+ * FIN, just silence), which only keepalive pings can detect. {@link #unfreeze()} brings the host
+ * back: the connections that lived through the freeze are closed (their bytes were dropped), new
+ * ones are forwarded again.
+ *
+ * <p>Threads: one accepting, two pumping per connection; the frozen flag is read by the pumps.
  */
-final class FreezableProxy implements AutoCloseable {
+public final class FreezableProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final InetSocketAddress upstream;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final CountDownLatch closed = new CountDownLatch(1);
+  private final Object thaw = new Object();
   private volatile boolean isFrozen;
 
-  FreezableProxy(int upstreamPort) throws IOException {
+  public FreezableProxy(int upstreamPort) throws IOException {
     this.upstream = new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort);
     this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread t = new Thread(this::accept, "proxy-accept");
@@ -31,13 +36,32 @@ final class FreezableProxy implements AutoCloseable {
     t.start();
   }
 
-  String target() {
+  public int port() {
+    return listener.getLocalPort();
+  }
+
+  public String target() {
     return "127.0.0.1:" + listener.getLocalPort();
   }
 
-  /** Stops forwarding anything, for good; connections stay open. */
-  void freeze() {
+  /** Stops forwarding anything until {@link #unfreeze}; connections stay open. */
+  public void freeze() {
     isFrozen = true;
+  }
+
+  /**
+   * Forwards again: closes every connection open now (it lost bytes while frozen, and so would
+   * corrupt whatever it carries next) and forwards the connections made from now on.
+   */
+  public void unfreeze() throws IOException {
+    synchronized (thaw) {
+      isFrozen = false;
+      thaw.notifyAll();
+    }
+    for (Socket s : sockets) {
+      s.close();
+      sockets.remove(s);
+    }
   }
 
   private void accept() {
@@ -67,7 +91,7 @@ final class FreezableProxy implements AutoCloseable {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                   if (isFrozen) {
-                    closed.await(); // until close: the bytes read are dropped, nothing more read
+                    awaitThaw(); // the bytes read are dropped, nothing more read
                     return;
                   }
                   out.write(buf, 0, n);
@@ -80,6 +104,15 @@ final class FreezableProxy implements AutoCloseable {
             "proxy-pump");
     t.setDaemon(true);
     t.start();
+  }
+
+  /** Until {@link #unfreeze} or {@link #close}. */
+  private void awaitThaw() throws InterruptedException {
+    synchronized (thaw) {
+      while (isFrozen && closed.getCount() > 0) {
+        thaw.wait(100);
+      }
+    }
   }
 
   @Override

@@ -412,29 +412,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
   }
 
-  /**
-   * Sets the broker's loggers to WARN when the logging backend is logback and the application set
-   * no level for them; done by reflection, since the testkit does not depend on logback.
-   */
   private static void quietBrokerLoggers() {
-    for (String name : BROKER_LOGGERS) {
-      Logger logger = LoggerFactory.getLogger(name);
-      if (!logger.getClass().getName().equals("ch.qos.logback.classic.Logger")) {
-        return;
-      }
-      try {
-        Object level = logger.getClass().getMethod("getLevel").invoke(logger);
-        if (level == null) {
-          Class<?> levelClass =
-              Class.forName(
-                  "ch.qos.logback.classic.Level", true, logger.getClass().getClassLoader());
-          Object warn = levelClass.getField("WARN").get(null);
-          logger.getClass().getMethod("setLevel", levelClass).invoke(logger, warn);
-        }
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        log.debug("could not quieten logger {}: {}", name, e.toString());
-        return;
-      }
-    }
+    QuietLoggers.warn(BROKER_LOGGERS);
   }
 }
