@@ -2,6 +2,7 @@ package dev.sluice.manager;
 
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
+import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
@@ -40,6 +41,7 @@ public final class SluiceServer implements AutoCloseable {
 
   private final ManagerConfig config;
   private final QueueEngine engine;
+  private final ChannelOutlets channels;
   private final HealthStatusManager health = new HealthStatusManager();
   private final MeterRegistry registry;
   private final Telemetry telemetry;
@@ -60,6 +62,8 @@ public final class SluiceServer implements AutoCloseable {
     this.config = config;
     this.registry = registry;
     this.engine = new QueueEngine(config.engine(), clock, registry);
+    this.channels = new ChannelOutlets(config, engine, registry);
+    engine.listen(channels);
     this.telemetry = new Telemetry(engine, registry, clock);
     this.security =
         new ServerSecurity(
@@ -73,7 +77,8 @@ public final class SluiceServer implements AutoCloseable {
             registry,
             () ->
                 StatusReport.of(config.managerId(), ready, state, engine, telemetry, clock)
-                    .withWarnings(warnings),
+                    .withWarnings(warnings)
+                    .withChannels(channels.status()),
             new StatusHttpServer.Readiness() {
               @Override
               public boolean ready() {
@@ -121,7 +126,7 @@ public final class SluiceServer implements AutoCloseable {
       server =
           security
               .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-              .addService(new SluiceService(engine, security.guard()))
+              .addService(new SluiceService(engine, security.guard(), channels))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
               // grpc_server_processing_duration_seconds, grpc_server_requests_received_messages,
@@ -140,6 +145,7 @@ public final class SluiceServer implements AutoCloseable {
               .start();
     } catch (IOException e) {
       engine.stop();
+      channels.close();
       http.stop();
       security.close();
       throw new UncheckedIOException(
@@ -173,6 +179,11 @@ public final class SluiceServer implements AutoCloseable {
     return engine;
   }
 
+  /** The channels queues publish to, and their figures. */
+  public ChannelOutlets channels() {
+    return channels;
+  }
+
   /** The meter registry every meter of this manager is in; /metrics serves it when Prometheus. */
   public MeterRegistry registry() {
     return registry;
@@ -196,6 +207,7 @@ public final class SluiceServer implements AutoCloseable {
       processMetrics.close();
     }
     engine.stop();
+    channels.close();
     if (server == null) {
       return; // start failed before the gRPC server was up
     }

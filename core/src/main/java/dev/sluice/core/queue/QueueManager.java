@@ -179,7 +179,15 @@ public final class QueueManager {
           "tenant_reserve",
           "max_receivers_per_tenant",
           "class_shares",
-          "actor_max_depth");
+          "actor_max_depth",
+          // a channel's outlet is built from these when the queue starts
+          "channel",
+          "channel_target",
+          "channel_routing_key",
+          "channel_target_column",
+          "channel_key_column",
+          "channel_body",
+          "channel_receivers");
 
   /**
    * Follows a migration of the table without releasing the events in flight: the new columns and

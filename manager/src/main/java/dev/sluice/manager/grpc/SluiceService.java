@@ -5,6 +5,7 @@ import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.AuthInterceptor;
 import dev.sluice.manager.security.Principal;
@@ -45,9 +46,12 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   /** QueueStats' table counts, at most one a second per queue (see {@link CountsCache}). */
   private final CountsCache counts = new CountsCache(System::nanoTime);
 
-  public SluiceService(QueueEngine engine, StreamGuard guard) {
+  private final ChannelOutlets channels;
+
+  public SluiceService(QueueEngine engine, StreamGuard guard, ChannelOutlets channels) {
     this.engine = engine;
     this.guard = guard;
+    this.channels = channels;
   }
 
   @Override
@@ -55,7 +59,8 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
     return new SubscribeCall(
         engine,
         (ServerCallStreamObserver<ManagerMessage>) out,
-        guard.open(AuthInterceptor.principal()));
+        guard.open(AuthInterceptor.principal()),
+        channels);
   }
 
   /** Throws PERMISSION_DENIED (and counts it) unless the caller may do {@code a} on the queue. */

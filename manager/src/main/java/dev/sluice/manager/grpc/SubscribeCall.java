@@ -4,6 +4,7 @@ import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.security.StreamGuard;
 import dev.sluice.proto.v1.ManagerMessage;
 import dev.sluice.proto.v1.Nack;
@@ -37,9 +38,15 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
   private volatile Subscription sub;
   private boolean ended;
 
+  private final ChannelOutlets channels;
+
   SubscribeCall(
-      QueueEngine engine, ServerCallStreamObserver<ManagerMessage> out, StreamGuard.Session guard) {
+      QueueEngine engine,
+      ServerCallStreamObserver<ManagerMessage> out,
+      StreamGuard.Session guard,
+      ChannelOutlets channels) {
     this.engine = engine;
+    this.channels = channels;
     this.out = out;
     this.guard = guard;
     out.setOnReadyHandler(
@@ -144,6 +151,16 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
                                       .toList())
                               + ")")
                       .asRuntimeException());
+    }
+    if (!channels.acceptsReceivers(s.getQueue())) {
+      throw Status.FAILED_PRECONDITION
+          .withDescription(
+              "queue '"
+                  + s.getQueue()
+                  + "' publishes to a channel ("
+                  + channels.binding(s.getQueue()).describe()
+                  + "); receivers may subscribe too only with channel_receivers=true")
+          .asRuntimeException();
     }
     Subscription created =
         new Subscription(rid, s.getQueue(), range, STREAM_IDS.incrementAndGet(), max, out);

@@ -148,6 +148,12 @@ public final class StatusReport {
     return this;
   }
 
+  /** Adds the channels' figures per queue and shard (see {@code ChannelOutlets#status}). */
+  public StatusReport withChannels(List<Map<String, Object>> channels) {
+    root.put("channels", channels);
+    return this;
+  }
+
   public Map<String, Object> toMap() {
     return root;
   }

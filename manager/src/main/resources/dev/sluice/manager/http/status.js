@@ -87,6 +87,13 @@ function renderSides(s) {
     el('td', { class: 'n' }, num(r.in_flight)), el('td', { class: 'n' }, num(r.max_in_flight)),
     el('td', {}, r.draining ? el('span', { class: 'badge warn' }, 'draining') : ''))),
     6, 'no receiver connected');
+  const channels = s.channels || [];
+  document.getElementById('channels-card').hidden = channels.length === 0;
+  fill('channels', channels.map(c => el('tr', { 'data-channel': c.channel, 'data-queue': c.queue, 'data-up': c.up },
+    el('td', {}, c.queue), el('td', {}, c.shard), el('td', {}, c.destination),
+    el('td', {}, el('span', { class: 'badge ' + (c.up ? 'ok' : 'bad') }, c.up ? 'up' : 'broker down: waiting')),
+    el('td', { class: 'n' }, num(c.published)), el('td', { class: 'n' }, num(c.failures)),
+    el('td', {}, c.last_error))), 7, '');
   fill('tenants', s.tenants.map(t => el('tr', { 'data-tenant': t.tenant },
     el('td', {}, t.queue), el('td', {}, t.tenant === '' ? '(default)' : t.tenant),
     el('td', { class: 'n' }, num(t.queued)), el('td', { class: 'n' }, num(t.in_flight)),
