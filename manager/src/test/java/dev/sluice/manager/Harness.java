@@ -72,6 +72,19 @@ public final class Harness implements AutoCloseable {
     }
   }
 
+  /** The first column of the first row as text, or null when there is no row. */
+  public String queryString(String sql, Object... args) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
   public long queryLong(String sql, Object... args) throws SQLException {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql)) {
