@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.core.queue.FaultHook;
 import dev.sluice.db.EventProducer;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.Harness;
@@ -29,7 +28,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -75,11 +73,6 @@ class KafkaChannelTest {
     if (kafka != null) {
       kafka.close();
     }
-  }
-
-  @AfterEach
-  void disarm() {
-    FaultHook.reset();
   }
 
   static void queue(String name, String options) throws Exception {
@@ -246,23 +239,5 @@ class KafkaChannelTest {
         .hasSize(20);
     assertThat(h.registry.get("sluice.channel.up").tag("queue", "ch_outage").gauge().value())
         .isEqualTo(1);
-  }
-
-  @Test
-  void anAckLostAfterTheConfirmMeansAPublishAgainWithTheSameIdentity() throws Exception {
-    kafka.createTopic("again", 1);
-    queue("ch_again", "channel=k channel_target=again ack_wait=2s");
-    // The queue's ack writer dies: the broker confirms, the ack never reaches the table, as when
-    // the manager is killed right after the publish. The queue is served again (its workers
-    // restarted), and the row, still fired at attempt 1 past its ack deadline, comes back.
-    FaultHook.armFatal(FaultHook.ACKS, "ch_again");
-    long id = insert("ch_again", 7, "once");
-    await().atMost(30, SECONDS).until(() -> count("ch_again", 2) == 1);
-    List<ConsumerRecord<byte[], byte[]>> got = read("again", 2);
-    assertThat(got).hasSize(2);
-    assertThat(got).allSatisfy(r -> assertThat(header(r, ChannelHeaders.ID)).isEqualTo("" + id));
-    assertThat(got)
-        .allSatisfy(r -> assertThat(header(r, ChannelHeaders.QUEUE)).isEqualTo("ch_again"));
-    assertThat(got.stream().map(r -> header(r, ChannelHeaders.ATTEMPT))).containsExactly("1", "2");
   }
 }
