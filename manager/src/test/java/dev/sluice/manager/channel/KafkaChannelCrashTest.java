@@ -10,19 +10,12 @@ import dev.sluice.manager.Harness;
 import dev.sluice.manager.config.ChannelConfig;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.testkit.EmbeddedKafka;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -89,25 +82,10 @@ class KafkaChannelCrashTest {
   }
 
   static List<ConsumerRecord<byte[], byte[]>> read(EmbeddedKafka kafka, int n) {
-    Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-      TopicPartition tp = new TopicPartition("again", 0);
-      c.assign(List.of(tp));
-      c.seekToBeginning(List.of(tp));
-      long until = System.nanoTime() + SECONDS.toNanos(20);
-      while (out.size() < n && System.nanoTime() < until) {
-        c.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
-    }
-    return out;
+    return TopicReader.read(kafka.bootstrapServers(), "again", n);
   }
 
   static String header(ConsumerRecord<byte[], byte[]> r, String name) {
-    var h = r.headers().lastHeader(name);
-    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    return TopicReader.header(r, name);
   }
 }

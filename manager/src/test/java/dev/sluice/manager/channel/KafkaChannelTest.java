@@ -20,13 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -110,29 +104,12 @@ class KafkaChannelTest {
     }
   }
 
-  /** Every record of partition 0 of {@code topic}, once at least {@code n} are there. */
   static List<ConsumerRecord<byte[], byte[]>> read(String topic, int n) {
-    Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-      TopicPartition tp = new TopicPartition(topic, 0);
-      c.assign(List.of(tp));
-      c.seekToBeginning(List.of(tp));
-      long until = System.nanoTime() + SECONDS.toNanos(20);
-      while (out.size() < n && System.nanoTime() < until) {
-        c.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
-    }
-    return out;
+    return TopicReader.read(kafka.bootstrapServers(), topic, n);
   }
 
   static String header(ConsumerRecord<byte[], byte[]> r, String name) {
-    Header h = r.headers().lastHeader(name);
-    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    return TopicReader.header(r, name);
   }
 
   @Test
