@@ -244,9 +244,7 @@ final class OutletBroker implements AutoCloseable {
 
   /** Where {@link #held} counts: "topic bench_events", "queue sluice-bench.drain.1f2e". */
   String destination() {
-    return kind == ChannelConfig.Kind.KAFKA
-        ? "topic " + SluiceSide.QUEUE
-        : "broker queue " + rabbitQueue;
+    return kind == ChannelConfig.Kind.KAFKA ? "topic " + SluiceSide.QUEUE : "queue " + rabbitQueue;
   }
 
   private interface AmqpWork {
