@@ -13,9 +13,10 @@ import java.util.stream.Stream;
 
 /**
  * Where a workload's CPU went: this JVM's threads grouped by role (the manager's, gRPC's Netty
- * threads, the receivers', the benchmark's own, db-scheduler's) and the database server process,
- * when it runs on this machine (found in /proc by its port). Divided by the events handled, it
- * tells what a ratio is bound by on a 2-core machine.
+ * threads, the receivers', a channel publisher's and its broker client's, the benchmark's own,
+ * db-scheduler's; an in-process broker's count as "other") and the database server process, when it
+ * runs on this machine (found in /proc by its port). Divided by the events handled, it tells what a
+ * ratio is bound by on a 2-core machine.
  */
 final class CpuMeter {
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -101,6 +102,12 @@ final class CpuMeter {
     }
     if (thread.startsWith("sluice-receiver-")) {
       return "receivers";
+    }
+    if (thread.startsWith("sluice-kafka-")
+        || thread.startsWith("sluice-rabbit-")
+        || thread.startsWith("kafka-producer-network-thread")
+        || thread.startsWith("AMQP Connection")) {
+      return "channel_client"; // a channel publisher's own threads and its client library's
     }
     if (thread.startsWith("sluice-")) {
       return "manager";

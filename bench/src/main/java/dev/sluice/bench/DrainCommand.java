@@ -2,12 +2,20 @@ package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.manager.channel.ChannelMessages;
+import dev.sluice.manager.channel.ChannelPublisher;
+import dev.sluice.manager.channel.OutboundMessage;
+import dev.sluice.manager.config.ChannelConfig;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -22,7 +30,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "N events due now; events/s from first dispatch to last ack, per peer.",
-      "Ends with: drain: sluice=X/s db_scheduler=Y/s floor=Z/s ratio=X/Y floor_ratio=X/Z"
+      "Ends with: drain: sluice=X/s db_scheduler=Y/s floor=Z/s ratio=X/Y floor_ratio=X/Z",
+      "With --outlet K, also: sluice_K=C/s K_floor=B/s K_floor_ratio=C/B"
     })
 final class DrainCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
@@ -66,9 +75,26 @@ final class DrainCommand implements Callable<Integer> {
   @Option(
       names = "--peers",
       split = ",",
-      defaultValue = "sluice,floor,db-scheduler",
-      description = "Which to run, in order. Default: ${DEFAULT-VALUE}")
+      description =
+          "Which to run, in order: sluice, floor, db-scheduler, and with --outlet K also sluice_K"
+              + " and K_floor. Default: "
+              + DEFAULT_PEERS
+              + "; with --outlet K: sluice,sluice_K,K_floor")
   List<String> peers;
+
+  static final String DEFAULT_PEERS = "sluice,floor,db-scheduler";
+
+  @Option(
+      names = "--outlet",
+      paramLabel = "K",
+      description =
+          "kafka or rabbitmq: also drain the same N events from a queue bound to a channel of that"
+              + " kind (peer sluice_K: the manager publishes each event and acks it once the"
+              + " broker confirmed), and publish N messages of the same size and headers straight"
+              + " through the same publisher (peer K_floor). Kafka: an embedded broker in this"
+              + " JVM; rabbitmq: the local RabbitMQ at 127.0.0.1:5672 if one answers, else an"
+              + " embedded Qpid broker")
+  String outlet;
 
   @Option(
       names = "--db-scheduler-polling-ms",
@@ -89,16 +115,37 @@ final class DrainCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
     long n = events != null ? events : quick ? 50_000 : 200_000;
+    ChannelConfig.Kind kind = outlet == null ? null : OutletBroker.kindOf(outlet);
+    String outletPeer = kind == null ? null : "sluice_" + kind.word();
+    String brokerFloorPeer = kind == null ? null : kind.word() + "_floor";
+    if (peers == null) {
+      peers =
+          kind == null
+              ? List.of(DEFAULT_PEERS.split(","))
+              : List.of("sluice", outletPeer, brokerFloorPeer);
+    }
+    List<String> known = new ArrayList<>(List.of("sluice", "floor", "db-scheduler"));
+    if (kind != null) {
+      known.addAll(List.of(outletPeer, brokerFloorPeer));
+    }
     for (String p : peers) {
-      if (!List.of("sluice", "floor", "db-scheduler").contains(p)) {
+      if (!known.contains(p)) {
         throw new IllegalArgumentException(
-            "--peers: unknown peer '" + p + "' (sluice, floor, db-scheduler)");
+            "--peers: unknown peer '"
+                + p
+                + "' ("
+                + String.join(", ", known)
+                + (kind == null ? "; sluice_K and K_floor need --outlet K" : "")
+                + ")");
       }
     }
     double sluice = Double.NaN;
     double dbs = Double.NaN;
     double floor = Double.NaN;
     double sluiceTls = Double.NaN;
+    double sluiceOutlet = Double.NaN;
+    double brokerFloor = Double.NaN;
+    OutletBroker broker = null;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
       Progress.note(Machine.describe());
@@ -126,12 +173,27 @@ final class DrainCommand implements Callable<Integer> {
             }
           }
           case "floor" -> floor = runFloor(server, status, n);
-          default -> dbs = runDbScheduler(server, status, n);
+          case "db-scheduler" -> dbs = runDbScheduler(server, status, n);
+          default -> {
+            // The broker starts when a channel peer first needs it (not during the peers before).
+            if (broker == null) {
+              broker = startBroker(kind);
+            }
+            if (p.equals(outletPeer)) {
+              sluiceOutlet = runOutlet(server, status, n, broker);
+            } else {
+              brokerFloor = runBrokerFloor(n, broker);
+            }
+          }
         }
         if (n >= 10_000) {
           System.gc(); // the next peer starts on an even footing
           Thread.sleep(1000);
         }
+      }
+    } finally {
+      if (broker != null) {
+        broker.close();
       }
     }
     Machine.noteEnd();
@@ -152,6 +214,17 @@ final class DrainCommand implements Callable<Integer> {
                     Double.isNaN(sluice) || Double.isNaN(sluiceTls)
                         ? "n/a"
                         : String.format(Locale.ROOT, "%.1f%%", 100 * (1 - sluiceTls / sluice)))
+                : "")
+            + (kind != null
+                ? String.format(
+                    Locale.ROOT,
+                    " %s=%s %s=%s %s_ratio=%s",
+                    outletPeer,
+                    rate(sluiceOutlet),
+                    brokerFloorPeer,
+                    rate(brokerFloor),
+                    brokerFloorPeer,
+                    ratio(sluiceOutlet, brokerFloor))
                 : ""));
     return 0;
   }
@@ -208,6 +281,202 @@ final class DrainCommand implements Callable<Integer> {
     } finally {
       server.drop(db);
     }
+  }
+
+  private static OutletBroker startBroker(ChannelConfig.Kind kind) throws Exception {
+    long t0 = System.nanoTime();
+    OutletBroker b = OutletBroker.start(kind);
+    Progress.note(
+        String.format(
+            Locale.ROOT,
+            "%s broker: %s (ready in %.1f s); channel %s: max_in_flight=%d publish_timeout=%s",
+            kind.word(),
+            b.describe(),
+            (System.nanoTime() - t0) / 1e9,
+            b.channel().name(),
+            b.channel().maxInFlight(),
+            dev.sluice.db.Durations.format(b.channel().publishTimeout())));
+    return b;
+  }
+
+  /**
+   * The same drain with the queue bound to the broker's channel: no receivers; the manager
+   * publishes each due event through its channel outlet and acks it once the broker confirmed.
+   * Counts, like the gRPC run, from the resume to the last ack written.
+   */
+  private double runOutlet(BenchServer server, ServerStatus status, long n, OutletBroker broker)
+      throws Exception {
+    String name = "sluice_" + broker.kind.word();
+    Database db = server.createDatabase("bench_" + name);
+    try (SluiceSide s = new SluiceSide(db)) {
+      s.createQueue();
+      broker.reset();
+      long heldBefore = broker.held();
+      QueueManager q = s.startManager(poolSize, broker.channel(), broker.queueOptions());
+      q.setPaused(true);
+      load(name, n, p -> s.insertDueNow(n, p));
+      Progress.note(
+          name
+              + ": queue bound with queues."
+              + SluiceSide.QUEUE
+              + "="
+              + broker.queueOptions()
+              + ", paused with the events loaded; resuming");
+      Map<String, Long> before = status.read();
+      cpu.start();
+      long t0 = System.nanoTime();
+      q.setPaused(false);
+      var ackedCounter = s.counterOf("sluice.events.acked");
+      var publishedCounter = s.counterOf("sluice.channel.published");
+      LongSupplier acked = () -> (long) ackedCounter.count();
+      double rate =
+          await(
+              name,
+              n,
+              acked,
+              t0,
+              () -> {
+                QueueManager.LiveStats live = q.live();
+                return String.format(
+                    Locale.ROOT,
+                    "published=%,.0f window=%,d in_flight=%,d",
+                    publishedCounter.count(),
+                    live.cached(),
+                    live.inFlight());
+              });
+      report(name, ServerStatus.Delta.between(before, status.read()), n);
+      long ackedRows =
+          db.queryLong(
+              "SELECT COUNT(*) FROM " + SluiceSide.QUEUE + " WHERE state = ?",
+              dev.sluice.db.EventState.ACKED.code());
+      long held = broker.held() - heldBefore;
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: %,d of %,d events acked in the table; the broker's %s got %,d messages",
+              name,
+              ackedRows,
+              n,
+              broker.destination(),
+              held));
+      if (ackedRows != n || held < n) {
+        throw new IllegalStateException(
+            name
+                + ": "
+                + ackedRows
+                + " of "
+                + n
+                + " events acked in the table, "
+                + held
+                + " messages on the broker's "
+                + broker.destination());
+      }
+      return rate;
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  /**
+   * The broker's floor for the channel peer: N messages like Sluice's (made by {@link
+   * ChannelMessages} from the same binding and deliveries of the same shape) published straight
+   * through the same publisher class with the manager's settings, at most the channel's {@code
+   * max_in_flight} unconfirmed at once. Counts from the first publish to the last confirm.
+   */
+  private double runBrokerFloor(long n, OutletBroker broker) throws Exception {
+    String name = broker.kind.word() + "_floor";
+    broker.reset();
+    long heldBefore = broker.held();
+    ChannelMessages messages = new ChannelMessages(broker.binding());
+    int credits = broker.channel().maxInFlight();
+    AtomicLong confirmed = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    AtomicReference<String> firstFailure = new AtomicReference<>();
+    double rate;
+    try (ChannelPublisher publisher = broker.publisher(SluiceSide.MANAGER_ID)) {
+      // The manager's publisher has had the load's seconds to connect when its queue resumes.
+      long until = System.nanoTime() + 10_000_000_000L;
+      while (!publisher.connected() && System.nanoTime() < until) {
+        Thread.sleep(10);
+      }
+      long dueNs = System.currentTimeMillis() * 1_000_000L;
+      OutboundMessage sample = OutletBroker.message(messages, 1, 0, dueNs);
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: %s%s; %,d messages like Sluice's (body %d bytes, %d headers), at most %d"
+                  + " unconfirmed",
+              name,
+              publisher.describe(),
+              publisher.connected() ? " connected" : " not connected after 10 s",
+              n,
+              sample.body().length,
+              sample.headers().size(),
+              credits));
+      Semaphore inFlight = new Semaphore(credits);
+      cpu.start();
+      long t0 = System.nanoTime();
+      Thread runner =
+          new Thread(
+              () -> {
+                for (long i = 0; i < n; i++) {
+                  inFlight.acquireUninterruptibly();
+                  publisher
+                      .publish(OutletBroker.message(messages, i + 1, i, dueNs + i))
+                      .whenComplete(
+                          (ok, e) -> {
+                            if (e == null) {
+                              confirmed.incrementAndGet();
+                            } else {
+                              failed.incrementAndGet();
+                              firstFailure.compareAndSet(
+                                  null,
+                                  String.valueOf(
+                                      e instanceof CompletionException && e.getCause() != null
+                                          ? e.getCause().getMessage()
+                                          : e.getMessage()));
+                            }
+                            inFlight.release();
+                          });
+                }
+              },
+              "bench-floor-publisher");
+      runner.setDaemon(true);
+      runner.start();
+      rate =
+          await(
+              name,
+              n,
+              () -> confirmed.get() + failed.get(),
+              t0,
+              () ->
+                  String.format(
+                      Locale.ROOT,
+                      "confirmed=%,d failed=%,d in_flight=%,d",
+                      confirmed.get(),
+                      failed.get(),
+                      credits - inFlight.availablePermits()));
+      runner.join();
+      Progress.note(name + ": CPU per message: " + cpu.perEvent(n));
+      if (failed.get() > 0) {
+        throw new IllegalStateException(
+            name
+                + ": "
+                + failed.get()
+                + " of "
+                + n
+                + " publishes failed; the first: "
+                + firstFailure.get());
+      }
+    }
+    Progress.note(
+        String.format(
+            Locale.ROOT,
+            "%s: the broker's %s got %,d messages",
+            name,
+            broker.destination(),
+            broker.held() - heldBefore));
+    return rate;
   }
 
   private double runFloor(BenchServer server, ServerStatus status, long n) throws Exception {

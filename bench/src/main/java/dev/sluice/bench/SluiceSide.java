@@ -1,10 +1,11 @@
 package dev.sluice.bench;
 
-import dev.sluice.db.QueueConvention;
-import dev.sluice.manager.SluiceServer;
-import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.SluiceServer;
+import dev.sluice.manager.config.ChannelConfig;
+import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.core.instrument.Counter;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
@@ -27,6 +29,11 @@ import java.util.function.LongConsumer;
  */
 public final class SluiceSide implements AutoCloseable {
   public static final String QUEUE = "bench_events";
+
+  /** The manager's id (channel clients are named after it) and its one shard. */
+  public static final String MANAGER_ID = "bench";
+
+  public static final String SHARD = "bench";
 
   /** The queue's options: the documented defaults, spelled out. */
   public static final String COMMENT =
@@ -88,16 +95,30 @@ public final class SluiceSide implements AutoCloseable {
 
   /** Starts the manager and waits until it serves the queue. */
   public QueueManager startManager(int poolSize) throws InterruptedException {
-    ManagerConfig config =
+    return startManager(poolSize, null, Map.of());
+  }
+
+  /**
+   * Starts the manager and waits until it serves the queue. With a {@code channel}, the manager's
+   * configuration declares it and binds the queue to it with {@code queueOptions} (its {@code
+   * queues:} section: {@code channel=<name>} and the like), so the manager publishes the queue's
+   * events to the broker through its channel outlet instead of offering them to receivers.
+   */
+  public QueueManager startManager(
+      int poolSize, ChannelConfig channel, Map<String, String> queueOptions)
+      throws InterruptedException {
+    ManagerConfig.Builder b =
         ManagerConfig.builder()
-            .managerId("bench")
+            .managerId(MANAGER_ID)
             .grpcHost("127.0.0.1")
             .grpcPort(0)
-            .shard(new ShardConfig("bench", db.url(), db.user(), db.password(), poolSize))
+            .shard(new ShardConfig(SHARD, db.url(), db.user(), db.password(), poolSize))
             .shutdownTimeout(Duration.ofSeconds(5))
-            .security(tls == null ? dev.sluice.manager.security.SecurityConfig.NONE : tls.config())
-            .build();
-    server = new SluiceServer(config, Clock.systemUTC(), registry).start();
+            .security(tls == null ? dev.sluice.manager.security.SecurityConfig.NONE : tls.config());
+    if (channel != null) {
+      b.channel(channel).queueOverride(QUEUE, queueOptions);
+    }
+    server = new SluiceServer(b.build(), Clock.systemUTC(), registry).start();
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (System.nanoTime() < deadline) {
       var q = server.engine().find(QUEUE);
