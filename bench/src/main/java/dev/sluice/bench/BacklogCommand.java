@@ -1,9 +1,9 @@
 package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.JdbcEventStore;
-import dev.sluice.core.queue.QueueManager;
 import io.micrometer.core.instrument.Timer;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;

@@ -7,11 +7,9 @@ import dev.sluice.core.outlet.Delivery;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.manager.channel.ChannelBinding;
 import dev.sluice.manager.channel.ChannelMessages;
+import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.channel.ChannelPublisher;
-import dev.sluice.manager.channel.KafkaPublisher;
 import dev.sluice.manager.channel.OutboundMessage;
-import dev.sluice.manager.channel.RabbitChannelSettings;
-import dev.sluice.manager.channel.RabbitPublisher;
 import dev.sluice.manager.config.ChannelConfig;
 import dev.sluice.testkit.AmqpBrokers;
 import dev.sluice.testkit.EmbeddedAmqpBroker;
@@ -198,19 +196,9 @@ final class OutletBroker implements AutoCloseable {
     return messages.toMessage(d);
   }
 
-  /**
-   * A publisher of the channel with the settings the manager gives it ({@code
-   * ChannelOutlets.publisher}: the channel's Kafka settings or URI and publish timeout, the client
-   * id or connection name {@code sluice-<manager id>-<channel>}).
-   */
+  /** A publisher of the channel with the settings the manager gives it. */
   ChannelPublisher publisher(String managerId) {
-    String client = "sluice-" + managerId + "-" + channel.name();
-    return switch (kind) {
-      case KAFKA -> new KafkaPublisher(channel.kafkaSettings().withClientId(client));
-      case RABBITMQ ->
-          new RabbitPublisher(
-              new RabbitChannelSettings(channel.uri(), channel.publishTimeout(), client));
-    };
+    return ChannelOutlets.publisher(channel, managerId);
   }
 
   /** RabbitMQ: empties the broker queue, so that each peer starts on an empty one. */

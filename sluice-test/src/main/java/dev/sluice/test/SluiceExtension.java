@@ -2,6 +2,7 @@ package dev.sluice.test;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.EventProducer;
 import dev.sluice.db.EventProducer.EventOptions;
 import dev.sluice.db.EventState;
@@ -9,7 +10,6 @@ import dev.sluice.db.QueueConvention;
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,7 +1,7 @@
 package dev.sluice.examples.demo;
 
-import dev.sluice.examples.demo.PoisonLedger.Expect;
 import dev.sluice.core.ShardManager;
+import dev.sluice.examples.demo.PoisonLedger.Expect;
 import dev.sluice.manager.SluiceServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;

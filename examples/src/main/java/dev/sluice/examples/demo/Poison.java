@@ -1,11 +1,11 @@
 package dev.sluice.examples.demo;
 
+import dev.sluice.core.queue.FaultHook;
 import dev.sluice.db.EventProducer;
 import dev.sluice.examples.demo.PoisonLedger.Entry;
 import dev.sluice.examples.demo.PoisonLedger.Expect;
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
-import dev.sluice.core.queue.FaultHook;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.SQLException;

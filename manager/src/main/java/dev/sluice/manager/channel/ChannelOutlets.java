@@ -48,7 +48,12 @@ public final class ChannelOutlets implements QueueListener, AutoCloseable {
     }
   }
 
-  private static ChannelPublisher publisher(ChannelConfig c, String managerId) {
+  /**
+   * The publisher a manager builds for channel {@code c}: its Kafka settings or URI and publish
+   * timeout, with the client id (Kafka) or connection name (RabbitMQ) {@code sluice-<manager
+   * id>-<channel>}. Public for the benchmark's broker floor.
+   */
+  public static ChannelPublisher publisher(ChannelConfig c, String managerId) {
     String client = "sluice-" + managerId + "-" + c.name();
     return switch (c.kind()) {
       case KAFKA -> new KafkaPublisher(c.kafkaSettings().withClientId(client));
