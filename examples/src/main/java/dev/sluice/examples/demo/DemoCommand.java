@@ -146,6 +146,18 @@ public final class DemoCommand implements Callable<Integer> {
               + " attacks=N denied=N and fails unless every attack was denied.")
   boolean secure;
 
+  @Option(
+      names = "--outlet",
+      paramLabel = "KIND",
+      description =
+          "kafka or rabbitmq: the queue publishes to a broker channel instead of receivers. An"
+              + " in-process broker (Kafka's KRaft test kit, or Apache Qpid Broker-J for AMQP"
+              + " 0-9-1) takes the messages and a consumer stands in for the receivers (so the"
+              + " receiver crash and handler failures of the plain demo do not apply); mid-run the"
+              + " broker is stopped for 4 s. Counts lost, early and duplicate events from the"
+              + " consumer's view; the summary adds outlet=, consumed= and broker_outage_ms=.")
+  String outlet;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -171,8 +183,11 @@ public final class DemoCommand implements Callable<Integer> {
     PoisonReport poisoned = null;
     DemoSecurity sec = secure ? new DemoSecurity() : null;
     SecureRun attacks = null;
-    try (DemoDatabase db = DemoDatabase.start()) {
-      SluiceServer manager = new SluiceServer(managerConfig(db, sec), Clock.systemUTC(), meters());
+    String outletSummary = "";
+    try (DemoDatabase db = DemoDatabase.start();
+        OutletSide side = outlet == null ? null : OutletSide.start(outlet, tally)) {
+      SluiceServer manager =
+          new SluiceServer(managerConfig(db, sec, side), Clock.systemUTC(), meters());
       try {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
@@ -182,11 +197,16 @@ public final class DemoCommand implements Callable<Integer> {
         err.printf(
             "demo: status page %s://127.0.0.1:%d/  (metrics at /metrics)%n",
             sec == null ? "http" : "https", manager.httpPort());
+        if (side != null) {
+          err.printf("demo: the queue publishes to %s; a consumer reads it%n", side.describe());
+        }
         err.flush();
         try (DemoReceivers receivers =
-                sec == null
-                    ? new DemoReceivers(List.of(target), tally)
-                    : new DemoReceivers(List.of(target), tally, sec::receiver);
+                side != null
+                    ? null
+                    : sec == null
+                        ? new DemoReceivers(List.of(target), tally)
+                        : new DemoReceivers(List.of(target), tally, sec::receiver);
             Canceller canceller =
                 sec == null
                     ? new Canceller(List.of(target), QUEUE)
@@ -195,7 +215,9 @@ public final class DemoCommand implements Callable<Integer> {
                         QUEUE,
                         sec::appChannel,
                         st -> DemoSecurity.withToken(st, sec.appToken))) {
-          receivers.start();
+          if (receivers != null) {
+            receivers.start();
+          }
           if (sec != null) {
             attacks =
                 SecureRun.start(
@@ -211,13 +233,24 @@ public final class DemoCommand implements Callable<Integer> {
                       }
                     });
           }
-          try (Progress progress = new Progress(out, ledger, tally, receivers).start();
+          try (Progress progress =
+                  new Progress(out, ledger, tally, side != null ? side : receivers).start();
               Poison faults =
                   poison
                       ? Poison.start(
                           db, manager, managerConfig(db, sec), ledger, progress, Clock.systemUTC())
                       : null) {
-            run(db, receivers, canceller, ledger, progress, seedUsed, err, null);
+            run(
+                db,
+                receivers,
+                side,
+                p -> manager.engine().find(QUEUE).ifPresent(q -> q.setPaused(p)),
+                canceller,
+                ledger,
+                progress,
+                seedUsed,
+                err,
+                null);
             poisoned = faults == null ? null : faults.finish();
           }
           if (attacks != null) {
@@ -228,7 +261,8 @@ public final class DemoCommand implements Callable<Integer> {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
-          int code = summarize(out, err, report, poisoned, attacks);
+          int code =
+              summarize(out, err, report, poisoned, attacks, side == null ? "" : side.summary());
           err.printf(
               "demo: lingering %d s; status page http://127.0.0.1:%d/ (Ctrl-C to stop)%n",
               linger, manager.httpPort());
@@ -241,9 +275,10 @@ public final class DemoCommand implements Callable<Integer> {
       }
       ledger.resolveInDoubt(db::eventOfOrder);
       report = DemoReport.compute(ledger, tally, db, null);
+      outletSummary = side == null ? "" : side.summary();
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
-    return summarize(out, err, report, poisoned, attacks);
+    return summarize(out, err, report, poisoned, attacks, outletSummary);
   }
 
   /**
@@ -255,14 +290,15 @@ public final class DemoCommand implements Callable<Integer> {
       PrintWriter err,
       DemoReport report,
       PoisonReport poisoned,
-      SecureRun attacks) {
+      SecureRun attacks,
+      String outletSummary) {
     if (attacks != null) {
       attacks.printProblems(err);
     }
     if (poisoned != null) {
       poisoned.printDetails(out);
     }
-    out.println(report.summaryLine() + (attacks == null ? "" : attacks.summary()));
+    out.println(report.summaryLine() + (attacks == null ? "" : attacks.summary()) + outletSummary);
     if (poisoned != null) {
       out.println(poisoned.summaryLine());
     }
@@ -333,7 +369,7 @@ public final class DemoCommand implements Callable<Integer> {
                   .start()) {
             Cluster cluster = new Cluster(procs, watch);
             try {
-              run(db, receivers, canceller, ledger, progress, seedUsed, err, cluster);
+              run(db, receivers, null, null, canceller, ledger, progress, seedUsed, err, cluster);
             } finally {
               // The measurement ends with the run, before managers stop and give leases up.
               watch.close();
@@ -378,6 +414,8 @@ public final class DemoCommand implements Callable<Integer> {
   private void run(
       DemoDatabase db,
       DemoReceivers receivers,
+      OutletSide side,
+      java.util.function.Consumer<Boolean> pauseQueue,
       Canceller canceller,
       Ledger ledger,
       Progress progress,
@@ -410,9 +448,13 @@ public final class DemoCommand implements Callable<Integer> {
       while (ledger.attempted() < orders / 2 && !produced.isDone()) {
         Thread.sleep(10);
       }
-      progress.note("killing receiver-doomed (abort: no more acks from it)");
-      receivers.killAndReplace(Duration.ofSeconds(1));
-      progress.note("receiver-replacement subscribed");
+      if (side != null) {
+        side.outage(progress, pauseQueue);
+      } else {
+        progress.note("killing receiver-doomed (abort: no more acks from it)");
+        receivers.killAndReplace(Duration.ofSeconds(1));
+        progress.note("receiver-replacement subscribed");
+      }
       try {
         produced.get();
       } catch (ExecutionException e) {
@@ -471,9 +513,16 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec) {
+    return managerConfig(db, sec, null);
+  }
+
+  private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec, OutletSide side) {
     DemoDatabase.Shard shard = db.shards().get(0);
-    return ManagerConfig.builder()
-        .security(
+    ManagerConfig.Builder b = ManagerConfig.builder();
+    if (side != null) {
+      b.channel(side.channel()).queueOverride(DemoDatabase.QUEUE, side.binding());
+    }
+    return b.security(
             sec == null
                 ? dev.sluice.manager.security.SecurityConfig.NONE
                 : sec.config(DemoDatabase.QUEUE))
@@ -534,6 +583,18 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--poison runs with the in-process manager: not with --shards, --managers or --chaos");
+    }
+    if (outlet != null) {
+      if (!outlet.equals("kafka") && !outlet.equals("rabbitmq")) {
+        throw new ParameterException(
+            spec.commandLine(), "--outlet must be kafka or rabbitmq, was '" + outlet + "'");
+      }
+      if (clustered() || poison || secure) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--outlet runs with one shard and one in-process manager: not with --shards,"
+                + " --managers, --chaos, --poison or --secure");
+      }
     }
     if (rate < 1 || rate > 100_000) {
       throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate);

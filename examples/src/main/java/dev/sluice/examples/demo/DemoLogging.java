@@ -27,6 +27,13 @@ final class DemoLogging {
     setLevel("dev.sluice.receiver.Connector", Level.ERROR);
     setLevel("com.zaxxer.hikari", Level.ERROR);
     setLevel("ch.vorburger", Level.OFF);
+    // With --outlet, the broker is stopped on purpose: its clients' reconnect warnings and the
+    // channel's "broker down" are expected, and the progress lines say what happened.
+    setLevel("org.apache.kafka", Level.ERROR);
+    setLevel("kafka", Level.ERROR);
+    setLevel("org.apache.qpid", Level.ERROR);
+    setLevel("com.rabbitmq", Level.ERROR);
+    setLevel("dev.sluice.manager.channel", Level.ERROR);
   }
 
   private static void setLevel(String logger, Level level) {

@@ -18,7 +18,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *   <li>{@code receiver-replacement} takes its place, under a new id, as a restarted pod would.
  * </ul>
  */
-final class DemoReceivers implements AutoCloseable {
+final class DemoReceivers implements AutoCloseable, Consumers {
   static final double FAILURE_RATE = 0.05;
   private static final int CONCURRENCY = 16;
 
@@ -73,12 +73,14 @@ final class DemoReceivers implements AutoCloseable {
     awaitSubscribed(startReceiver("receiver-replacement", 0));
   }
 
-  int liveCount() {
+  @Override
+  public int liveCount() {
     return live.size();
   }
 
   /** Events the live receivers hold: received and not yet answered. */
-  int inFlight() {
+  @Override
+  public int inFlight() {
     int n = 0;
     for (SluiceReceiver r : live) {
       n += r.stats().inFlight();

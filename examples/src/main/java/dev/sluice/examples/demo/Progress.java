@@ -11,7 +11,7 @@ final class Progress implements AutoCloseable {
   private final PrintWriter out;
   private final Ledger ledger;
   private final Tally tally;
-  private final DemoReceivers receivers;
+  private final Consumers receivers;
   private final Supplier<String> extra;
   private final long startNs = System.nanoTime();
   private final ScheduledExecutorService timer =
@@ -22,7 +22,7 @@ final class Progress implements AutoCloseable {
             return t;
           });
 
-  Progress(PrintWriter out, Ledger ledger, Tally tally, DemoReceivers receivers) {
+  Progress(PrintWriter out, Ledger ledger, Tally tally, Consumers receivers) {
     this(out, ledger, tally, receivers, () -> "");
   }
 
@@ -30,11 +30,7 @@ final class Progress implements AutoCloseable {
    * @param extra appended to each progress line (the shards' leaders, with several managers)
    */
   Progress(
-      PrintWriter out,
-      Ledger ledger,
-      Tally tally,
-      DemoReceivers receivers,
-      Supplier<String> extra) {
+      PrintWriter out, Ledger ledger, Tally tally, Consumers receivers, Supplier<String> extra) {
     this.extra = extra;
     this.out = out;
     this.ledger = ledger;
