@@ -23,7 +23,6 @@ final class ChannelStats {
   private final AtomicLong failureCount = new AtomicLong();
   private volatile boolean brokerDown;
   private volatile String lastError = "";
-  private volatile long downSinceMs;
 
   ChannelStats(MeterRegistry registry, String channel, String queue, String shard) {
     this.where = "channel " + channel + " (queue " + queue + ", shard " + shard + ")";
@@ -55,7 +54,6 @@ final class ChannelStats {
     lastError = reason;
     if (!brokerDown) {
       brokerDown = true;
-      downSinceMs = System.currentTimeMillis();
       log.warn(
           "{}: the broker is down ({}); the queue waits, probing with one event at a time",
           where,
@@ -77,9 +75,5 @@ final class ChannelStats {
 
   String lastError() {
     return lastError;
-  }
-
-  long downSinceMs() {
-    return brokerDown ? downSinceMs : 0;
   }
 }

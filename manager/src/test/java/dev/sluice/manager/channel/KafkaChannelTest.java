@@ -203,9 +203,10 @@ class KafkaChannelTest {
               });
       // Waiting, not spending the events' lives (max_attempts=2 would have killed them), and the
       // manager stays ready for its other queues.
-      Thread.sleep(4_000);
-      assertThat(count("ch_outage", 3)).isZero();
-      assertThat(count("ch_outage", 2)).isZero();
+      await()
+          .during(4, SECONDS)
+          .atMost(6, SECONDS)
+          .until(() -> count("ch_outage", 3) == 0 && count("ch_outage", 2) == 0);
       assertThat(h.server().ready()).isTrue();
     } finally {
       kafka.restartBroker();

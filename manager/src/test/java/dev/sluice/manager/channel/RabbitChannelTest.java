@@ -170,9 +170,10 @@ class RabbitChannelTest {
               () ->
                   h.registry.get("sluice.channel.up").tag("queue", "rq_outage").gauge().value()
                       == 0);
-      Thread.sleep(4_000);
-      assertThat(count("rq_outage", 3)).isZero();
-      assertThat(count("rq_outage", 2)).isZero();
+      await()
+          .during(4, SECONDS)
+          .atMost(6, SECONDS)
+          .until(() -> count("rq_outage", 3) == 0 && count("rq_outage", 2) == 0);
       assertThat(h.server().ready()).isTrue();
     } finally {
       broker.restart();
