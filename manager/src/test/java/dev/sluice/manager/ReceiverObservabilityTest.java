@@ -9,7 +9,8 @@ import dev.sluice.receiver.MicrometerReceiverMetrics;
 import dev.sluice.receiver.OpenTelemetryTracing;
 import dev.sluice.receiver.SluiceReceiver;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -46,7 +47,9 @@ class ReceiverObservabilityTest {
                     .build())
             .build();
     Tracer app = otel.getTracer("app");
-    MeterRegistry registry = new SimpleMeterRegistry();
+    // Prometheus, as operators scrape it: percentile histograms only show in registries that
+    // aggregate them.
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     try (Harness h = new Harness(ReceiverObservabilityTest.class)) {
       h.exec(
           QueueConvention.createTableSql(
@@ -129,6 +132,10 @@ class ReceiverObservabilityTest {
 
       assertThat(timerCount(registry, "acked")).isEqualTo(2);
       assertThat(timerCount(registry, "failed")).isEqualTo(1);
+      // The dashboard's SDK p99 panel reads the histogram's buckets.
+      assertThat(registry.scrape())
+          .as("histogram buckets of sluice.receiver.handling")
+          .containsPattern("sluice_receiver_handling_seconds_bucket\\{[^}]*outcome=\"acked\"");
       assertThat(registry.get("sluice.receiver.completions").tag("result", "ack").counter().count())
           .isEqualTo(2);
       assertThat(

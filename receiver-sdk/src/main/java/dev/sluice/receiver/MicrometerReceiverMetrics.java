@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,6 +67,10 @@ public final class MicrometerReceiverMetrics implements ReceiverObserver {
       sample.stop(
           Timer.builder("sluice.receiver.handling")
               .description("Time the handler took, by outcome")
+              // Buckets behind the dashboard's p99 panel (histogram_quantile over _bucket).
+              .publishPercentileHistogram()
+              .minimumExpectedValue(Duration.ofMillis(1))
+              .maximumExpectedValue(Duration.ofMinutes(5))
               .tag("queue", queue)
               .tag("outcome", outcome.tag())
               .register(registry));
