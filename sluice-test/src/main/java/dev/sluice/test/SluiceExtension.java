@@ -2,7 +2,10 @@ package dev.sluice.test;
 
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.db.DataSources;
+import dev.sluice.db.Durations;
 import dev.sluice.db.EventProducer;
 import dev.sluice.db.EventProducer.EventOptions;
 import dev.sluice.db.EventState;
@@ -23,11 +26,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
 import org.awaitility.core.ConditionTimeoutException;
 import org.flywaydb.core.api.FlywayException;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionConfigurationException;
 import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,9 +64,11 @@ import org.slf4j.LoggerFactory;
  * x86-64).
  *
  * <p>Register it as a {@code static} field: it starts before the first test of the class and stops
- * after the last. Its methods may be called from any thread.
+ * after the last. Its methods may be called from any thread. It injects the same test parameters as
+ * {@link SluiceTest} (which builds one from its attributes), this extension among them.
  */
-public final class SluiceExtension implements BeforeAllCallback, AfterAllCallback {
+public final class SluiceExtension
+    implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
   private static final Logger log = LoggerFactory.getLogger(SluiceExtension.class);
 
   private final List<String> migrations;
@@ -69,6 +78,7 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
   private SluiceDatabase database;
   private AutoCloseable databaseCloser;
   private SluiceServer server;
+  private HikariDataSource dataSource;
 
   private SluiceExtension(Builder b) {
     this.migrations = List.copyOf(b.migrations);
@@ -80,6 +90,27 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
     return new Builder();
   }
 
+  /** The extension a {@link SluiceTest} annotation describes. */
+  static SluiceExtension of(SluiceTest settings, Class<?> testClass) {
+    Builder b = builder().migrations(settings.value()).migrations(settings.migrations());
+    try {
+      b.timeout(Durations.parse(settings.timeout()));
+    } catch (IllegalArgumentException e) {
+      throw new ExtensionConfigurationException(
+          "sluice-test: @SluiceTest(timeout) of " + testClass.getName() + ": " + e.getMessage());
+    }
+    try {
+      b.discoveryInterval(Durations.parse(settings.discoveryInterval()));
+    } catch (IllegalArgumentException e) {
+      throw new ExtensionConfigurationException(
+          "sluice-test: @SluiceTest(discoveryInterval) of "
+              + testClass.getName()
+              + ": "
+              + e.getMessage());
+    }
+    return b.build();
+  }
+
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
     start(context.getRequiredTestClass());
@@ -88,6 +119,22 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
   @Override
   public void afterAll(ExtensionContext context) {
     stop();
+  }
+
+  @Override
+  public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+    return SluiceParameters.claims(parameter);
+  }
+
+  @Override
+  public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+    try {
+      // A constructor's parameters come before beforeAll with @TestInstance(PER_CLASS).
+      start(context.getRequiredTestClass());
+    } catch (SQLException e) {
+      throw new IllegalStateException("sluice-test: starting for " + context.getDisplayName(), e);
+    }
+    return SluiceParameters.resolve(parameter, context, this);
   }
 
   /** Starts the database, migrations and manager (what beforeAll does); idempotent. */
@@ -134,6 +181,10 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
       }
     }
     closers.clear();
+    if (dataSource != null) {
+      dataSource.close();
+      dataSource = null;
+    }
     if (server != null) {
       server.stop();
       server = null;
@@ -151,6 +202,18 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
   /** The database this test class runs on. */
   public SluiceDatabase database() {
     return require(database, "database");
+  }
+
+  /**
+   * A small connection pool on the database (made on first use, closed with the extension), for
+   * code under test that takes a {@link DataSource}.
+   */
+  public synchronized DataSource dataSource() {
+    if (dataSource == null) {
+      SluiceDatabase db = database();
+      dataSource = DataSources.pool("sluice-test-app", db.url(), db.user(), db.password(), 4);
+    }
+    return dataSource;
   }
 
   public String jdbcUrl() {
@@ -317,7 +380,9 @@ public final class SluiceExtension implements BeforeAllCallback, AfterAllCallbac
   private static <T> T require(T value, String what) {
     if (value == null) {
       throw new IllegalStateException(
-          "sluice-test: no " + what + " yet: register SluiceExtension on a static field");
+          "sluice-test: no "
+              + what
+              + " yet: register SluiceExtension on a static field, or use @SluiceTest");
     }
     return value;
   }

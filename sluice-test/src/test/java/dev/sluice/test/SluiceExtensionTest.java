@@ -7,7 +7,9 @@ import dev.sluice.db.EventProducer.EventOptions;
 import dev.sluice.db.EventState;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.testkit.TestDatabases;
+import java.sql.Connection;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -53,5 +55,17 @@ class SluiceExtensionTest {
         .hasMessageContaining("never going to ACKED");
     assertThat(sluice.event("order_events", 999_999)).isNull();
     assertThat(sluice.event("order_events", ok).state()).isEqualTo(EventState.ACKED);
+  }
+
+  @Test
+  void theRegisteredExtensionInjectsParametersToo(
+      SluiceExtension injected, SluiceDatabase database, DataSource dataSource) throws Exception {
+    assertThat(injected).isSameAs(sluice);
+    assertThat(database).isEqualTo(sluice.database());
+    assertThat(dataSource).isSameAs(sluice.dataSource());
+    try (Connection c = dataSource.getConnection();
+        Connection d = database.connect()) {
+      assertThat(c.getCatalog()).isEqualTo(d.getCatalog());
+    }
   }
 }
