@@ -1,20 +1,17 @@
 package dev.sluice.db;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 
 /**
- * Adds events to a queue through the caller's own JDBC {@link Connection}, so the event commits or
- * rolls back with the caller's transaction. A plain {@code INSERT} of the user columns works just
- * as well; this helper adds scheduling, tenant and priority.
+ * Adds events to a queue through the caller's own JDBC {@link Connection} (kept for the manager's
+ * side and its tests; applications use {@link dev.sluice.client.EventProducer} from sluice-client,
+ * which this delegates to), so the event commits or rolls back with the caller's transaction. A
+ * plain {@code INSERT} of the user columns works just as well; this helper adds scheduling, tenant
+ * and priority.
  *
  * <pre>{@code
  * try (Connection c = dataSource.getConnection()) {
@@ -36,7 +33,8 @@ public final class EventProducer {
   }
 
   /**
-   * Inserts an event; returns its id.
+   * Inserts an event; returns its id. The work is done by {@link dev.sluice.client.EventProducer}
+   * (sluice-client), which applications use without the rest of sluice-db.
    *
    * @param columns user columns by name; system columns may not appear here
    * @throws IllegalArgumentException for a bad queue or column name (nothing is written)
@@ -44,80 +42,7 @@ public final class EventProducer {
   public static long insert(
       Connection c, String queue, Map<String, ?> columns, EventOptions options)
       throws SQLException {
-    QueueConvention.requireIdentifier("queue name", queue);
-    List<String> names = new ArrayList<>();
-    List<Object> values = new ArrayList<>();
-    List<String> placeholders = new ArrayList<>();
-    for (Map.Entry<String, ?> e : columns.entrySet()) {
-      String col = QueueConvention.requireIdentifier("column name", e.getKey());
-      if (QueueConvention.SYSTEM_COLUMNS.contains(col) && !col.equals(QueueConvention.ACTOR)) {
-        throw new IllegalArgumentException(
-            "queue "
-                + queue
-                + ": column '"
-                + col
-                + "' is a system column; set it through EventOptions instead");
-      }
-      names.add("`" + col + "`");
-      values.add(e.getValue());
-      placeholders.add("?");
-    }
-    // The caller's trace context, for a receiver to continue (only if the table has the column).
-    for (Map.Entry<String, String> t : TraceContextColumns.current(c, queue).entrySet()) {
-      if (!columns.containsKey(t.getKey())) {
-        names.add("`" + t.getKey() + "`");
-        values.add(t.getValue());
-        placeholders.add("?");
-      }
-    }
-    if (options.id() != null) {
-      names.add("`id`");
-      values.add(options.id());
-      placeholders.add("?");
-    }
-    if (options.fireAt() != null) {
-      names.add("`time_next`");
-      Instant at = options.fireAt();
-      values.add(at.getEpochSecond() * 1_000_000_000L + at.getNano());
-      placeholders.add("?");
-    } else if (options.delay() != null && !options.delay().isZero()) {
-      names.add("`time_next`");
-      values.add(options.delay().toNanos());
-      placeholders.add(QueueConvention.NOW_NS_SQL + " + ?");
-    }
-    if (options.tenant() != null) {
-      names.add("`tenant`");
-      values.add(options.tenant());
-      placeholders.add("?");
-    }
-    if (options.priority() != null) {
-      names.add("`priority`");
-      values.add(options.priority());
-      placeholders.add("?");
-    }
-    String sql =
-        "INSERT INTO `"
-            + queue
-            + "` ("
-            + String.join(", ", names)
-            + ") VALUES ("
-            + String.join(", ", placeholders)
-            + ")";
-    try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
-      for (int i = 0; i < values.size(); i++) {
-        ps.setObject(i + 1, values.get(i));
-      }
-      ps.executeUpdate();
-      if (options.id() != null) {
-        return options.id();
-      }
-      try (ResultSet keys = ps.getGeneratedKeys()) {
-        if (!keys.next()) {
-          throw new SQLException("queue " + queue + ": the insert returned no id");
-        }
-        return keys.getLong(1);
-      }
-    }
+    return dev.sluice.client.EventProducer.insert(c, queue, columns, options.toClient());
   }
 
   /**
@@ -144,6 +69,10 @@ public final class EventProducer {
 
     public static Builder builder() {
       return new Builder();
+    }
+
+    dev.sluice.client.EventProducer.EventOptions toClient() {
+      return new dev.sluice.client.EventProducer.EventOptions(delay, fireAt, tenant, priority, id);
     }
 
     /** Builds {@link EventOptions}. */

@@ -30,6 +30,11 @@ final class Backoff {
     return Duration.ofNanos(Math.max(minNanos, Math.min(maxNanos, jittered)));
   }
 
+  /** The longest delay. */
+  Duration max() {
+    return Duration.ofNanos(maxNanos);
+  }
+
   /** Called once a stream is subscribed again: the next failure starts from min. */
   synchronized void reset() {
     failures = 0;

@@ -9,8 +9,6 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.time.Duration;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -23,28 +21,17 @@ import org.slf4j.LoggerFactory;
  * own backoff, whatever the other endpoints do. Knows the current stream, so the endpoint's sender
  * and {@code awaitSubscribed} can wait for a subscribed one.
  *
- * <p>A manager that cannot be reached (UNAVAILABLE) is probed every {@link #UNREACHABLE_PROBE} at
- * most, so a manager whose port opens is found at once. A manager that answers NOT_FOUND or
- * FAILED_PRECONDITION for the queue may simply lead no shard serving it yet (leadership moves
- * between managers), so that is retried like any broken stream; only its log is quieter: WARN once
- * per distinct answer, then DEBUG, until a stream is subscribed.
+ * <p>Every kind of end (the manager unreachable, stopping, or answering NOT_FOUND or
+ * FAILED_PRECONDITION because it leads no shard serving the queue yet) is retried after the same
+ * exponential backoff, from the receiver's reconnect-min up to its reconnect-max, reset once a
+ * stream is subscribed again. An outage is logged once: WARN at its first failure, DEBUG for each
+ * later attempt, INFO when a stream is subscribed again.
  *
  * <p>Lock order: this connector's lock, then a session's monitor or the receiver's state lock (via
  * {@code closing}); {@code streamsChanged} is called holding none of them.
  */
 final class Connector implements StreamSession.Listener {
   private static final Logger log = LoggerFactory.getLogger(Connector.class);
-
-  /** Bounds the memory of refusals already logged at WARN. */
-  private static final int MAX_LOGGED_REFUSALS = 32;
-
-  /**
-   * The longest wait between two attempts while the manager cannot be reached (UNAVAILABLE: port
-   * closed, manager stopping): a refused connection costs next to nothing, and a manager that
-   * (re)starts and takes shards over must get its receivers within a fraction of a lease renewal,
-   * not after a backoff grown to seconds.
-   */
-  static final Duration UNREACHABLE_PROBE = Duration.ofMillis(250);
 
   private final ReceiverRuntime runtime;
   private final String endpoint;
@@ -60,7 +47,9 @@ final class Connector implements StreamSession.Listener {
   private StreamSession current; // guarded by lock; null between streams
   private long generation; // guarded by lock
   private boolean stopped; // guarded by lock
-  private final Set<String> loggedRefusals = new HashSet<>(); // guarded by lock
+  private boolean down; // guarded by lock: an outage was logged and has not ended yet
+  private Status.Code warned; // guarded by lock: the status code of the outage's last WARN
+  private int failedAttempts; // guarded by lock: streams that ended since the last subscribed one
 
   /**
    * @param endpoint the target (or the caller's channel's authority), for logs
@@ -133,16 +122,34 @@ final class Connector implements StreamSession.Listener {
   @Override
   public void subscribed(StreamSession session, Subscribed subscribed) {
     backoff.reset();
-    log.info(
-        "receiver {} subscribed to queue {} at {} (shard {}, max_in_flight {})",
-        subscribed.getReceiverId(),
-        subscribed.getQueue(),
-        endpoint,
-        subscribed.getShard(),
-        subscribed.getMaxInFlight());
+    boolean wasDown;
+    int failed;
     synchronized (lock) {
-      loggedRefusals.clear();
+      wasDown = down;
+      failed = failedAttempts;
+      down = false;
+      warned = null;
+      failedAttempts = 0;
       lock.notifyAll();
+    }
+    if (wasDown) {
+      log.info(
+          "receiver {} subscribed to queue {} at {} again after {} failed attempt(s) (shard {},"
+              + " max_in_flight {})",
+          subscribed.getReceiverId(),
+          subscribed.getQueue(),
+          endpoint,
+          failed,
+          subscribed.getShard(),
+          subscribed.getMaxInFlight());
+    } else {
+      log.info(
+          "receiver {} subscribed to queue {} at {} (shard {}, max_in_flight {})",
+          subscribed.getReceiverId(),
+          subscribed.getQueue(),
+          endpoint,
+          subscribed.getShard(),
+          subscribed.getMaxInFlight());
     }
     runtime.streamsChanged().run();
   }
@@ -190,9 +197,6 @@ final class Connector implements StreamSession.Listener {
       }
     }
     Duration delay = backoff.nextDelay();
-    if (status.getCode() == Status.Code.UNAVAILABLE && delay.compareTo(UNREACHABLE_PROBE) > 0) {
-      delay = UNREACHABLE_PROBE;
-    }
     if (!closing) {
       logEnd(status, delay);
     }
@@ -203,42 +207,54 @@ final class Connector implements StreamSession.Listener {
     }
   }
 
+  /**
+   * WARN for the first failure of an outage (and when a reachable manager's refusal changes, say
+   * from NOT_FOUND to FAILED_PRECONDITION), DEBUG for the others until a stream is back.
+   */
   private void logEnd(Status status, Duration delay) {
     String what = describe(status);
     Status.Code code = status.getCode();
-    if (code != Status.Code.NOT_FOUND && code != Status.Code.FAILED_PRECONDITION) {
-      log.warn(
-          "receiver {}: stream to manager {} ended: {}; reconnecting in {} ms",
-          runtime.receiverId(),
-          endpoint,
-          what,
-          delay.toMillis());
-      return;
-    }
+    boolean refused = code == Status.Code.NOT_FOUND || code == Status.Code.FAILED_PRECONDITION;
     boolean first;
+    int failed;
     synchronized (lock) {
-      if (loggedRefusals.size() >= MAX_LOGGED_REFUSALS) {
-        loggedRefusals.clear();
-      }
-      first = loggedRefusals.add(what);
+      // A manager's answer that changes (NOT_FOUND, then FAILED_PRECONDITION) is news; a
+      // transport that fails one way, then another (CANCELLED, then UNAVAILABLE) is the same
+      // outage.
+      first = !down || (refused && warned != code);
+      down = true;
+      warned = code;
+      failed = ++failedAttempts;
     }
-    if (first) {
-      log.warn(
-          "receiver {}: manager {} does not serve queue {}: {}; it may lead no shard of it yet,"
-              + " so retrying with backoff (next in {} ms; this answer is logged at DEBUG from now"
-              + " on)",
+    if (!first) {
+      log.debug(
+          "receiver {}: stream to manager {} for queue {} ended again: {}; attempt {} failed,"
+              + " next in {} ms",
           runtime.receiverId(),
           endpoint,
           subscribe.getQueue(),
           what,
+          failed,
+          delay.toMillis());
+    } else if (refused) {
+      log.warn(
+          "receiver {}: manager {} does not serve queue {}: {}; it may lead no shard of it yet, so"
+              + " retrying with backoff up to {} ms (next in {} ms; logged again when subscribed)",
+          runtime.receiverId(),
+          endpoint,
+          subscribe.getQueue(),
+          what,
+          backoff.max().toMillis(),
           delay.toMillis());
     } else {
-      log.debug(
-          "receiver {}: manager {} still does not serve queue {}: {}; retrying in {} ms",
+      log.warn(
+          "receiver {}: stream to manager {} for queue {} ended: {}; reconnecting with backoff up"
+              + " to {} ms (next in {} ms; logged again when subscribed)",
           runtime.receiverId(),
           endpoint,
           subscribe.getQueue(),
           what,
+          backoff.max().toMillis(),
           delay.toMillis());
     }
   }

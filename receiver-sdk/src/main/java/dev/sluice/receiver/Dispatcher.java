@@ -34,7 +34,8 @@ final class Dispatcher {
       int concurrency,
       EventHandler handler,
       StatsCounters stats,
-      AtomicBoolean silenced) {
+      AtomicBoolean silenced,
+      java.util.concurrent.ThreadFactory threads) {
     this.handler = handler;
     this.stats = stats;
     this.silenced = silenced;
@@ -45,7 +46,7 @@ final class Dispatcher {
             0,
             TimeUnit.MILLISECONDS,
             new LinkedBlockingQueue<>(),
-            new NamedThreadFactory(receiverId, "handler", true));
+            threads != null ? threads : new NamedThreadFactory(receiverId, "handler", true));
   }
 
   /**

@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * Validated settings of one receiver, as built by {@link SluiceReceiverBuilder}. Exactly one of
- * {@code targets} (non-empty, distinct) and {@code channel} is set; {@code keyRange} is checked.
+ * {@code targets} (non-empty, distinct) and {@code channel} is set; {@code keyRange} is checked;
+ * {@code handlerThreads} is null for the SDK's own (platform) handler threads.
  */
 record ReceiverConfig(
     List<String> targets,
@@ -20,4 +21,5 @@ record ReceiverConfig(
     Duration reconnectMin,
     Duration reconnectMax,
     Duration shutdownTimeout,
-    ChannelSecurity security) {}
+    ChannelSecurity security,
+    java.util.concurrent.ThreadFactory handlerThreads) {}

@@ -98,7 +98,12 @@ public final class SluiceReceiver implements AutoCloseable {
     this.config = config;
     this.dispatcher =
         new Dispatcher(
-            config.receiverId(), config.concurrency(), config.handler(), stats, silenced);
+            config.receiverId(),
+            config.concurrency(),
+            config.handler(),
+            stats,
+            silenced,
+            config.handlerThreads());
   }
 
   public static SluiceReceiverBuilder builder() {

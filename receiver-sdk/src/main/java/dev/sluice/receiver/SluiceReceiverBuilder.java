@@ -25,6 +25,7 @@ public final class SluiceReceiverBuilder {
   private final List<ReceiverObserver> observers = new java.util.ArrayList<>();
   private Duration reconnectMin = Duration.ofMillis(100);
   private Duration reconnectMax = Duration.ofSeconds(5);
+  private java.util.concurrent.ThreadFactory handlerThreads;
   private Duration shutdownTimeout = Duration.ofSeconds(30);
   private Path tlsCa;
   private Path clientCert;
@@ -149,6 +150,16 @@ public final class SluiceReceiverBuilder {
     return this;
   }
 
+  /**
+   * Makes the handler threads (still at most {@code concurrency} of them), for instance virtual
+   * threads on Java 21 ({@code Thread.ofVirtual().name("handler-", 0).factory()}). Default: the
+   * SDK's own named platform threads.
+   */
+  public SluiceReceiverBuilder handlerThreads(java.util.concurrent.ThreadFactory factory) {
+    this.handlerThreads = factory;
+    return this;
+  }
+
   /** How long close() lets in-flight handlings run before interrupting them. Default 30 s. */
   public SluiceReceiverBuilder shutdownTimeout(Duration shutdownTimeout) {
     this.shutdownTimeout = shutdownTimeout;
@@ -215,7 +226,8 @@ public final class SluiceReceiverBuilder {
             reconnectMin,
             reconnectMax,
             shutdownTimeout,
-            security));
+            security,
+            handlerThreads));
   }
 
   private void checkTargets() {

@@ -174,7 +174,7 @@ class ReceiverEndpointsTest extends ReceiverTestSupport {
   }
 
   @Test
-  void retriesAManagerThatDoesNotServeTheQueueYetAndWarnsOncePerAnswer() throws Exception {
+  void retriesAManagerThatDoesNotServeTheQueueYetAndWarnsOncePerKindOfAnswer() throws Exception {
     TestSluiceServer other = extraServer();
     other.refuseSubscribe = Status.NOT_FOUND.withDescription("queue 'q' is not served here");
     Logger connectorLog = (Logger) LoggerFactory.getLogger(Connector.class);

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.proto.v1.EventRef;
 import io.grpc.Status;
-import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -77,29 +76,5 @@ class ReceiverReconnectTest extends ReceiverTestSupport {
     assertThat(server.acked().get(1)).isEqualTo(server.acked().get(0));
     await().atMost(WAIT).until(() -> receiver.stats().ackOk() == 1);
     assertThat(receiver.stats().acked()).isEqualTo(1);
-  }
-
-  /**
-   * A manager that cannot be reached (restarting, its port closed) is probed often, however many
-   * attempts failed: it must get its receivers as soon as it is back, not after a backoff grown to
-   * many seconds.
-   */
-  @Test
-  void anUnreachableManagerIsProbedOftenWhateverTheBackoff() {
-    SluiceReceiver receiver =
-        startReceiver(
-            e -> {}, b -> b.reconnectBackoff(Duration.ofMillis(100), Duration.ofMinutes(1)));
-    server.holdSubscribed = true; // no stream gets subscribed: the failures add up
-    for (int attempt = 2; attempt <= 10; attempt++) {
-      server.holdSubscribed = true;
-      server.breakStream(Status.UNAVAILABLE.withDescription("manager restarting"));
-      int expected = attempt;
-      await()
-          .atMost(Duration.ofSeconds(3))
-          .alias("attempt " + attempt + " within 3 s")
-          .until(() -> server.subscribes.size() >= expected);
-    }
-    server.releaseSubscribed();
-    assertThat(receiver.awaitSubscribed(WAIT)).isTrue();
   }
 }

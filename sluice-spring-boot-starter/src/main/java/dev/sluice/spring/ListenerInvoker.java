@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JavaType;
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.receiver.TransactionalAck;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
@@ -11,6 +13,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -18,9 +22,16 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Calls one {@link SluiceListener} method for each delivered event: builds its arguments (the data
  * mapped from the columns or the JSON payload, {@link EventMetadata}, {@link ReceivedEvent}) and,
  * for a transactional listener, runs it and the event's ack in one Spring transaction. Runs on the
- * receiver's handler threads; immutable after construction.
+ * receiver's handler threads; immutable after construction (but for the max_attempts looked up
+ * once).
+ *
+ * <p>Each handling is a Micrometer {@link Observation} ({@link SluiceObservations}). A failure goes
+ * to the listener's {@link SluiceErrorHandler} (it may ack anyway, or rethrow), then, if the
+ * attempt was the event's last, to its {@link SluiceDeadLetterHandler}, then nacks the event.
  */
 final class ListenerInvoker implements EventHandler {
+  private static final Logger log = LoggerFactory.getLogger(ListenerInvoker.class);
+
   private enum Kind {
     DATA,
     MAP,
@@ -34,11 +45,26 @@ final class ListenerInvoker implements EventHandler {
   private final JavaType dataType;
   private final TransactionTemplate tx; // null unless transactional
   private final DataSource dataSource; // null unless transactional
+  private final ObservationRegistry observations;
+  private final SluiceErrorHandler errorHandler; // null: the failure nacks
+  private final SluiceDeadLetterHandler deadLetters; // null: none
+  private final MaxAttempts maxAttempts;
 
   ListenerInvoker(
-      ListenerEndpoint endpoint, ColumnMapper mapper, TransactionTemplate tx, DataSource ds) {
+      ListenerEndpoint endpoint,
+      ColumnMapper mapper,
+      TransactionTemplate tx,
+      DataSource ds,
+      ObservationRegistry observations,
+      SluiceErrorHandler errorHandler,
+      SluiceDeadLetterHandler deadLetters,
+      MaxAttempts maxAttempts) {
     this.endpoint = endpoint;
     this.mapper = mapper;
+    this.observations = observations;
+    this.errorHandler = errorHandler;
+    this.deadLetters = deadLetters;
+    this.maxAttempts = maxAttempts;
     Method m = endpoint.method();
     Parameter[] params = m.getParameters();
     this.kinds = new Kind[params.length];
@@ -77,6 +103,53 @@ final class ListenerInvoker implements EventHandler {
 
   @Override
   public void handle(ReceivedEvent event) throws Exception {
+    Observation observation = SluiceObservations.listener(observations, endpoint.id(), event);
+    observation.start();
+    try (Observation.Scope scope = observation.openScope()) {
+      try {
+        invokeListener(event);
+      } catch (Exception e) {
+        try {
+          failed(event, e);
+        } catch (Exception outcome) {
+          observation.error(outcome);
+          throw outcome;
+        }
+      }
+    } catch (Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      observation.stop();
+    }
+  }
+
+  /** The error handler's say, then the dead-letter callback on the last attempt; rethrows. */
+  private void failed(ReceivedEvent event, Exception failure) throws Exception {
+    Exception outcome = failure;
+    if (errorHandler != null) {
+      try {
+        errorHandler.handle(endpoint.id(), event, failure);
+        return; // handled: the event is acked
+      } catch (Exception e) {
+        outcome = e;
+      }
+    }
+    if (deadLetters != null && maxAttempts.isLastAttempt(event.attempt())) {
+      try {
+        deadLetters.deadLetter(endpoint.id(), event, EventMetadata.of(event), outcome);
+      } catch (RuntimeException e) {
+        log.warn(
+            "@SluiceListener {}: the dead-letter handler failed for {}: {}",
+            endpoint.describe(),
+            event.describe(),
+            e.toString());
+      }
+    }
+    throw outcome;
+  }
+
+  private void invokeListener(ReceivedEvent event) throws Exception {
     Object[] args = arguments(event);
     if (tx == null) {
       invoke(args);

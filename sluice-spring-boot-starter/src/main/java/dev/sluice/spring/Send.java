@@ -1,8 +1,8 @@
 package dev.sluice.spring;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.sluice.db.EventProducer.EventOptions;
-import dev.sluice.db.QueueConvention;
+import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.client.QueueColumns;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -78,7 +78,7 @@ public final class Send {
 
   /** The actor path under the tenant (the queue table needs an {@code actor} column). */
   public Send actor(String actor) {
-    columns.put(QueueConvention.ACTOR, actor);
+    columns.put(QueueColumns.ACTOR, actor);
     return this;
   }
 

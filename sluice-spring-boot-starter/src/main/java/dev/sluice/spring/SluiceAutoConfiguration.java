@@ -2,12 +2,14 @@ package dev.sluice.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration;
@@ -22,29 +24,48 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Sluice for Spring Boot: a {@link SluiceProducer} on the application's DataSource, the {@link
- * SluiceListener} methods run by a {@link SluiceListenerContainer}, and, when Actuator and
- * Micrometer are present, a health indicator and the receivers' meters. {@code
+ * SluiceListener} methods run by a {@link SluiceListenerContainer} (also the {@link
+ * SluiceListenerRegistry}), Micrometer observations of both, and, with Micrometer, the receivers'
+ * meters ({@link SluiceHealthAutoConfiguration} adds the health indicator with Actuator). {@code
  * sluice.enabled=false} turns it all off.
+ *
+ * <p>It brings neither Flyway nor jOOQ: Sluice's own tables are the operator's (the {@code sluice
+ * migrate} command), or, with {@code sluice.migrations.enabled=true} and {@code sluice-db} on the
+ * class path, applied here at startup.
  */
 @AutoConfiguration(
     after = {
       DataSourceAutoConfiguration.class,
       DataSourceTransactionManagerAutoConfiguration.class,
       JacksonAutoConfiguration.class
-    })
+    },
+    afterName =
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration")
 @ConditionalOnProperty(prefix = "sluice", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(SluiceProperties.class)
 public class SluiceAutoConfiguration {
 
   @Bean
+  @ConditionalOnMissingBean(SluiceConnectionDetails.class)
+  SluiceConnectionDetails sluiceConnectionDetails(SluiceProperties properties) {
+    return new PropertiesSluiceConnectionDetails(properties);
+  }
+
+  @Bean
   @ConditionalOnMissingBean
   @ConditionalOnSingleCandidate(DataSource.class)
   public SluiceProducer sluiceProducer(
-      DataSource dataSource, SluiceProperties properties, ObjectProvider<ObjectMapper> json) {
+      DataSource dataSource,
+      SluiceProperties properties,
+      ObjectProvider<ObjectMapper> json,
+      ObjectProvider<ObservationRegistry> observations,
+      ObjectProvider<SluiceMigrationsRunner> migrations) {
+    migrations.ifAvailable(m -> {}); // Sluice's tables first, when migrations are on
     return new SluiceProducer(
         dataSource,
         properties.getProducer().isRequireTransaction(),
-        json.getIfAvailable(ObjectMapper::new));
+        json.getIfAvailable(ObjectMapper::new),
+        observations.getIfAvailable(() -> ObservationRegistry.NOOP));
   }
 
   @Bean
@@ -57,21 +78,42 @@ public class SluiceAutoConfiguration {
   public SluiceListenerContainer sluiceListenerContainer(
       SluiceListenerRegistrar registrar,
       SluiceProperties properties,
+      SluiceConnectionDetails connection,
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<PlatformTransactionManager> transactions,
       ObjectProvider<ObjectMapper> json,
-      ObjectProvider<ListenerObserver> observer) {
+      ObjectProvider<ListenerObserver> observer,
+      ObjectProvider<ObservationRegistry> observations,
+      ObjectProvider<SluiceErrorHandler> errorHandlers,
+      ObjectProvider<SluiceMigrationsRunner> migrations,
+      BeanFactory beans) {
     ColumnMapper mapper = new ColumnMapper(json.getIfAvailable(ObjectMapper::new));
     return new SluiceListenerContainer(
         registrar,
         properties,
+        connection,
         endpoint -> {
+          migrations.ifAvailable(m -> {});
           PlatformTransactionManager tm = transactions.getIfUnique();
+          DataSource ds = dataSource.getIfUnique();
+          SluiceProperties.Listener over =
+              properties.getListeners().getOrDefault(endpoint.id(), null);
+          if (over == null) {
+            over = properties.getListeners().get(endpoint.queue());
+          }
           return new ListenerInvoker(
               endpoint,
               mapper,
               tm == null ? null : new TransactionTemplate(tm),
-              dataSource.getIfUnique());
+              ds,
+              observations.getIfAvailable(() -> ObservationRegistry.NOOP),
+              endpoint.errorHandler().isEmpty()
+                  ? errorHandlers.getIfUnique()
+                  : beans.getBean(endpoint.errorHandler(), SluiceErrorHandler.class),
+              endpoint.deadLetterHandler().isEmpty()
+                  ? null
+                  : beans.getBean(endpoint.deadLetterHandler(), SluiceDeadLetterHandler.class),
+              new MaxAttempts(endpoint.queue(), over == null ? null : over.getMaxAttempts(), ds));
         },
         observer.getIfAvailable(() -> ListenerObserver.NONE));
   }
@@ -86,14 +128,29 @@ public class SluiceAutoConfiguration {
     }
   }
 
-  /** The {@code sluice} health indicator, when Actuator is on the class path. */
+  /** Sluice's own tables at startup: opt-in, with sluice-db on the class path. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(HealthIndicator.class)
-  static class HealthCheck {
+  @ConditionalOnProperty(prefix = "sluice.migrations", name = "enabled")
+  @ConditionalOnClass(name = "dev.sluice.db.SluiceMigrations")
+  @ConditionalOnSingleCandidate(DataSource.class)
+  static class MigrationsOn {
     @Bean
-    @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
-    SluiceHealthIndicator sluiceHealthIndicator(SluiceListenerContainer container) {
-      return new SluiceHealthIndicator(container);
+    SluiceMigrationsRunner sluiceMigrationsRunner(
+        DataSource dataSource, SluiceProperties properties) {
+      return new SluiceMigrationsRunner(dataSource, properties.getMigrations().getLocations());
+    }
+  }
+
+  /** {@code sluice.migrations.enabled=true} without sluice-db: a clear refusal, not silence. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "sluice.migrations", name = "enabled")
+  @ConditionalOnMissingClass("dev.sluice.db.SluiceMigrations")
+  static class MigrationsWithoutSluiceDb {
+    @Bean
+    SluiceMigrationsRunner sluiceMigrationsRunner() {
+      throw new IllegalStateException(
+          "sluice.migrations.enabled=true needs dev.sluice:sluice-db on the class path (it"
+              + " brings Flyway); add it, or create Sluice's tables with 'sluice migrate'");
     }
   }
 }

@@ -9,7 +9,7 @@ import java.lang.annotation.Target;
 /**
  * Marks a bean method as the handler of a queue's events. A normal return acks the event; an
  * exception nacks it ({@link dev.sluice.receiver.RetryLater} with its delay, anything else with the
- * queue's backoff).
+ * queue's backoff), after the {@link SluiceErrorHandler} had its say.
  *
  * <p>Parameters, in any order:
  *
@@ -32,10 +32,17 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 public @interface SluiceListener {
+  /**
+   * The listener's id, for {@link SluiceListenerRegistry} and {@code sluice.listeners.<id>.*};
+   * placeholders are resolved. Default: the queue name, so a queue with several listeners needs an
+   * id for each but one.
+   */
+  String id() default "";
+
   /** The queue table; {@code ${...}} placeholders are resolved. */
   String queue();
 
-  /** Handler threads; 0 takes {@code sluice.listeners.<queue>.concurrency} or the default. */
+  /** Handler threads; 0 takes {@code sluice.listeners.<id>.concurrency} or the default. */
   int concurrency() default 0;
 
   /** The column holding a JSON document to map the data parameter from; "" maps the columns. */
@@ -49,4 +56,24 @@ public @interface SluiceListener {
    * back.
    */
   boolean transactional() default false;
+
+  /**
+   * Whether the listener starts with the context: "true", "false" or a placeholder; "" takes {@code
+   * sluice.listeners.<id>.auto-startup}, else {@code sluice.receiver.auto-startup}. A listener that
+   * did not start is started by {@link SluiceListenerRegistry#start(String)}.
+   */
+  String autoStartup() default "";
+
+  /**
+   * The name of a {@link SluiceErrorHandler} bean for this listener; "" uses the application's
+   * single {@code SluiceErrorHandler} bean if there is one, else the exception nacks the event.
+   */
+  String errorHandler() default "";
+
+  /**
+   * The name of a {@link SluiceDeadLetterHandler} bean, called when this listener fails the event's
+   * last attempt (the queue's {@code max_attempts}), just before the nack that makes the event
+   * dead.
+   */
+  String deadLetterHandler() default "";
 }

@@ -6,10 +6,12 @@ import dev.sluice.receiver.SluiceReceiverBuilder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,17 +19,19 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Runs one {@link SluiceReceiver} per {@link SluiceListener} method, started and stopped with the
- * application context ({@link SmartLifecycle}).
+ * application context ({@link SmartLifecycle}), and one at a time through {@link
+ * SluiceListenerRegistry}.
  *
  * <p>Stop: every receiver closes at once, on its own thread: it tells its managers to send nothing
  * new, lets running handlers finish within {@code sluice.receiver.shutdown-timeout} (then
  * interrupts them), and delivers their acks. The callback runs when all are closed, so Spring's
  * shutdown (and Kubernetes' grace period) waits for the slowest handler, not the sum.
  *
- * <p>Threads: {@link #start} and {@link #stop} run on Spring's lifecycle thread, under this
- * object's lock; the receivers' own threads run the handlers.
+ * <p>Threads: {@link #start}, {@link #stop} and the registry's methods run under this object's lock
+ * (Spring's lifecycle thread, or the caller's); the receivers' own threads run the handlers. Health
+ * and meters read {@link #stats()} and {@link #state} without the lock.
  */
-public class SluiceListenerContainer implements SmartLifecycle {
+public class SluiceListenerContainer implements SmartLifecycle, SluiceListenerRegistry {
   private static final Logger log = LoggerFactory.getLogger(SluiceListenerContainer.class);
 
   /** Stops before the web server's graceful shutdown phase ends, and before the DataSource. */
@@ -35,19 +39,39 @@ public class SluiceListenerContainer implements SmartLifecycle {
 
   private final SluiceListenerRegistrar registrar;
   private final SluiceProperties properties;
+  private final SluiceConnectionDetails connection;
   private final Function<ListenerEndpoint, ListenerInvoker> invokers;
   private final ListenerObserver observer;
-  // Written under this object's lock (start, stop); read without it by health and meters.
-  private final Map<String, SluiceReceiver> receivers = new ConcurrentHashMap<>();
+
+  /** Built at the first start, by id; the map is not changed after that. */
+  private volatile Map<String, Unit> units;
+
   private volatile boolean running;
+
+  /** One listener: its endpoint, settings, state and current receiver. */
+  private static final class Unit {
+    final ListenerEndpoint endpoint;
+    final SluiceProperties.Listener over;
+    final ListenerInvoker invoker;
+    volatile State state = State.STOPPED;
+    volatile SluiceReceiver receiver;
+
+    Unit(ListenerEndpoint endpoint, SluiceProperties.Listener over, ListenerInvoker invoker) {
+      this.endpoint = endpoint;
+      this.over = over;
+      this.invoker = invoker;
+    }
+  }
 
   SluiceListenerContainer(
       SluiceListenerRegistrar registrar,
       SluiceProperties properties,
+      SluiceConnectionDetails connection,
       Function<ListenerEndpoint, ListenerInvoker> invokers,
       ListenerObserver observer) {
     this.registrar = registrar;
     this.properties = properties;
+    this.connection = connection;
     this.invokers = invokers;
     this.observer = observer;
   }
@@ -57,36 +81,80 @@ public class SluiceListenerContainer implements SmartLifecycle {
     if (running) {
       return;
     }
-    List<ListenerEndpoint> endpoints = registrar.endpoints();
-    if (!endpoints.isEmpty()) {
-      checkSecurity();
-    }
+    Map<String, Unit> all = units();
     try {
-      for (ListenerEndpoint e : endpoints) {
-        SluiceProperties.Listener over =
-            properties.getListeners().getOrDefault(e.queue(), new SluiceProperties.Listener());
-        if (Boolean.FALSE.equals(over.getEnabled())) {
-          log.info("@SluiceListener {} is disabled by sluice.listeners", e.describe());
-          continue;
+      for (Unit u : all.values()) {
+        if (u.state == State.STOPPED && autoStartup(u)) {
+          startUnit(u);
+        } else if (u.state == State.STOPPED) {
+          log.info(
+              "@SluiceListener {} does not start with the context (auto-startup false)",
+              u.endpoint.describe());
         }
-        SluiceReceiver r = receiver(e, over).start();
-        receivers.put(e.queue(), r);
-        String queue = e.queue();
-        observer.started(queue, () -> stats(queue));
-        log.info(
-            "@SluiceListener {} receiving from {} as {}",
-            e.describe(),
-            properties.getReceiver().getTargets(),
-            r.receiverId());
       }
     } catch (RuntimeException ex) {
-      closeAll();
+      closeAll(List.copyOf(all.values()), State.STOPPED);
       throw ex;
     }
     running = true;
   }
 
-  private SluiceReceiver receiver(ListenerEndpoint e, SluiceProperties.Listener over) {
+  private Map<String, Unit> units() {
+    if (units == null) {
+      List<ListenerEndpoint> endpoints = registrar.endpoints();
+      if (!endpoints.isEmpty()) {
+        checkSecurity();
+      }
+      Map<String, Unit> built = new LinkedHashMap<>();
+      for (ListenerEndpoint e : endpoints) {
+        SluiceProperties.Listener over = override(e);
+        if (Boolean.FALSE.equals(over.getEnabled())) {
+          log.info("@SluiceListener {} is disabled by sluice.listeners", e.describe());
+          continue;
+        }
+        built.put(e.id(), new Unit(e, over, invokers.apply(e)));
+      }
+      units = built;
+    }
+    return units;
+  }
+
+  /** {@code sluice.listeners.<id>}, else {@code sluice.listeners.<queue>}, else none. */
+  private SluiceProperties.Listener override(ListenerEndpoint e) {
+    Map<String, SluiceProperties.Listener> all = properties.getListeners();
+    SluiceProperties.Listener byId = all.get(e.id());
+    if (byId != null) {
+      return byId;
+    }
+    return all.getOrDefault(e.queue(), new SluiceProperties.Listener());
+  }
+
+  private boolean autoStartup(Unit u) {
+    if (u.endpoint.autoStartup() != null) {
+      return u.endpoint.autoStartup();
+    }
+    if (u.over.getAutoStartup() != null) {
+      return u.over.getAutoStartup();
+    }
+    return true; // sluice.receiver.auto-startup applies to the container itself
+  }
+
+  private void startUnit(Unit u) {
+    SluiceReceiver r = receiver(u).start();
+    u.receiver = r;
+    u.state = State.RUNNING;
+    String id = u.endpoint.id();
+    observer.started(id, () -> stats(id));
+    log.info(
+        "@SluiceListener {} receiving from {} as {}",
+        u.endpoint.describe(),
+        connection.getTargets(),
+        r.receiverId());
+  }
+
+  private SluiceReceiver receiver(Unit u) {
+    ListenerEndpoint e = u.endpoint;
+    SluiceProperties.Listener over = u.over;
     SluiceProperties.Receiver p = properties.getReceiver();
     int concurrency =
         e.concurrency() > 0
@@ -94,23 +162,28 @@ public class SluiceListenerContainer implements SmartLifecycle {
             : over.getConcurrency() != null ? over.getConcurrency() : p.getConcurrency();
     Integer maxInFlight =
         over.getMaxInFlight() != null ? over.getMaxInFlight() : p.getMaxInFlight();
-    ListenerInvoker invoker = invokers.apply(e);
-    String queue = e.queue();
     SluiceReceiverBuilder b =
         SluiceReceiver.builder()
-            .targets(p.getTargets())
-            .queue(queue)
+            .targets(connection.getTargets())
+            .queue(e.queue())
             .concurrency(concurrency)
-            .keyRange(p.getKeyRange())
+            .keyRange(over.getKeyRange() != null ? over.getKeyRange() : p.getKeyRange())
             .reconnectBackoff(p.getReconnectMin(), p.getReconnectMax())
             .shutdownTimeout(p.getShutdownTimeout())
-            .handler(invoker);
-    observer.building(queue, b);
+            .handler(u.invoker);
+    observer.building(e.id(), b);
     if (maxInFlight != null) {
       b.maxInFlight(maxInFlight);
     }
-    if (p.getToken() != null && !p.getToken().isBlank()) {
-      b.token(p.getToken());
+    if (p.isVirtualThreads()) {
+      ThreadFactory threads = VirtualThreads.factory("sluice-" + e.id() + "-handler-");
+      if (threads != null) {
+        b.handlerThreads(threads);
+      }
+    }
+    String token = connection.getToken();
+    if (token != null && !token.isBlank()) {
+      b.token(token);
     }
     SluiceProperties.Tls tls = p.getTls();
     if (tls.getCaFile() != null) {
@@ -120,7 +193,7 @@ public class SluiceListenerContainer implements SmartLifecycle {
       b.clientCertificate(Path.of(tls.getCertFile()), Path.of(tls.getKeyFile()));
     }
     if (p.getReceiverId() != null && !p.getReceiverId().isBlank()) {
-      b.receiverId(p.getReceiverId() + "-" + queue);
+      b.receiverId(p.getReceiverId() + "-" + e.id());
     }
     try {
       return b.build();
@@ -148,7 +221,8 @@ public class SluiceListenerContainer implements SmartLifecycle {
           "sluice.receiver.tls.cert-file is set without sluice.receiver.tls.ca-file: a client"
               + " certificate needs TLS, and TLS needs the CA of the managers' certificates");
     }
-    if (p.getToken() != null && !p.getToken().isBlank() && tls.getCaFile() == null) {
+    String token = connection.getToken();
+    if (token != null && !token.isBlank() && tls.getCaFile() == null) {
       throw new IllegalStateException(
           "sluice.receiver.token is set without sluice.receiver.tls.ca-file: refusing to send the"
               + " token in plain text");
@@ -165,26 +239,39 @@ public class SluiceListenerContainer implements SmartLifecycle {
     try {
       if (running) {
         running = false;
-        closeAll();
+        List<Unit> open = new ArrayList<>();
+        for (Unit u : units().values()) {
+          if (u.state == State.RUNNING) {
+            open.add(u);
+          }
+        }
+        closeAll(open, State.STOPPED);
       }
     } finally {
       callback.run();
     }
   }
 
-  /** Closes every receiver at once, each on its own thread; returns when all are closed. */
-  private void closeAll() {
-    List<Thread> closing = new ArrayList<>();
-    for (Map.Entry<String, SluiceReceiver> e : receivers.entrySet()) {
-      Thread t = new Thread(e.getValue()::close, "sluice-listener-stop-" + e.getKey());
+  /**
+   * Closes the receivers of {@code units} at once, each on its own thread, and leaves them in
+   * {@code then} (a paused unit stays paused); returns when all are closed.
+   */
+  private void closeAll(List<Unit> closing, State then) {
+    List<Thread> threads = new ArrayList<>();
+    for (Unit u : closing) {
+      SluiceReceiver r = u.receiver;
+      if (r == null) {
+        continue;
+      }
+      Thread t = new Thread(r::close, "sluice-listener-stop-" + u.endpoint.id());
       t.start();
-      closing.add(t);
+      threads.add(t);
     }
     // Each close() bounds itself (shutdown-timeout for the handlers, then a few protocol waits);
     // this bound only guards against a receiver that ignores its own.
     Duration bound = properties.getReceiver().getShutdownTimeout().plusSeconds(15);
     long deadline = System.nanoTime() + bound.toNanos();
-    for (Thread t : closing) {
+    for (Thread t : threads) {
       try {
         t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
       } catch (InterruptedException ex) {
@@ -195,7 +282,12 @@ public class SluiceListenerContainer implements SmartLifecycle {
         log.warn("{} did not finish within {}; leaving it", t.getName(), bound);
       }
     }
-    receivers.clear();
+    for (Unit u : closing) {
+      u.receiver = null;
+      if (u.state != State.PAUSED) {
+        u.state = then;
+      }
+    }
   }
 
   @Override
@@ -213,21 +305,102 @@ public class SluiceListenerContainer implements SmartLifecycle {
     return PHASE;
   }
 
-  /** Each running listener's receiver counters, by queue. */
+  // --- SluiceListenerRegistry ---
+
+  @Override
+  public Set<String> listenerIds() {
+    Map<String, Unit> u = units;
+    return u == null ? Set.of() : Set.copyOf(u.keySet());
+  }
+
+  @Override
+  public State state(String id) {
+    return unit(id).state;
+  }
+
+  @Override
+  public String queue(String id) {
+    return unit(id).endpoint.queue();
+  }
+
+  @Override
+  public synchronized void start(String id) {
+    Unit u = unit(id);
+    if (u.state != State.RUNNING) {
+      startUnit(u);
+    }
+  }
+
+  @Override
+  public synchronized void stop(String id) {
+    Unit u = unit(id);
+    if (u.state == State.PAUSED) {
+      u.state = State.STOPPED;
+    } else if (u.state == State.RUNNING) {
+      closeAll(List.of(u), State.STOPPED);
+      log.info("@SluiceListener {} stopped", u.endpoint.describe());
+    }
+  }
+
+  @Override
+  public synchronized void pause(String id) {
+    Unit u = unit(id);
+    if (u.state == State.RUNNING) {
+      closeAll(List.of(u), State.PAUSED);
+      u.state = State.PAUSED;
+      log.info("@SluiceListener {} paused", u.endpoint.describe());
+    }
+  }
+
+  @Override
+  public synchronized void resume(String id) {
+    Unit u = unit(id);
+    if (u.state == State.PAUSED) {
+      startUnit(u);
+      log.info("@SluiceListener {} resumed", u.endpoint.describe());
+    }
+  }
+
+  private Unit unit(String id) {
+    Map<String, Unit> all = units;
+    Unit u = all == null ? null : all.get(id);
+    if (u == null) {
+      throw new IllegalArgumentException(
+          "no @SluiceListener with id '"
+              + id
+              + "'; the ids are "
+              + (all == null ? "not known before the listeners start" : all.keySet()));
+    }
+    return u;
+  }
+
+  /** Each listener's receiver counters while it has a receiver, by id. */
+  @Override
   public Map<String, ReceiverStats> stats() {
     Map<String, ReceiverStats> out = new TreeMap<>();
-    receivers.forEach((q, r) -> out.put(q, r.stats()));
+    Map<String, Unit> all = units;
+    if (all != null) {
+      all.forEach(
+          (id, u) -> {
+            SluiceReceiver r = u.receiver;
+            if (r != null) {
+              out.put(id, r.stats());
+            }
+          });
+    }
     return out;
   }
 
-  /** The counters of the listener of {@code queue}, or null while it is not running. */
-  ReceiverStats stats(String queue) {
-    SluiceReceiver r = receivers.get(queue);
+  /** The counters of listener {@code id}, or null while it has no receiver. */
+  ReceiverStats stats(String id) {
+    Map<String, Unit> all = units;
+    Unit u = all == null ? null : all.get(id);
+    SluiceReceiver r = u == null ? null : u.receiver;
     return r == null ? null : r.stats();
   }
 
   /** How many targets each receiver streams from (for health). */
   int targets() {
-    return properties.getReceiver().getTargets().size();
+    return connection.getTargets().size();
   }
 }

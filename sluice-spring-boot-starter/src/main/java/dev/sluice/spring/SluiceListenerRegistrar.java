@@ -48,30 +48,37 @@ public class SluiceListenerRegistrar implements BeanPostProcessor {
                 + a.concurrency());
       }
       Method invocable = AopUtils.selectInvocableMethod(e.getKey(), bean.getClass());
+      String id = environment.resolveRequiredPlaceholders(a.id()).strip();
+      String autoStartup = environment.resolveRequiredPlaceholders(a.autoStartup()).strip();
       add(
           new ListenerEndpoint(
+              id.isEmpty() ? queue : id,
               beanName,
               bean,
               invocable,
               queue,
               a.concurrency(),
               a.payload().strip(),
-              a.transactional()));
+              a.transactional(),
+              autoStartup.isEmpty() ? null : Boolean.valueOf(autoStartup),
+              a.errorHandler().strip(),
+              a.deadLetterHandler().strip()));
     }
     return bean;
   }
 
   private synchronized void add(ListenerEndpoint endpoint) {
     for (ListenerEndpoint other : endpoints) {
-      if (other.queue().equals(endpoint.queue())) {
+      if (other.id().equals(endpoint.id())) {
         throw new IllegalStateException(
-            "two @SluiceListener methods for queue "
-                + endpoint.queue()
+            "two @SluiceListener methods with id "
+                + endpoint.id()
                 + ": "
                 + other.describe()
                 + " and "
                 + endpoint.describe()
-                + " (one listener per queue; it may fan out itself)");
+                + " (a listener's id defaults to its queue: give each listener of a queue its own"
+                + " id)");
       }
     }
     endpoints.add(endpoint);

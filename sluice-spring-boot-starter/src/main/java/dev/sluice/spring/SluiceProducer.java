@@ -1,8 +1,11 @@
 package dev.sluice.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
@@ -38,8 +41,22 @@ public class SluiceProducer {
   private final ObjectMapper json;
   private final ColumnMapper columns;
   private final SQLExceptionTranslator translator;
+  private final ObservationRegistry observations;
 
   public SluiceProducer(DataSource dataSource, boolean requireTransaction, ObjectMapper json) {
+    this(dataSource, requireTransaction, json, ObservationRegistry.NOOP);
+  }
+
+  /**
+   * @param observations where each insert is observed ({@code sluice.producer}, OpenTelemetry
+   *     messaging keys, operation publish)
+   */
+  public SluiceProducer(
+      DataSource dataSource,
+      boolean requireTransaction,
+      ObjectMapper json,
+      ObservationRegistry observations) {
+    this.observations = observations;
     this.dataSource = dataSource;
     this.requireTransaction = requireTransaction;
     this.json = json;
@@ -62,6 +79,20 @@ public class SluiceProducer {
               + " this from a @Transactional method (or set"
               + " sluice.producer.require-transaction=false)");
     }
+    Observation observation = SluiceObservations.producer(observations, queue).start();
+    try (Observation.Scope scope = observation.openScope()) {
+      long id = insert(queue, columns, options);
+      observation.highCardinalityKeyValue(KeyValue.of("messaging.message.id", Long.toString(id)));
+      return id;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      observation.stop();
+    }
+  }
+
+  private long insert(String queue, Map<String, ?> columns, EventOptions options) {
     Connection c = DataSourceUtils.getConnection(dataSource);
     try {
       return EventProducer.insert(c, queue, columns, options);

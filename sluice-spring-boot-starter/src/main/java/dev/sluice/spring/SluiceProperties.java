@@ -8,18 +8,30 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code sluice.*} settings. The producer writes through the application's own {@code DataSource}
- * (the database that holds the queue tables), so it has no connection settings of its own.
+ * sluice.* settings. The producer writes through the application's own DataSource (the database
+ * that holds the queue tables), so it has no connection settings of its own.
  */
 @ConfigurationProperties(prefix = "sluice")
 public class SluiceProperties {
   /** Whether the starter does anything at all. */
   private boolean enabled = true;
 
+  /** How events are added: sluice.producer.*. */
   private final Producer producer = new Producer();
+
+  /** How @SluiceListener methods reach the managers: sluice.receiver.*. */
   private final Receiver receiver = new Receiver();
 
-  /** Per-queue overrides of the receiver settings, by queue name. */
+  /** The sluice health indicator: sluice.health.*. */
+  private final HealthSettings health = new HealthSettings();
+
+  /** Sluice's own tables by Flyway at startup (needs sluice-db): sluice.migrations.*. */
+  private final Migrations migrations = new Migrations();
+
+  /**
+   * Overrides for one listener, by listener id (which defaults to the queue name): concurrency,
+   * max-in-flight, key-range, auto-startup, enabled, max-attempts.
+   */
   private Map<String, Listener> listeners = new LinkedHashMap<>();
 
   public boolean isEnabled() {
@@ -38,6 +50,14 @@ public class SluiceProperties {
     return receiver;
   }
 
+  public HealthSettings getHealth() {
+    return health;
+  }
+
+  public Migrations getMigrations() {
+    return migrations;
+  }
+
   public Map<String, Listener> getListeners() {
     return listeners;
   }
@@ -46,7 +66,7 @@ public class SluiceProperties {
     this.listeners = listeners;
   }
 
-  /** {@code sluice.producer.*}. */
+  /** sluice.producer.*. */
   public static class Producer {
     /**
      * Refuse to insert outside a Spring transaction (the event would commit on its own, whatever
@@ -63,15 +83,18 @@ public class SluiceProperties {
     }
   }
 
-  /** {@code sluice.receiver.*}: how {@code @SluiceListener} methods reach the managers. */
+  /** sluice.receiver.*: how @SluiceListener methods reach the managers. */
   public static class Receiver {
     /** Start the listeners with the application context. */
     private boolean autoStartup = true;
 
-    /** Manager endpoints, one per manager process ({@code host:port}). */
+    /** Manager endpoints, one per manager process (host:port). */
     private List<String> targets = new ArrayList<>(List.of("127.0.0.1:7470"));
 
-    /** Stable receiver identity; default hostname-pid-random. The queue name is appended. */
+    /**
+     * Stable receiver identity; default hostname-pid-random. "-" and the listener id (by default
+     * its queue) are appended.
+     */
     private String receiverId;
 
     /** Handler threads per listener (events handled at once). */
@@ -90,16 +113,37 @@ public class SluiceProperties {
      */
     private Duration shutdownTimeout = Duration.ofSeconds(15);
 
+    /** First wait before reconnecting to a manager whose stream ended; doubles per failure. */
     private Duration reconnectMin = Duration.ofMillis(100);
+
+    /**
+     * Longest wait between two reconnect attempts; the outage is logged once (WARN), its end once
+     * (INFO).
+     */
     private Duration reconnectMax = Duration.ofSeconds(5);
 
     /**
-     * Bearer token for managers with authentication on; sent only over TLS (set {@code
-     * sluice.receiver.tls.ca-file}). Never logged.
+     * Run handlers on virtual threads when the JVM has them (Java 21 and later; at most concurrency
+     * at once). On older JVMs the SDK's platform threads.
+     */
+    private boolean virtualThreads = true;
+
+    /**
+     * Bearer token for managers with authentication on; sent only over TLS (set
+     * sluice.receiver.tls.ca-file). Never logged.
      */
     private String token;
 
+    /** TLS to the managers: sluice.receiver.tls.*. */
     private final Tls tls = new Tls();
+
+    public boolean isVirtualThreads() {
+      return virtualThreads;
+    }
+
+    public void setVirtualThreads(boolean virtualThreads) {
+      this.virtualThreads = virtualThreads;
+    }
 
     public boolean isAutoStartup() {
       return autoStartup;
@@ -198,8 +242,8 @@ public class SluiceProperties {
   }
 
   /**
-   * {@code sluice.receiver.tls.*}: TLS to the managers (the CA of their certificates) and, for
-   * managers that authenticate receivers by certificate, a client certificate and its key.
+   * sluice.receiver.tls.*: TLS to the managers (the CA of their certificates) and, for managers
+   * that authenticate receivers by certificate, a client certificate and its key.
    */
   public static class Tls {
     /** PEM file of the CA that signed the managers' certificates. */
@@ -240,11 +284,28 @@ public class SluiceProperties {
     }
   }
 
-  /** {@code sluice.listeners.<queue>.*}: overrides for one queue's listener. */
+  /** sluice.listeners.<id>.*: overrides for one listener (id defaults to the queue). */
   public static class Listener {
+    /** Handler threads of this listener. */
     private Integer concurrency;
+
+    /** Unacked events per stream of this listener. */
     private Integer maxInFlight;
+
+    /** Whether this listener exists at all. */
     private Boolean enabled;
+
+    /** Whether this listener starts with the context (else start it by its id in the registry). */
+    private Boolean autoStartup;
+
+    /** Only events of shards overlapping this key range. */
+    private String keyRange;
+
+    /**
+     * The queue's max_attempts, for the dead-letter callback; default: read from the queue table's
+     * comment, else 20 (the convention's default).
+     */
+    private Integer maxAttempts;
 
     public Integer getConcurrency() {
       return concurrency;
@@ -268,6 +329,91 @@ public class SluiceProperties {
 
     public void setEnabled(Boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public Boolean getAutoStartup() {
+      return autoStartup;
+    }
+
+    public void setAutoStartup(Boolean autoStartup) {
+      this.autoStartup = autoStartup;
+    }
+
+    public String getKeyRange() {
+      return keyRange;
+    }
+
+    public void setKeyRange(String keyRange) {
+      this.keyRange = keyRange;
+    }
+
+    public Integer getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    public void setMaxAttempts(Integer maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+  }
+
+  /** sluice.health.*. */
+  public static class HealthSettings {
+    /**
+     * The status the sluice health indicator reports while a running listener has no stream to any
+     * manager. UNKNOWN (the default) keeps /actuator/health UP and 200: the application still
+     * serves and produces without its managers. OUT_OF_SERVICE or DOWN make readiness (and the
+     * root) 503; liveness never includes sluice.
+     */
+    private String disconnectedStatus = "UNKNOWN";
+
+    /**
+     * Add sluice to the readiness health group (when Spring Boot's probes are on), never to
+     * liveness.
+     */
+    private boolean readiness = true;
+
+    public String getDisconnectedStatus() {
+      return disconnectedStatus;
+    }
+
+    public void setDisconnectedStatus(String disconnectedStatus) {
+      this.disconnectedStatus = disconnectedStatus;
+    }
+
+    public boolean isReadiness() {
+      return readiness;
+    }
+
+    public void setReadiness(boolean readiness) {
+      this.readiness = readiness;
+    }
+  }
+
+  /** sluice.migrations.*: opt-in, needs dev.sluice:sluice-db on the class path. */
+  public static class Migrations {
+    /**
+     * Apply Sluice's own tables (and locations) to the application's DataSource with Flyway at
+     * startup, in Sluice's own history table. Needs sluice-db on the class path.
+     */
+    private boolean enabled = false;
+
+    /** The application's queue-table migrations to apply with Sluice's (Flyway locations). */
+    private List<String> locations = new ArrayList<>();
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public List<String> getLocations() {
+      return locations;
+    }
+
+    public void setLocations(List<String> locations) {
+      this.locations = locations;
     }
   }
 }

@@ -1,8 +1,14 @@
 package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.InputStream;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -16,7 +22,9 @@ import org.springframework.context.annotation.Configuration;
 class SluiceAutoConfigurationTest {
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+          .withConfiguration(
+              AutoConfigurations.of(
+                  SluiceAutoConfiguration.class, SluiceHealthAutoConfiguration.class))
           .withPropertyValues(
               "sluice.receiver.targets=127.0.0.1:1", "sluice.receiver.shutdown-timeout=1s");
 
@@ -64,7 +72,7 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
-  void listenersStartWithTheContextAndHealthSaysDownWithoutAManager() {
+  void listenersStartWithTheContextAndHealthSaysUnknownWithoutAManager() {
     runner
         .withUserConfiguration(OneListener.class)
         .withPropertyValues("shop.queue=orders_v2")
@@ -75,11 +83,13 @@ class SluiceAutoConfigurationTest {
               SluiceListenerContainer c = ctx.getBean(SluiceListenerContainer.class);
               assertThat(c.isRunning()).isTrue();
               assertThat(c.stats()).containsOnlyKeys("orders_v2");
+              assertThat(c.listenerIds()).containsExactly("orders_v2");
+              // Not DOWN: a manager outage must not turn the application's health 503.
               assertThat(ctx.getBean(SluiceHealthIndicator.class).health().getStatus().getCode())
-                  .isEqualTo("DOWN");
+                  .isEqualTo("UNKNOWN");
               c.stop();
               assertThat(ctx.getBean(SluiceHealthIndicator.class).health().getStatus().getCode())
-                  .isEqualTo("OUT_OF_SERVICE");
+                  .isEqualTo("UNKNOWN");
             });
   }
 
@@ -92,7 +102,7 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
-  void twoListenersOfOneQueueAreRefused() {
+  void twoListenersOfOneQueueNeedTheirOwnIds() {
     runner
         .withUserConfiguration(SameQueueTwice.class)
         .run(
@@ -100,7 +110,108 @@ class SluiceAutoConfigurationTest {
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("two @SluiceListener methods for queue order_events"));
+                    .hasMessageContaining("two @SluiceListener methods with id order_events"));
+    runner
+        .withUserConfiguration(SameQueueTwoIds.class)
+        .withPropertyValues("sluice.listeners.second.auto-startup=false")
+        .run(
+            ctx -> {
+              SluiceListenerRegistry r = ctx.getBean(SluiceListenerRegistry.class);
+              assertThat(r.listenerIds()).containsExactlyInAnyOrder("order_events", "second");
+              assertThat(r.state("order_events")).isEqualTo(SluiceListenerRegistry.State.RUNNING);
+              assertThat(r.state("second")).isEqualTo(SluiceListenerRegistry.State.STOPPED);
+              assertThat(r.queue("second")).isEqualTo("order_events");
+              assertThatThrownBy(() -> r.pause("nope"))
+                  .hasMessageContaining("no @SluiceListener with id 'nope'");
+            });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class SameQueueTwoIds {
+    @Bean
+    Object first() {
+      return new Object() {
+        @SluiceListener(queue = "order_events")
+        public void on(Map<String, Object> columns) {}
+      };
+    }
+
+    @Bean
+    Object second() {
+      return new Object() {
+        @SluiceListener(id = "second", queue = "order_events")
+        public void again(Map<String, Object> columns) {}
+      };
+    }
+  }
+
+  @Test
+  void theHealthIndicatorCanBeTurnedOff() {
+    runner
+        .withUserConfiguration(OneListener.class)
+        .withPropertyValues("management.health.sluice.enabled=false")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              assertThat(ctx).doesNotHaveBean(SluiceHealthIndicator.class);
+              assertThat(ctx).hasSingleBean(SluiceListenerContainer.class);
+            });
+  }
+
+  @Test
+  void withoutActuatorOrMicrometerTheListenersStillRun() {
+    runner
+        .withUserConfiguration(OneListener.class)
+        // (Spring Boot drops SluiceHealthAutoConfiguration by its class condition before it reads
+        // the rest when Actuator is missing altogether; here only its API is hidden.)
+        .withClassLoader(
+            new org.springframework.boot.test.context.FilteredClassLoader(
+                "org.springframework.boot.actuate.health", "io.micrometer.core"))
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              assertThat(ctx).doesNotHaveBean(SluiceHealthIndicator.class);
+              assertThat(ctx.getBean(SluiceListenerContainer.class).isRunning()).isTrue();
+            });
+  }
+
+  @Test
+  void connectionDetailsWinOverTheProperties() {
+    runner
+        .withUserConfiguration(OneListener.class)
+        .withBean(SluiceConnectionDetails.class, () -> () -> List.of("127.0.0.1:2"))
+        .run(
+            ctx -> {
+              assertThat(ctx).hasSingleBean(SluiceConnectionDetails.class);
+              assertThat(ctx.getBean(SluiceConnectionDetails.class).getTargets())
+                  .containsExactly("127.0.0.1:2");
+              assertThat(ctx.getBean(SluiceListenerContainer.class).targets()).isEqualTo(1);
+            });
+  }
+
+  @Test
+  void migrationsOnNeedADataSourceAndOffByDefault() {
+    runner
+        .withUserConfiguration(OneListener.class)
+        .run(ctx -> assertThat(ctx).doesNotHaveBean(SluiceMigrationsRunner.class));
+  }
+
+  @Test
+  void virtualThreadsOnlyWhereTheJvmHasThem() {
+    boolean has = Runtime.version().feature() >= 21;
+    assertThat(VirtualThreads.available()).isEqualTo(has);
+    assertThat(VirtualThreads.factory("x-") != null).isEqualTo(has);
+  }
+
+  @Test
+  void maxAttemptsComeFromTheTableComment() {
+    assertThat(MaxAttempts.parse("sluice_queue ack_wait=30s max_attempts=7")).isEqualTo(7);
+    assertThat(MaxAttempts.parse("sluice_queue")).isEqualTo(20);
+    MaxAttempts three = new MaxAttempts("q", 3, null);
+    assertThat(three.isLastAttempt(2)).isFalse();
+    assertThat(three.isLastAttempt(3)).isTrue();
+    assertThat(three.isLastAttempt(4)).isFalse(); // replayed: a new life of 3 attempts
+    assertThat(three.isLastAttempt(6)).isTrue();
   }
 
   @Test
@@ -138,6 +249,42 @@ class SluiceAutoConfigurationTest {
                     .rootCause()
                     .hasMessageContaining(
                         "cert-file and sluice.receiver.tls.key-file go together"));
+  }
+
+  @Test
+  void everyPropertyHasADescriptionAndTheDefaultsAreInTheMetadata() throws Exception {
+    JsonNode root;
+    try (InputStream in =
+        getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).as("generated by spring-boot-configuration-processor").isNotNull();
+      root = new ObjectMapper().readTree(in);
+    }
+    Map<String, JsonNode> byName = new TreeMap<>();
+    root.get("properties").forEach(p -> byName.put(p.get("name").asText(), p));
+    assertThat(byName)
+        .containsKeys(
+            "sluice.enabled",
+            "sluice.producer.require-transaction",
+            "sluice.receiver.targets",
+            "sluice.receiver.reconnect-min",
+            "sluice.receiver.reconnect-max",
+            "sluice.receiver.virtual-threads",
+            "sluice.receiver.tls.ca-file",
+            "sluice.listeners",
+            "sluice.health.disconnected-status",
+            "sluice.health.readiness",
+            "sluice.migrations.enabled",
+            "sluice.migrations.locations",
+            "management.health.sluice.enabled");
+    assertThat(byName.values())
+        .allSatisfy(
+            p ->
+                assertThat(p.path("description").asText()).as(p.get("name").asText()).isNotBlank());
+    assertThat(byName.get("sluice.receiver.reconnect-max").path("defaultValue").asText())
+        .isEqualTo("5s");
+    assertThat(byName.get("sluice.receiver.concurrency").path("defaultValue").asInt()).isEqualTo(8);
+    assertThat(byName.get("sluice.health.disconnected-status").path("defaultValue").asText())
+        .isEqualTo("UNKNOWN");
   }
 
   @Test

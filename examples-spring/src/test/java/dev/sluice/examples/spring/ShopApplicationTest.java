@@ -5,9 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.receiver.ReceiverStats;
 import dev.sluice.spring.EventMetadata;
+import dev.sluice.spring.SluiceConnectionDetails;
 import dev.sluice.spring.SluiceHealthIndicator;
 import dev.sluice.spring.SluiceListener;
 import dev.sluice.spring.SluiceListenerContainer;
@@ -54,7 +55,8 @@ import org.springframework.transaction.support.TransactionTemplate;
     classes = {
       ShopApplication.class,
       ShopApplicationTest.FlakyAudit.class,
-      ShopApplicationTest.SlowListener.class
+      ShopApplicationTest.SlowListener.class,
+      ShopApplicationTest.ManagerConnection.class
     })
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShopApplicationTest {
@@ -69,7 +71,6 @@ class ShopApplicationTest {
     r.add("spring.datasource.url", sluice::jdbcUrl);
     r.add("spring.datasource.username", () -> sluice.database().user());
     r.add("spring.datasource.password", () -> sluice.database().password());
-    r.add("sluice.receiver.targets", sluice::target);
     r.add("sluice.receiver.shutdown-timeout", () -> "5s");
     // Spring Boot's Flyway finds them applied by the extension (as in production, where it applies
     // them itself).
@@ -203,7 +204,7 @@ class ShopApplicationTest {
         .atMost(Duration.ofSeconds(10))
         .until(() -> health.health().getStatus().equals(Status.UP));
     Health h = health.health();
-    assertThat(h.getDetails().get("queues").toString()).contains("order_events", "audit_events");
+    assertThat(h.getDetails().get("listeners").toString()).contains("order_events", "audit_events");
     Timer acks =
         meters
             .find("sluice.receiver.handling")
@@ -239,12 +240,24 @@ class ShopApplicationTest {
     EventSnapshot acked = sluice.awaitAcked("slow_events", id);
     assertThat(acked.attempts()).as("handled once, acked before the stop ended").isEqualTo(1);
     assertThat(SlowListener.labels).containsExactly("slow");
-    assertThat(health.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+    assertThat(health.health().getStatus()).isEqualTo(Status.UNKNOWN);
 
     listeners.start();
     await()
         .atMost(Duration.ofSeconds(10))
         .until(() -> health.health().getStatus().equals(Status.UP));
+  }
+
+  /**
+   * The test's manager, as service-connection details: the starter prefers them to {@code
+   * sluice.receiver.targets}.
+   */
+  @TestConfiguration
+  static class ManagerConnection {
+    @Bean
+    SluiceConnectionDetails sluiceConnectionDetails() {
+      return () -> List.of(sluice.target());
+    }
   }
 
   /** Blocks in its handler until the test lets it go. */

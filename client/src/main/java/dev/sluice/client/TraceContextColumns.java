@@ -1,4 +1,4 @@
-package dev.sluice.db;
+package dev.sluice.client;
 
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;

@@ -1,0 +1,46 @@
+package dev.sluice.client;
+
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * What a producer needs of the queue-table convention (the README, "The queue table"): the names of
+ * the system columns, the identifier rule, and the database's "now" in nanoseconds. The manager's
+ * side of the convention ({@code dev.sluice.db.QueueConvention}, in sluice-db) uses the same names;
+ * a test there keeps the two in step.
+ */
+public final class QueueColumns {
+  public static final String ID = "id";
+  public static final String TIME_NEXT = "time_next";
+  public static final String STATE = "state";
+  public static final String EPOCH = "epoch";
+  public static final String PRIORITY = "priority";
+  public static final String TENANT = "tenant";
+  public static final String ACTOR = "actor";
+  public static final String CLASS = "class";
+  public static final String TIME_CREATED = "time_created";
+  public static final String TIME_ACKED = "time_acked";
+
+  /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
+  public static final Set<String> SYSTEM_COLUMNS =
+      Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);
+
+  /** The server-side "now" in nanoseconds, as a column default or in a statement. */
+  public static final String NOW_NS_SQL = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+
+  private QueueColumns() {}
+
+  /** Throws a clear error unless {@code name} is a plain SQL identifier. */
+  public static String requireIdentifier(String what, String name) {
+    if (name == null || !IDENTIFIER.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          what
+              + " must be 1-64 letters, digits or underscores, not starting with a digit: '"
+              + name
+              + "'");
+    }
+    return name;
+  }
+}

@@ -1,0 +1,240 @@
+package dev.sluice.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.receiver.ReceivedEvent;
+import dev.sluice.test.EventSnapshot;
+import dev.sluice.test.SluiceExtension;
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.actuate.health.CompositeHealth;
+import org.springframework.boot.actuate.health.HealthComponent;
+import org.springframework.boot.actuate.health.HealthEndpoint;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The listener features against a real database and a real in-process manager: several listeners of
+ * one queue, the registry (auto-startup off, start, pause, resume, stop), the error handler and the
+ * dead-letter callback, Micrometer observations of listeners and producer, and the health indicator
+ * in the readiness group only.
+ */
+@SpringBootTest(
+    classes = SluiceListenerFeaturesTest.App.class,
+    properties = {
+      "sluice.receiver.shutdown-timeout=3s",
+      "sluice.receiver.reconnect-max=500ms",
+      "management.endpoint.health.probes.enabled=true",
+      "management.endpoint.health.show-details=always",
+      // Flyway is on this test's class path (the test kit's manager); the app does not use it.
+      "spring.flyway.enabled=false"
+    })
+class SluiceListenerFeaturesTest {
+  @RegisterExtension
+  static SluiceExtension sluice =
+      SluiceExtension.builder().migrations("classpath:db/features").build();
+
+  @DynamicPropertySource
+  static void properties(DynamicPropertyRegistry r) {
+    r.add("spring.datasource.url", sluice::jdbcUrl);
+    r.add("spring.datasource.username", () -> sluice.database().user());
+    r.add("spring.datasource.password", () -> sluice.database().password());
+    r.add("sluice.receiver.targets", sluice::target);
+  }
+
+  @Autowired SluiceListenerRegistry registry;
+  @Autowired SluiceProducer producer;
+  @Autowired TransactionTemplate tx;
+  @Autowired TestObservationRegistry observations;
+  @Autowired HealthEndpoint health;
+
+  @Test
+  void twoListenersShareAQueue() throws Exception {
+    assertThat(registry.listenerIds()).contains("left", "right");
+    assertThat(registry.queue("left")).isEqualTo("shared_events");
+    for (int i = 0; i < 6; i++) {
+      sluice.insert("shared_events", Map.of("label", "s" + i));
+    }
+    // "left" holds its first event until "right" handled one: the manager must give "right" some.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> Listeners.shared.stream().filter(l -> l.startsWith("left:")).count() > 0);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> Listeners.shared.stream().filter(l -> l.contains(":s")).distinct().count() == 6);
+    assertThat(Listeners.shared).anyMatch(l -> l.startsWith("right:"));
+    assertThat(Listeners.shared).anyMatch(l -> l.startsWith("left:"));
+  }
+
+  @Test
+  void theRegistryStartsPausesResumesAndStopsOneListener() {
+    assertThat(registry.state("late")).isEqualTo(SluiceListenerRegistry.State.STOPPED);
+    long first = sluice.insert("late_events", Map.of("label", "first"));
+    await()
+        .during(Duration.ofMillis(800))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> Listeners.late.isEmpty());
+
+    registry.start("late");
+    assertThat(registry.state("late")).isEqualTo(SluiceListenerRegistry.State.RUNNING);
+    sluice.awaitAcked("late_events", first);
+
+    registry.pause("late");
+    assertThat(registry.state("late")).isEqualTo(SluiceListenerRegistry.State.PAUSED);
+    long second = sluice.insert("late_events", Map.of("label", "second"));
+    await()
+        .during(Duration.ofMillis(800))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> Listeners.late.equals(List.of("first")));
+    assertThat(health.health().getStatus().getCode()).isEqualTo("UP"); // paused is not down
+
+    registry.resume("late");
+    sluice.awaitAcked("late_events", second);
+    assertThat(Listeners.late).containsExactly("first", "second");
+
+    registry.stop("late");
+    assertThat(registry.state("late")).isEqualTo(SluiceListenerRegistry.State.STOPPED);
+    assertThat(registry.stats()).doesNotContainKey("late");
+  }
+
+  @Test
+  void theLastFailedAttemptGoesToTheDeadLetterHandler() {
+    long id = sluice.insert("doomed_events", Map.of("label", "doomed"));
+
+    EventSnapshot dead = sluice.awaitDead("doomed_events", id);
+    assertThat(dead.attempts()).isEqualTo(2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> Listeners.deadLetters.size() == 1);
+    assertThat(Listeners.deadLetters.get(0)).isEqualTo("doomed_events:" + id + "@2:boom doomed");
+    assertThat(Listeners.errors).containsExactly("doomed@1", "doomed@2");
+  }
+
+  @Test
+  void listenersAndTheProducerAreObserved() {
+    long id = tx.execute(s -> producer.to("shared_events").column("label", "observed").send());
+    await().atMost(Duration.ofSeconds(20)).until(() -> Listeners.shared.contains("observed"));
+
+    TestObservationRegistryAssert.assertThat(observations)
+        .hasObservationWithNameEqualTo(SluiceObservations.PRODUCER)
+        .that()
+        .hasLowCardinalityKeyValue("messaging.system", "sluice")
+        .hasLowCardinalityKeyValue("messaging.destination.name", "shared_events")
+        .hasLowCardinalityKeyValue("messaging.operation", "publish")
+        .hasHighCardinalityKeyValue("messaging.message.id", Long.toString(id));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                TestObservationRegistryAssert.assertThat(observations)
+                    .hasHandledContextsThatSatisfy(
+                        contexts ->
+                            assertThat(contexts)
+                                .anySatisfy(
+                                    c -> {
+                                      assertThat(c.getName())
+                                          .isEqualTo(SluiceObservations.LISTENER);
+                                      assertThat(c.getLowCardinalityKeyValues())
+                                          .contains(
+                                              KeyValue.of("messaging.system", "sluice"),
+                                              KeyValue.of(
+                                                  "messaging.destination.name", "shared_events"),
+                                              KeyValue.of("messaging.operation", "process"));
+                                      assertThat(c.getHighCardinalityKeyValues())
+                                          .contains(
+                                              KeyValue.of(
+                                                  "messaging.message.id", Long.toString(id)));
+                                    })));
+  }
+
+  @Test
+  void healthIsInTheReadinessGroupAndNotInLiveness() {
+    HealthComponent readiness = health.healthForPath("readiness");
+    HealthComponent liveness = health.healthForPath("liveness");
+    assertThat(((CompositeHealth) readiness).getComponents()).containsKey("sluice");
+    assertThat(((CompositeHealth) liveness).getComponents()).doesNotContainKey("sluice");
+    assertThat(((CompositeHealth) health.health()).getComponents()).containsKey("sluice");
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableAutoConfiguration
+  static class App {
+    @Bean
+    TestObservationRegistry observationRegistry() {
+      return TestObservationRegistry.create();
+    }
+
+    @Bean
+    Listeners listeners() {
+      return new Listeners();
+    }
+
+    @Bean
+    SluiceErrorHandler errors() {
+      return (listenerId, event, failure) -> {
+        Listeners.errors.add(event.getString("label") + "@" + event.attempt());
+        throw failure;
+      };
+    }
+
+    @Bean
+    SluiceDeadLetterHandler parking() {
+      return (listenerId, event, meta, failure) ->
+          Listeners.deadLetters.add(
+              meta.queue() + ":" + meta.id() + "@" + meta.attempt() + ":" + failure.getMessage());
+    }
+  }
+
+  static class Listeners {
+    static final List<String> shared = new CopyOnWriteArrayList<>();
+    static final List<String> late = new CopyOnWriteArrayList<>();
+    static final List<String> errors = new CopyOnWriteArrayList<>();
+    static final List<String> deadLetters = new CopyOnWriteArrayList<>();
+    static final CountDownLatch rightHandledOne = new CountDownLatch(1);
+    static final Set<String> labelsOfObserved = Set.of("observed");
+
+    @SluiceListener(id = "left", queue = "shared_events", concurrency = 1)
+    public void left(Map<String, Object> columns) throws InterruptedException {
+      String label = (String) columns.get("label");
+      if (labelsOfObserved.contains(label)) {
+        shared.add(label);
+        return;
+      }
+      shared.add("left:" + label);
+      rightHandledOne.await(20, TimeUnit.SECONDS);
+    }
+
+    @SluiceListener(id = "right", queue = "shared_events", concurrency = 1)
+    public void right(ReceivedEvent event) {
+      String label = event.getString("label");
+      shared.add(labelsOfObserved.contains(label) ? label : "right:" + label);
+      rightHandledOne.countDown();
+    }
+
+    @SluiceListener(id = "late", queue = "late_events", autoStartup = "false")
+    public void late(Map<String, Object> columns) {
+      late.add((String) columns.get("label"));
+    }
+
+    @SluiceListener(queue = "doomed_events", deadLetterHandler = "parking")
+    public void doomed(Map<String, Object> columns) {
+      throw new IllegalStateException("boom " + columns.get("label"));
+    }
+  }
+}
