@@ -2,6 +2,8 @@ package dev.sluice.examples.spring;
 
 import dev.sluice.spring.EventMetadata;
 import dev.sluice.spring.SluiceListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
@@ -12,6 +14,7 @@ import org.springframework.stereotype.Component;
  */
 @Component
 public class Shipping {
+  private static final Logger log = LoggerFactory.getLogger(Shipping.class);
   private final JdbcTemplate jdbc;
 
   public Shipping(JdbcTemplate jdbc) {
@@ -25,5 +28,7 @@ public class Shipping {
         order.orderId(),
         order.customer(),
         meta.attempt());
+    log.info(
+        "shipped order {} for {} (attempt {})", order.orderId(), order.customer(), meta.attempt());
   }
 }
