@@ -1,6 +1,7 @@
 package dev.sluice.bench;
 
-import dev.sluice.testkit.EmbeddedMariaDb;
+import dev.sluice.testkit.EmbeddedServer;
+import dev.sluice.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -13,12 +14,12 @@ import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The one database server every peer of a run uses: an embedded MariaDB started for the run, or an
- * existing server named by a JDBC URL. Hands out fresh databases and reads the server's global
- * status counters.
+ * The one database server every peer of a run uses: an embedded MariaDB or MySQL started for the
+ * run, or an existing server named by a JDBC URL. Hands out fresh databases and reads the server's
+ * global status counters.
  */
 public final class BenchServer implements AutoCloseable {
-  private final EmbeddedMariaDb embedded;
+  private final EmbeddedServer embedded;
   private final String serverUrl;
   private final String user;
   private final String password;
@@ -26,7 +27,7 @@ public final class BenchServer implements AutoCloseable {
   private final List<String> created = new ArrayList<>();
 
   private BenchServer(
-      EmbeddedMariaDb embedded, String serverUrl, String user, String password, boolean keep) {
+      EmbeddedServer embedded, String serverUrl, String user, String password, boolean keep) {
     this.embedded = embedded;
     this.serverUrl = serverUrl;
     this.user = user;
@@ -34,10 +35,17 @@ public final class BenchServer implements AutoCloseable {
     this.keep = keep;
   }
 
-  /** Starts an embedded MariaDB for this run; it and its data are deleted on close. */
-  public static BenchServer embedded() {
-    Progress.note("starting the embedded MariaDB ...");
-    EmbeddedMariaDb db = EmbeddedMariaDb.start();
+  /**
+   * Starts an embedded server for this run, {@code mariadb} or {@code mysql8}; it and its data are
+   * deleted on close.
+   */
+  public static BenchServer embedded(String kind) {
+    String k = kind.trim().toLowerCase(Locale.ROOT);
+    if (!k.equals(TestDatabases.MARIADB) && !k.equals(TestDatabases.MYSQL8)) {
+      throw new IllegalArgumentException("--server: mariadb or mysql8, not " + kind);
+    }
+    Progress.note("starting the embedded " + k + " ...");
+    EmbeddedServer db = TestDatabases.startEmbedded(k);
     return new BenchServer(db, db.serverUrl(), "root", "", false);
   }
 
@@ -52,7 +60,7 @@ public final class BenchServer implements AutoCloseable {
   public static BenchServer of(ServerOptions o) throws SQLException {
     BenchServer s =
         o.jdbcUrl == null || o.jdbcUrl.isBlank()
-            ? embedded()
+            ? embedded(o.server == null ? TestDatabases.MARIADB : o.server)
             : external(o.jdbcUrl, o.user, o.password, o.keep);
     for (String kv : o.setGlobal) {
       s.setGlobal(kv);
@@ -115,7 +123,9 @@ public final class BenchServer implements AutoCloseable {
     } catch (SQLException e) {
       version = "? (" + e.getMessage() + ")";
     }
-    return (embedded != null ? "embedded MariaDB on port " + embedded.port() : serverUrl)
+    return (embedded != null
+            ? "embedded " + embedded.describe() + " on port " + embedded.port()
+            : serverUrl)
         + ", version "
         + version;
   }
@@ -174,7 +184,7 @@ public final class BenchServer implements AutoCloseable {
           }
         });
     if (embedded != null) {
-      embedded.stopServer();
+      embedded.close();
       return;
     }
     List<String> left;

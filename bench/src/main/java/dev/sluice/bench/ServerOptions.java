@@ -8,8 +8,16 @@ public final class ServerOptions {
       names = "--jdbc-url",
       description =
           "An existing server to run on, e.g. jdbc:mysql://127.0.0.1:3306/ (default: start an"
-              + " embedded MariaDB for the run)")
+              + " embedded server for the run, see --server)")
   String jdbcUrl;
+
+  @Option(
+      names = "--server",
+      defaultValue = "mariadb",
+      description =
+          "The embedded server to start when no --jdbc-url is given: mariadb (MariaDB 10.11) or"
+              + " mysql8 (MySQL 8.0). Default: ${DEFAULT-VALUE}")
+  String server;
 
   @Option(names = "--user", defaultValue = "root", description = "Default: ${DEFAULT-VALUE}")
   String user;

@@ -122,15 +122,41 @@ public final class QueueCatalog {
             List.copyOf(user),
             columns.containsKey(QueueConvention.ACTOR),
             columns.containsKey(QueueConvention.CLASS),
-            indexes.values().stream()
-                .anyMatch(
-                    cols ->
-                        cols.size() >= 3
-                            && cols.get(0).equals(QueueConvention.STATE)
-                            && cols.get(1).equals(QueueConvention.TENANT)
-                            && cols.get(2).equals(QueueConvention.TIME_NEXT)),
+            index(
+                indexes,
+                QueueConvention.POLL_INDEX,
+                QueueConvention.STATE,
+                QueueConvention.TIME_NEXT),
+            index(
+                indexes,
+                QueueConvention.TENANT_INDEX,
+                QueueConvention.STATE,
+                QueueConvention.TENANT,
+                QueueConvention.TIME_NEXT),
             Map.copyOf(columns));
     return new Discovered(c.table(), c.comment(), q, null);
+  }
+
+  /**
+   * The name of an index that starts with {@code prefix}: the conventional name when that index has
+   * this shape, else the first such index by name; null when there is none. The poll queries name
+   * the index they read (FORCE INDEX): MySQL 8 may otherwise prefer another one.
+   */
+  static String index(Map<String, List<String>> indexes, String conventional, String... prefix) {
+    List<String> want = List.of(prefix);
+    List<String> named = indexes.get(conventional);
+    if (named != null
+        && named.size() >= want.size()
+        && named.subList(0, want.size()).equals(want)) {
+      return conventional;
+    }
+    for (Map.Entry<String, List<String>> e : indexes.entrySet()) {
+      List<String> cols = e.getValue();
+      if (cols.size() >= want.size() && cols.subList(0, want.size()).equals(want)) {
+        return e.getKey();
+      }
+    }
+    return null;
   }
 
   /** Problems of one table, for the CLI's {@code check}. */
@@ -177,8 +203,10 @@ public final class QueueCatalog {
             "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS"
                 + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX",
             table)) {
+      // MySQL 8 lists a functional key part (an expression) with no column name.
+      String column = r.get(1, String.class);
       out.computeIfAbsent(r.get(0, String.class), k -> new ArrayList<>())
-          .add(r.get(1, String.class).toLowerCase(Locale.ROOT));
+          .add(column == null ? "" : column.toLowerCase(Locale.ROOT));
     }
     return out;
   }

@@ -10,7 +10,9 @@ import java.util.Map;
  * @param userColumns every column that is not a system column, in table order
  * @param hasActor whether the optional {@code actor} column exists
  * @param hasClass whether the optional {@code class} column exists
- * @param hasTenantIndex whether the (state, tenant, time_next) index exists
+ * @param pollIndex the name of the (state, time_next) index the poll query is read from (the
+ *     validation requires one; {@link QueueConvention#POLL_INDEX} when that one has this shape)
+ * @param tenantIndex the name of the (state, tenant, time_next) index, or null when there is none
  */
 public record QueueTable(
     String name,
@@ -19,8 +21,14 @@ public record QueueTable(
     List<String> userColumns,
     boolean hasActor,
     boolean hasClass,
-    boolean hasTenantIndex,
+    String pollIndex,
+    String tenantIndex,
     Map<String, ColumnInfo> columns) {
+
+  /** Whether the (state, tenant, time_next) index exists. */
+  public boolean hasTenantIndex() {
+    return tenantIndex != null;
+  }
 
   /** The value the state column holds for {@code s}. */
   public Object stateValue(EventState s) {

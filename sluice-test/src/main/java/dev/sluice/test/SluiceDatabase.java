@@ -10,8 +10,9 @@ import java.sql.SQLException;
  * @param url JDBC URL of the database (Connector/J)
  * @param user null when the URL carries it
  * @param password null when the URL carries it
- * @param source where it lives: {@code SLUICE_TEST_JDBC_URL}, {@code docker <image>} or {@code
- *     embedded}
+ * @param source where it lives: {@code SLUICE_TEST_JDBC_URL}, {@code docker <image>}, {@code
+ *     embedded mysql8} or {@code embedded mariadb} (asked for by {@code SLUICE_TEST_SERVER}), or
+ *     {@code embedded} (the default embedded MariaDB)
  */
 public record SluiceDatabase(String url, String user, String password, String source) {
   /** A new connection; the caller closes it. */

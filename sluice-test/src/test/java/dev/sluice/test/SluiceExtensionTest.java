@@ -23,9 +23,13 @@ class SluiceExtensionTest {
   void migrationsRunAndTheManagerServesTheQueue() throws Exception {
     assertThat(sluice.queueTables()).containsExactly("order_events");
     assertThat(sluice.manager().engine().find("order_events")).isPresent();
-    assertThat(sluice.database().source())
-        .isEqualTo(
-            System.getenv(TestDatabases.ENV_URL) != null ? TestDatabases.ENV_URL : "embedded");
+    String expected =
+        System.getenv(TestDatabases.ENV_URL) != null
+            ? TestDatabases.ENV_URL
+            : System.getenv(TestDatabases.ENV_SERVER) != null
+                ? "embedded " + TestDatabases.serverKind()
+                : "embedded";
+    assertThat(sluice.database().source()).isEqualTo(expected);
   }
 
   @Test

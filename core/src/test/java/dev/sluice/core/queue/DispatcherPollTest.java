@@ -22,7 +22,9 @@ class DispatcherPollTest {
   final Dispatcher d = new Dispatcher(context());
 
   static QueueContext context() {
-    QueueTable table = new QueueTable("q", OPTIONS, false, List.of(), false, false, true, Map.of());
+    QueueTable table =
+        new QueueTable(
+            "q", OPTIONS, false, List.of(), false, false, "sluice_poll", "sluice_tenant", Map.of());
     return new QueueContext(
         "s",
         table,

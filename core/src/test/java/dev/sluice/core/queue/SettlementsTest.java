@@ -119,7 +119,9 @@ class SettlementsTest {
 
   static QueueContext context(String options) {
     QueueOptions o = QueueOptions.parseComment("q", ("sluice_queue " + options).strip());
-    QueueTable table = new QueueTable("q", o, false, List.of(), false, false, true, Map.of());
+    QueueTable table =
+        new QueueTable(
+            "q", o, false, List.of(), false, false, "sluice_poll", "sluice_tenant", Map.of());
     return new QueueContext(
         "s",
         table,

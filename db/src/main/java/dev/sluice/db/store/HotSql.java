@@ -5,7 +5,6 @@ import static dev.sluice.db.QueueConvention.*;
 import dev.sluice.db.ColumnInfo;
 import dev.sluice.db.ColumnKind;
 import dev.sluice.db.EventState;
-import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -42,6 +41,7 @@ final class HotSql {
   private final QueueTable q;
   private final String table;
   private final String selectFrom;
+  private final String selectFromPollIndex;
   private final String selectFromTenantIndex;
   private final int userFrom;
 
@@ -97,9 +97,13 @@ final class HotSql {
     }
     select.append(" from ").append(table);
     this.selectFrom = select.toString();
+    this.selectFromPollIndex =
+        q.pollIndex() != null
+            ? selectFrom + " force index (" + quote(q.pollIndex()) + ")"
+            : selectFrom;
     this.selectFromTenantIndex =
         q.hasTenantIndex()
-            ? selectFrom + " force index (" + quote(QueueConvention.TENANT_INDEX) + ")"
+            ? selectFrom + " force index (" + quote(q.tenantIndex()) + ")"
             : selectFrom;
   }
 
@@ -113,10 +117,15 @@ final class HotSql {
 
   // ---------------------------------------------------------------- polls
 
-  /** Pending rows due by {@code dueBeforeNs}, in poll order. */
+  /**
+   * Pending rows due by {@code dueBeforeNs}, in poll order. The (state, time_next) index is forced:
+   * it gives the rows in that order, so LIMIT stops the read; MySQL 8 would otherwise take the
+   * (state, tenant, time_next) index for a backlog of a few thousand rows, and sort all of them.
+   */
   Sql poll(long dueBeforeNs, int limit) {
     return new Sql(
-        selectFrom + " where `state` = ? and `time_next` <= ? order by `time_next`, `id` limit ?",
+        selectFromPollIndex
+            + " where `state` = ? and `time_next` <= ? order by `time_next`, `id` limit ?",
         List.of(sv(EventState.PENDING), dueBeforeNs, limit));
   }
 
@@ -127,7 +136,7 @@ final class HotSql {
    */
   Sql pollAfter(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
     return new Sql(
-        selectFrom
+        selectFromPollIndex
             + " where `state` = ? and `time_next` <= ? and `time_next` >= ?"
             + " and (`time_next` > ? or `id` > ?) order by `time_next`, `id` limit ?",
         List.of(
