@@ -390,6 +390,15 @@ final class Dispatcher implements Runnable {
     dispatching = false;
   }
 
+  /**
+   * Leadership lost: gives back the outlets' credits for the events they hold, which stay fired.
+   * Called by the thread that stopped the queue, once the dispatcher and firer threads have ended
+   * (their join hands this state over).
+   */
+  int abandonHeld() {
+    return settlements.abandoned();
+  }
+
   /** Graceful stop, step 2: release whatever outlets still hold, without backoff. */
   void onReleaseAll(String why) {
     settlements.releaseAll(why);

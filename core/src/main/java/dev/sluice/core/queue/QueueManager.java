@@ -413,7 +413,9 @@ public final class QueueManager {
   /**
    * Leadership lost: stop dispatching at once, without waiting for receivers and without releasing
    * what they hold — they may still ack it, and acks apply through the CAS wherever they arrive.
-   * What is never acked comes back through the new leader's retry collector.
+   * What is never acked comes back through the new leader's retry collector. The credits those
+   * events took on their outlets are given back, so a receiver may briefly hold up to twice its
+   * max_in_flight when this process leads the shard again.
    */
   public synchronized void abandon(String why) {
     if (!started || stopped) {
@@ -427,6 +429,22 @@ public final class QueueManager {
     dispatcher.post(dispatcher::onStopDispatching);
     acks.stop();
     stopThreads(System.nanoTime() + 2_000_000_000L);
+    // The events receivers hold stay fired, for them to ack; their credits on each stream come
+    // back, since this queue will never settle them. Only once no thread of ours runs: the
+    // dispatcher's state is then this thread's.
+    if (threads.stream().noneMatch(Thread::isAlive)) {
+      int held = dispatcher.abandonHeld();
+      if (held > 0) {
+        log.info(
+            "{}: gave back the credits of {} events its receivers hold (they stay fired: an ack"
+                + " still applies, else they come back after ack_wait)",
+            ctx.where(),
+            held);
+      }
+    } else {
+      log.warn(
+          "{}: a thread did not stop: the credits of held events are not given back", ctx.where());
+    }
   }
 
   private void stopThreads(long deadline) {

@@ -108,6 +108,23 @@ final class Settlements {
     }
   }
 
+  /**
+   * Leadership lost: what outlets hold stays fired in the table, for them to ack through the CAS
+   * wherever the ack lands (or for the new leader's retry collector), but this queue will never
+   * settle it, so the credits it took on each outlet go back now. Without this a receiver that
+   * stays connected across the loss, to this process leading again, keeps credits no queue gives
+   * back and is sent nothing more. Returns how many events were let go.
+   */
+  int abandoned() {
+    int n = 0;
+    for (InFlight f : table.unsettled(f -> true)) {
+      if (settle(f)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   void acked(AttachedOutlet from, List<EventRef> refs) {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
