@@ -4,12 +4,12 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.client.EventProducer;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.Settled;
-import dev.sluice.db.EventProducer;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;

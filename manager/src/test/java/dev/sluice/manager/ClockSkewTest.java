@@ -2,8 +2,8 @@ package dev.sluice.manager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.proto.v1.Event;
 import java.sql.Connection;

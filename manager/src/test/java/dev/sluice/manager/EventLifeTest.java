@@ -4,8 +4,8 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.proto.v1.AckStatus;
 import dev.sluice.proto.v1.CancelRequest;
 import dev.sluice.proto.v1.CancelStatus;

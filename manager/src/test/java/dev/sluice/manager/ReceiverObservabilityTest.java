@@ -3,7 +3,7 @@ package dev.sluice.manager;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.receiver.MicrometerReceiverMetrics;
 import dev.sluice.receiver.OpenTelemetryTracing;

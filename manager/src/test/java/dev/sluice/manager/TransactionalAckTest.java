@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.proto.v1.QueueStatsEntry;
 import dev.sluice.proto.v1.QueueStatsRequest;
 import dev.sluice.receiver.ReceiverStats;

@@ -3,11 +3,11 @@ package dev.sluice.test;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.Durations;
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
 import dev.sluice.db.EventState;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.SluiceMigrations;

@@ -3,7 +3,7 @@ package dev.sluice.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.db.EventState;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.testkit.TestDatabases;

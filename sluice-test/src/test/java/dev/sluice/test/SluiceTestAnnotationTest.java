@@ -2,7 +2,7 @@ package dev.sluice.test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.receiver.ReceivedEvent;
 import java.sql.Connection;

@@ -1,7 +1,7 @@
 package dev.sluice.examples.demo;
 
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

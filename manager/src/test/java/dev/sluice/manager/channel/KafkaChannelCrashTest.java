@@ -4,7 +4,7 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.config.ChannelConfig;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.config.ChannelConfig;

@@ -8,7 +8,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
-import dev.sluice.db.EventProducer;
+import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.config.ChannelConfig;

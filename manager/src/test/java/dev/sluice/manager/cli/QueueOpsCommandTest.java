@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.db.EventProducer;
-import dev.sluice.db.EventProducer.EventOptions;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;
