@@ -6,9 +6,12 @@ import dev.sluice.db.QueueOptions;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +59,13 @@ final class Dispatcher implements Runnable {
 
   private final QueueContext ctx;
   private final InFlightTable table = new InFlightTable();
+
+  /**
+   * Batches handed to the firer whose {@link #onFired} has not run: their credits are taken. Only a
+   * queue abandoned mid-fire leaves some here for good (see {@link #abandonHeld}).
+   */
+  private final Set<Firer.Batch> firerHolds = Collections.newSetFromMap(new IdentityHashMap<>());
+
   private final WindowFeed feed;
   private final CreditLedger ledger;
   private final PublishedStats stats;
@@ -253,7 +263,9 @@ final class Dispatcher implements Runnable {
     }
     rate.took(mono, events.size());
     table.firing(events);
-    firer.submit(new Firer.Batch(events, owners, now, Backoff.at(now, ackWaitNs)));
+    Firer.Batch batch = new Firer.Batch(events, owners, now, Backoff.at(now, ackWaitNs));
+    firerHolds.add(batch);
+    firer.submit(batch);
     stats.inFlightChanged();
     return true;
   }
@@ -264,6 +276,7 @@ final class Dispatcher implements Runnable {
    * never sent). A batch whose UPDATE failed goes back to the window.
    */
   void onFired(Firer.Batch b) {
+    firerHolds.remove(b);
     List<CachedEvent> events = b.events;
     table.fireReturned(events);
     if (b.error != null) {
@@ -391,12 +404,22 @@ final class Dispatcher implements Runnable {
   }
 
   /**
-   * Leadership lost: gives back the outlets' credits for the events they hold, which stay fired.
-   * Called by the thread that stopped the queue, once the dispatcher and firer threads have ended
-   * (their join hands this state over).
+   * Leadership lost: gives back the outlets' credits for the events they hold, which stay fired,
+   * and for the batches the firer had not answered for. Called by the thread that stopped the
+   * queue, once the dispatcher and firer threads have ended (their join hands this state over).
    */
   int abandonHeld() {
-    return settlements.abandoned();
+    int n = settlements.abandoned();
+    // Batches the firer had (or had finished, with onFired never run): whether their UPDATE
+    // committed or not, their rows come back through the retry collector; their credits, now.
+    for (Firer.Batch b : firerHolds) {
+      for (int i = 0; i < b.events.size(); i++) {
+        ledger.unassign(b.owners.get(i), b.events.get(i));
+        n++;
+      }
+    }
+    firerHolds.clear();
+    return n;
   }
 
   /** Graceful stop, step 2: release whatever outlets still hold, without backoff. */

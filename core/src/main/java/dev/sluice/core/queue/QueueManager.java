@@ -436,8 +436,8 @@ public final class QueueManager {
       int held = dispatcher.abandonHeld();
       if (held > 0) {
         log.info(
-            "{}: gave back the credits of {} events its receivers hold (they stay fired: an ack"
-                + " still applies, else they come back after ack_wait)",
+            "{}: gave back the credits of {} events its receivers hold or it was firing (they stay"
+                + " fired: an ack still applies, else they come back after ack_wait)",
             ctx.where(),
             held);
       }
