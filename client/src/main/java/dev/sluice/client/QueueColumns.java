@@ -6,8 +6,8 @@ import java.util.regex.Pattern;
 /**
  * What a producer needs of the queue-table convention (the README, "The queue table"): the names of
  * the system columns, the identifier rule, and the database's "now" in nanoseconds. The manager's
- * side of the convention ({@code dev.sluice.db.QueueConvention}, in sluice-db) uses the same names;
- * a test there keeps the two in step.
+ * side of the convention ({@code dev.sluice.db.QueueConvention}, in sluice-db) takes its names from
+ * here.
  */
 public final class QueueColumns {
   public static final String ID = "id";

@@ -1,5 +1,6 @@
 package dev.sluice.db;
 
+import dev.sluice.client.QueueColumns;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -13,26 +14,26 @@ import java.util.regex.Pattern;
  * "now" by the shard's own clock.
  */
 public final class QueueConvention {
-  public static final String ID = "id";
-  public static final String TIME_NEXT = "time_next";
-  public static final String STATE = "state";
-  public static final String EPOCH = "epoch";
-  public static final String PRIORITY = "priority";
-  public static final String TENANT = "tenant";
-  public static final String ACTOR = "actor";
+  // The column names are the client's (sluice-client, what producers use): one definition.
+  public static final String ID = QueueColumns.ID;
+  public static final String TIME_NEXT = QueueColumns.TIME_NEXT;
+  public static final String STATE = QueueColumns.STATE;
+  public static final String EPOCH = QueueColumns.EPOCH;
+  public static final String PRIORITY = QueueColumns.PRIORITY;
+  public static final String TENANT = QueueColumns.TENANT;
+  public static final String ACTOR = QueueColumns.ACTOR;
 
   /** Optional work class (e.g. fast, slow): a class's share of a receiver's credits is capped. */
-  public static final String CLASS = "class";
+  public static final String CLASS = QueueColumns.CLASS;
 
-  public static final String TIME_CREATED = "time_created";
-  public static final String TIME_ACKED = "time_acked";
+  public static final String TIME_CREATED = QueueColumns.TIME_CREATED;
+  public static final String TIME_ACKED = QueueColumns.TIME_ACKED;
 
   /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
-  public static final Set<String> SYSTEM_COLUMNS =
-      Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);
+  public static final Set<String> SYSTEM_COLUMNS = QueueColumns.SYSTEM_COLUMNS;
 
   /** The server-side "now" in nanoseconds, as a column default or in a statement. */
-  public static final String NOW_NS_SQL = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+  public static final String NOW_NS_SQL = QueueColumns.NOW_NS_SQL;
 
   /** Name of the index the poller's query needs: (state, time_next). */
   public static final String POLL_INDEX = "sluice_poll";
