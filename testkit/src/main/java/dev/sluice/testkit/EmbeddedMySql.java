@@ -277,28 +277,6 @@ public final class EmbeddedMySql implements EmbeddedServer {
     return port;
   }
 
-  @Override
-  public String serverUrl() {
-    return "jdbc:mysql://127.0.0.1:" + port + "/?" + URL_OPTIONS;
-  }
-
-  @Override
-  public String url(String database) {
-    return "jdbc:mysql://127.0.0.1:" + port + "/" + database + "?" + URL_OPTIONS;
-  }
-
-  @Override
-  public String createDatabase(String database) {
-    TestDatabases.requireName(database);
-    try (Connection c = DriverManager.getConnection(serverUrl(), "root", "");
-        Statement s = c.createStatement()) {
-      s.execute("CREATE DATABASE IF NOT EXISTS `" + database + "`");
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not create database " + database, e);
-    }
-    return url(database);
-  }
-
   /** Stops the server (SIGTERM: a clean shutdown); its data stays for {@link #restartServer()}. */
   @Override
   public synchronized void stopServer() {

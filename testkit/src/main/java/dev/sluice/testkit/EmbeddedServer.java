@@ -1,5 +1,10 @@
 package dev.sluice.testkit;
 
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+
 /**
  * A database server this JVM started for tests, the demo or the bench: {@link EmbeddedMariaDb} or
  * {@link EmbeddedMySql}. It listens on a loopback port, root has no password, and its files are
@@ -13,13 +18,26 @@ public interface EmbeddedServer extends AutoCloseable {
   int port();
 
   /** The JDBC URL of the server without a database. */
-  String serverUrl();
+  default String serverUrl() {
+    return "jdbc:mysql://127.0.0.1:" + port() + "/?" + EmbeddedMariaDb.URL_OPTIONS;
+  }
 
   /** The JDBC URL of one database on this server. */
-  String url(String database);
+  default String url(String database) {
+    return "jdbc:mysql://127.0.0.1:" + port() + "/" + database + "?" + EmbeddedMariaDb.URL_OPTIONS;
+  }
 
-  /** Creates (if missing) a database over JDBC and returns its URL. */
-  String createDatabase(String database);
+  /** Creates (if missing) a database over JDBC, as root, and returns its URL. */
+  default String createDatabase(String database) {
+    TestDatabases.requireName(database);
+    try (Connection c = DriverManager.getConnection(serverUrl(), "root", "");
+        Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE IF NOT EXISTS `" + database + "`");
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not create database " + database, e);
+    }
+    return url(database);
+  }
 
   /** Stops the server, keeping its data for {@link #restartServer()}. */
   void stopServer();
