@@ -3,7 +3,6 @@ package dev.sluice.db;
 import dev.sluice.client.QueueColumns;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The queue-table convention (the README, "The queue table"): the system columns, their defaults,
@@ -47,8 +46,6 @@ public final class QueueConvention {
 
   /** The default priority: the middle of TINYINT's range, so both more and less urgent exist. */
   public static final int DEFAULT_PRIORITY = 0;
-
-  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 
   private QueueConvention() {}
 
@@ -94,13 +91,6 @@ public final class QueueConvention {
 
   /** Throws a clear error unless {@code name} is a plain SQL identifier. */
   public static String requireIdentifier(String what, String name) {
-    if (name == null || !IDENTIFIER.matcher(name).matches()) {
-      throw new IllegalArgumentException(
-          what
-              + " must be 1-64 letters, digits or underscores, not starting with a digit: '"
-              + name
-              + "'");
-    }
-    return name;
+    return QueueColumns.requireIdentifier(what, name);
   }
 }
