@@ -24,11 +24,14 @@ import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InvalidPidMappingException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownProducerIdException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -50,9 +53,13 @@ import org.slf4j.LoggerFactory;
  *       {@link #publish} never waits for the broker.
  *   <li>The <b>send thread</b> ({@code sluice-kafka-send-<client id>}) owns the calls to {@link
  *       KafkaProducer#send}, which can block up to {@code max.block.ms} (= the publish timeout)
- *       while the producer has no metadata for the topic or its buffer is full. Messages whose
- *       future completed meanwhile (timed out) are not sent. A topic that cannot be found holds up
- *       the messages behind it for that long (they may time out).
+ *       while the producer's buffer is full or it waits for metadata. It sends only to topics
+ *       {@link KafkaTopics} knows to exist: a message for a topic not known yet waits off this
+ *       thread for the cluster's answer, and one for a missing topic is refused at once, so a
+ *       missing topic never holds up the messages behind it. Messages whose future completed
+ *       meanwhile (timed out) are not sent.
+ *   <li>The admin client's thread (of {@link KafkaTopics}) answers whether a topic exists and hands
+ *       the messages that waited back to the outbox (or fails them).
  *   <li>Kafka's I/O thread ({@code kafka-producer-network-thread | <client id>}) runs the send
  *       callbacks, which complete the futures.
  *   <li>The <b>timeout thread</b> ({@code sluice-kafka-timeout-<client id>}) fails, every 50 ms,
@@ -68,10 +75,12 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Failures</h2>
  *
- * A message the broker refused (too large, invalid topic, not authorized, a policy) fails with
- * {@link PublishFailure#brokerDown()} false and Kafka's reason. A message that got no confirmation
- * in time (the broker down or unreachable, not enough replicas, a timeout, a failed login, the
- * producer closed) fails with {@code brokerDown} true. The producer reconnects by itself.
+ * A message the broker refused (too large, invalid topic, not authorized, a policy) or that its one
+ * destination could not take (a topic that does not exist, too few in-sync replicas) fails with
+ * {@link PublishFailure#brokerDown()} false and Kafka's reason: the event's fault, not the
+ * channel's. A message that got no confirmation in time (the broker down or unreachable, a timeout,
+ * a failed login, the producer closed) fails with {@code brokerDown} true. The producer reconnects
+ * by itself.
  */
 public final class KafkaPublisher implements ChannelPublisher {
   private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
@@ -84,6 +93,9 @@ public final class KafkaPublisher implements ChannelPublisher {
   private final long deadlineNanos;
   private final long closeGraceMs;
   private final Producer<byte[], byte[]> producer;
+
+  /** Which topics exist: the send thread never waits for the metadata of a missing one. */
+  private final KafkaTopics topics;
 
   /** Appended by callers; taken by the send thread. */
   private final LinkedBlockingQueue<Pending> outbox = new LinkedBlockingQueue<>();
@@ -123,6 +135,13 @@ public final class KafkaPublisher implements ChannelPublisher {
     } catch (KafkaException e) {
       throw new IllegalArgumentException(
           description + ": cannot create the producer: " + reason(e), e);
+    }
+    try {
+      this.topics =
+          new KafkaTopics(description, settings.producerConfig(), settings.publishTimeout());
+    } catch (IllegalArgumentException e) {
+      producer.close(Duration.ZERO);
+      throw e;
     }
     String client = settings.clientId();
     this.sendThread = new Thread(this::sendLoop, "sluice-kafka-send-" + client);
@@ -216,6 +235,7 @@ public final class KafkaPublisher implements ChannelPublisher {
         failed++;
       }
     }
+    topics.close();
     try {
       producer.close(Duration.ofMillis(closeGraceMs));
     } catch (RuntimeException e) {
@@ -255,6 +275,14 @@ public final class KafkaPublisher implements ChannelPublisher {
 
   private void send(Pending p) {
     OutboundMessage m = p.message;
+    KafkaTopics.Known topic = topics.lookup(m.target(), p, this::resume);
+    if (topic == null) {
+      return; // waits for the answer whether the topic exists; resume() hands it back
+    }
+    if (!topic.exists()) {
+      p.future.completeExceptionally(noSuchTopic(m, topic));
+      return;
+    }
     try {
       ProducerRecord<byte[], byte[]> record =
           new ProducerRecord<>(m.target(), null, null, m.key(), m.body(), headers(m.headers()));
@@ -264,6 +292,46 @@ public final class KafkaPublisher implements ChannelPublisher {
       // comes here.
       settle(p, e);
     }
+  }
+
+  /**
+   * A message that waited for its topic's answer (admin client's thread): back to the send thread
+   * when the topic exists, refused when it does not, failed as the broker not answering when the
+   * cluster could not say.
+   */
+  private void resume(Pending p, KafkaTopics.Known topic, String noAnswer) {
+    if (p.future.isDone()) {
+      return;
+    }
+    if (closed.get()) {
+      p.future.completeExceptionally(closedFailure(p.message)); // the admin client closed too
+    } else if (topic == null) {
+      String why =
+          description
+              + " did not confirm the message for "
+              + where(p.message)
+              + " within "
+              + timeoutMs
+              + " ms: no answer whether the topic exists: "
+              + noAnswer;
+      if (p.future.completeExceptionally(new PublishFailure(why, true))) {
+        brokerUnanswered(why);
+      }
+    } else if (topic.exists()) {
+      outbox.add(p);
+    } else {
+      p.future.completeExceptionally(noSuchTopic(p.message, topic));
+    }
+  }
+
+  /** The message's topic does not exist (or may not be described): that destination's fault. */
+  private static PublishFailure noSuchTopic(OutboundMessage m, KafkaTopics.Known topic) {
+    return new PublishFailure(
+        "kafka refused the message for "
+            + where(m)
+            + ": no such topic (auto-creation off, or not allowed): "
+            + topic.reason(),
+        false);
   }
 
   private static List<Header> headers(Map<String, String> headers) {
@@ -327,6 +395,13 @@ public final class KafkaPublisher implements ChannelPublisher {
    * producer's own state (fenced, sequence) are the channel's, not the message's.
    */
   static boolean refused(Throwable e) {
+    if (e instanceof UnknownTopicOrPartitionException
+        || e instanceof NotEnoughReplicasException
+        || e instanceof NotEnoughReplicasAfterAppendException) {
+      // Retriable for Kafka, and the producer retried them until the delivery timeout: they name
+      // one topic (or partition), not the cluster, so they are that destination's fault.
+      return true;
+    }
     return e instanceof ApiException
         && !(e instanceof RetriableException)
         && !(e instanceof AuthenticationException)
@@ -365,7 +440,7 @@ public final class KafkaPublisher implements ChannelPublisher {
         + " bytes)";
   }
 
-  private static String reason(Throwable e) {
+  static String reason(Throwable e) {
     String text = e.getMessage();
     return e.getClass().getSimpleName() + (text == null || text.isBlank() ? "" : ": " + text);
   }

@@ -76,12 +76,13 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Unroutable ({@code basic.return}, NO_ROUTE): {@link PublishFailure#brokerDown()} false.
  *   <li>A queue it routes to is full and rejects publishes ({@code x-overflow reject-publish}; a
- *       nack from RabbitMQ, a return with RESOURCE_ERROR from Qpid): true, the queue waits.
+ *       nack from RabbitMQ, a return with RESOURCE_ERROR from Qpid): false. That destination
+ *       refused this message; the broker takes others.
  *   <li>The broker closed the channel because of the message (a missing exchange, 404 NOT_FOUND; a
  *       message over the broker's size limit; no access): false, with the broker's reason. The
  *       other messages unconfirmed on that channel did not fail: they are sent again on a new
  *       channel, one at a time until the one the broker refuses is found.
- *   <li>Any other nack (the broker could not store it): true.
+ *   <li>Any other nack (a queue it routes to could not store it): false, for the same reason.
  *   <li>No confirm within the publish timeout, the connection lost or closed by the broker, not
  *       connected, connections blocked by the broker, the publisher closed: true.
  * </ul>
@@ -171,7 +172,6 @@ public final class RabbitPublisher implements ChannelPublisher {
     // Publisher thread only.
     long seq;
     String returnReason;
-    boolean returnedFull;
     long nackedAt;
 
     /** Sent again after a channel error: alone, so that a refusal names it. */
@@ -573,7 +573,7 @@ public final class RabbitPublisher implements ChannelPublisher {
     long now = System.nanoTime();
     for (Pending p : settled) {
       if (p.returnReason != null) {
-        fail(p, p.returnReason, p.returnedFull);
+        fail(p, p.returnReason, false);
       } else if (c.ack()) {
         p.future.complete(null);
       } else {
@@ -603,14 +603,13 @@ public final class RabbitPublisher implements ChannelPublisher {
       Pending p = it.next();
       if (matches(p, r)) {
         it.remove();
-        fail(p, reason, full);
+        fail(p, reason, false);
         return;
       }
     }
     for (Pending p : unconfirmed.values()) {
       if (p.returnReason == null && matches(p, r)) {
         p.returnReason = reason; // failed when its confirm comes
-        p.returnedFull = full;
         return;
       }
     }
@@ -637,15 +636,19 @@ public final class RabbitPublisher implements ChannelPublisher {
     }
   }
 
+  /**
+   * A nack: a queue the message routes to is full and rejects publishes, or could not store it.
+   * That destination's fault, not the broker's: the broker confirms other messages meanwhile.
+   */
   private void failNacked(Pending p) {
     fail(
         p,
         description
-            + " could not take "
+            + " refused "
             + p.message.describe()
-            + " (nack): a queue it routes to is full and rejects publishes, or the broker"
-            + " failed to store it",
-        true);
+            + " (nack): a queue it routes to is full and rejects publishes (x-overflow"
+            + " reject-publish), or could not store it",
+        false);
   }
 
   private void onChannelDown(ChannelDown d) {

@@ -25,6 +25,14 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NetworkException;
+import org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
@@ -105,6 +113,22 @@ class KafkaPublisherTest {
     } finally {
       publisher.close();
     }
+  }
+
+  @Test
+  void errorsThatNameOneTopicAreThatMessagesFaultNotTheBrokers() {
+    // Kafka calls these retriable, and the producer retried them until the publish timeout; they
+    // say one topic (or partition) cannot take the message, not that the cluster is down. (One
+    // in-process broker cannot produce too few in-sync replicas: it caps min.insync.replicas.)
+    assertThat(KafkaPublisher.refused(new UnknownTopicOrPartitionException("no topic"))).isTrue();
+    assertThat(KafkaPublisher.refused(new NotEnoughReplicasException("isr 1 < 2"))).isTrue();
+    assertThat(KafkaPublisher.refused(new NotEnoughReplicasAfterAppendException("isr"))).isTrue();
+    assertThat(KafkaPublisher.refused(new TopicAuthorizationException("t"))).isTrue();
+    assertThat(KafkaPublisher.refused(new RecordTooLargeException("big"))).isTrue();
+    // The cluster's or the connection's.
+    assertThat(KafkaPublisher.refused(new NetworkException("reset"))).isFalse();
+    assertThat(KafkaPublisher.refused(new NotLeaderOrFollowerException("moved"))).isFalse();
+    assertThat(KafkaPublisher.refused(new TimeoutException("no answer"))).isFalse();
   }
 
   @Test
