@@ -1,11 +1,13 @@
 package dev.sluice.manager.channel;
 
+import dev.sluice.db.Durations;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.manager.config.ChannelConfig;
 import dev.sluice.manager.config.ManagerConfig;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -43,6 +45,14 @@ public record ChannelBinding(
     String keyColumn,
     String bodyColumn,
     boolean receivers) {
+
+  /**
+   * How much longer than its channel's {@code publish_timeout} a queue's {@code ack_wait} must be:
+   * a publish's outcome comes at most a second after the timeout (Kafka's slack, the sweeps), and
+   * must reach the queue before the event's ack deadline, or the event comes back while its publish
+   * is still pending (a duplicate, and a confirmed event counted as an ack timeout).
+   */
+  public static final Duration ACK_WAIT_MARGIN = Duration.ofSeconds(2);
 
   public ChannelBinding {
     Objects.requireNonNull(queue, "queue");
@@ -217,6 +227,22 @@ public record ChannelBinding(
                 + " per row), not both");
       }
       routingKey = options.channelRoutingKey().isEmpty() ? queue : options.channelRoutingKey();
+    }
+    Duration floor = channel.publishTimeout().plus(ACK_WAIT_MARGIN);
+    if (options.ackWait().compareTo(floor) < 0) {
+      problems.add(
+          "ack_wait="
+              + Durations.format(options.ackWait())
+              + " is shorter than "
+              + what
+              + "'s publish_timeout="
+              + Durations.format(channel.publishTimeout())
+              + " plus "
+              + Durations.format(ACK_WAIT_MARGIN)
+              + ": an event would come back, and be published again, while its publish still"
+              + " waits for the broker's confirm; give ack_wait="
+              + Durations.format(floor)
+              + " or more, or the channel a shorter publish_timeout");
     }
     if (targetColumn != null && channel.allowedTargets().isEmpty()) {
       problems.add(

@@ -20,9 +20,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Confirmed: acked.
- *   <li>Refused (too large, unroutable, not allowed, not confirmed while the broker answers
- *       others): nacked with the broker's reason — back to pending after the queue's backoff, dead
- *       after max_attempts with that reason recorded.
+ *   <li>Refused (too large, unroutable, not allowed, a topic that does not exist, too few in-sync
+ *       replicas, a full queue that rejects publishes): nacked with the broker's reason — back to
+ *       pending after the queue's backoff, dead after max_attempts with that reason recorded.
  *   <li>The broker is down (unreachable, nothing confirmed in time): released without spending the
  *       event's life, and the channel stops taking events — the queue waits, visibly ({@link
  *       #down}, the status page, {@code sluice_channel_up}) — except one at a time, which probes
@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * {@link #deliver} and the credit methods run on the queue's dispatcher thread (one shard: this
  * outlet is attached to one queue manager). Publish outcomes arrive on the publisher's threads and
  * go back through {@link OutletOutcomes}, which queues them for the dispatcher; the counters here
- * are atomics.
+ * are atomics: the credits the core holds, and the publishes not yet answered, each at most
+ * max_in_flight.
  */
 final class ChannelOutlet implements Outlet {
   private static final Logger log = LoggerFactory.getLogger(ChannelOutlet.class);
@@ -52,6 +53,15 @@ final class ChannelOutlet implements Outlet {
   private final int maxInFlight;
   private final long streamId = IDS.incrementAndGet();
   private final AtomicInteger inFlight = new AtomicInteger();
+
+  /**
+   * Publishes handed to the publisher whose future has not completed. Usually what {@link
+   * #inFlight} counts; but the core gives a credit back when an event's ack deadline passes, and a
+   * publish can still be pending then: the credits free are those of neither, so the broker never
+   * has more than max_in_flight unconfirmed publishes of this outlet.
+   */
+  private final AtomicInteger publishing = new AtomicInteger();
+
   private volatile boolean closed;
 
   ChannelOutlet(
@@ -93,14 +103,14 @@ final class ChannelOutlet implements Outlet {
 
   @Override
   public int free() {
-    return closed ? 0 : Math.max(0, limit() - inFlight.get());
+    return closed ? 0 : Math.max(0, limit() - Math.max(inFlight.get(), publishing.get()));
   }
 
   @Override
   public boolean tryReserve(String workClass) {
     while (true) {
       int n = inFlight.get();
-      if (closed || n >= limit()) {
+      if (closed || Math.max(n, publishing.get()) >= limit()) {
         return false;
       }
       if (inFlight.compareAndSet(n, n + 1)) {
@@ -138,10 +148,12 @@ final class ChannelOutlet implements Outlet {
         outcomes.nacked(this, List.of(new Nack(ref, 0, bad.getMessage())));
         continue;
       }
+      publishing.incrementAndGet();
       publisher
           .publish(m)
           .whenComplete(
               (ok, err) -> {
+                publishing.decrementAndGet();
                 if (err == null) {
                   stats.published();
                   outcomes.acked(this, List.of(ref));

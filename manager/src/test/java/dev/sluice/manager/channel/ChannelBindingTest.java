@@ -142,6 +142,26 @@ class ChannelBindingTest {
   }
 
   @Test
+  void anAckWaitShorterThanThePublishTimeoutIsAProblemNamingBothAndTheFix() {
+    // The channels' publish_timeout is the default 10s: an event whose publish may wait 10 s for
+    // the broker must not come back (and be published again) after 5 s.
+    ChannelBinding.Check c = check("sluice_queue channel=events-kafka ack_wait=5s");
+    assertThat(c.binding()).isNull();
+    assertThat(c.problem())
+        .isEqualTo(
+            "queue orders: channel binding: ack_wait=5s is shorter than kafka channel"
+                + " events-kafka's publish_timeout=10s plus 2s: an event would come back, and be"
+                + " published again, while its publish still waits for the broker's confirm; give"
+                + " ack_wait=12s or more, or the channel a shorter publish_timeout");
+    assertThat(check("sluice_queue channel=events-rabbit ack_wait=11999ms").problems())
+        .singleElement()
+        .asString()
+        .startsWith("ack_wait=11999ms is shorter than rabbitmq channel events-rabbit's");
+    assertThat(check("sluice_queue channel=events-kafka ack_wait=12s").ok()).isTrue();
+    assertThat(check("sluice_queue channel=events-kafka").ok()).isTrue(); // the default, 30s
+  }
+
+  @Test
   void resolvesKafkaDefaultsAndExplicitSettings() {
     ChannelBinding d = check("sluice_queue channel=events-kafka").binding();
     assertThat(d)
@@ -265,7 +285,7 @@ class ChannelBindingTest {
         QueueConvention.createTableSql(
             "configured_q",
             List.of("order_id BIGINT NOT NULL", "dest VARCHAR(64) NULL"),
-            "sluice_queue ack_wait=5s channel=open-kafka channel_target=from.comment"));
+            "sluice_queue ack_wait=15s channel=open-kafka channel_target=from.comment"));
     QueueCatalog.Discovered d = discover("configured_q");
     ManagerConfig cfg =
         config(

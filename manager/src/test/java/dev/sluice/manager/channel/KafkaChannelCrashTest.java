@@ -48,7 +48,7 @@ class KafkaChannelCrashTest {
           QueueConvention.createTableSql(
               "ch_again",
               List.of("`order_id` BIGINT NULL"),
-              "sluice_queue channel=k channel_target=again ack_wait=2s"));
+              "sluice_queue channel=k channel_target=again ack_wait=5s"));
       // Every ack of this table fails in the database, as if the manager died before writing it.
       h.exec(
           "CREATE TRIGGER no_acks BEFORE UPDATE ON ch_again FOR EACH ROW"
