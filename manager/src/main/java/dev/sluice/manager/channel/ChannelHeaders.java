@@ -2,8 +2,8 @@ package dev.sluice.manager.channel;
 
 /**
  * The header names every channel message carries, so that consumers can deduplicate (a publish may
- * be repeated after a crash between the broker's confirm and the ack; it carries the same shard,
- * queue, id and attempt) and see when the event was due.
+ * be repeated after a crash between the broker's confirm and the ack; it is the event's next
+ * attempt, with the same shard, queue and id and the next attempt) and see when the event was due.
  */
 public final class ChannelHeaders {
   public static final String SHARD = "sluice-shard";

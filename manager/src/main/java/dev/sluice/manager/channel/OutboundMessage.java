@@ -10,8 +10,9 @@ import java.util.Map;
  * @param key the Kafka record key (may be null); unused by RabbitMQ
  * @param headers the event's identity and timing ({@link ChannelHeaders}), as header strings
  * @param body the message body
- * @param messageId a stable id for this event and attempt ({@code shard/queue/id/attempt}), so a
- *     duplicate publish carries the same one
+ * @param messageId this event's attempt ({@code shard/queue/id/attempt}): the same for a publish of
+ *     one attempt repeated by the publisher, another for the event's next attempt (deduplicate on
+ *     the shard, queue and id headers)
  */
 public record OutboundMessage(
     String target,
