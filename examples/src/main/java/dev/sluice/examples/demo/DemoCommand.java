@@ -185,9 +185,10 @@ public final class DemoCommand implements Callable<Integer> {
     SecureRun attacks = null;
     String outletSummary = "";
     try (DemoDatabase db = DemoDatabase.start();
-        OutletSide side = outlet == null ? null : OutletSide.start(outlet, tally)) {
+        OutletSide side = outlet == null ? null : OutletSide.start(outlet, tally);
+        MissingTopicFault.Broker poisonKafka = poison ? MissingTopicFault.Broker.start() : null) {
       SluiceServer manager =
-          new SluiceServer(managerConfig(db, sec, side), Clock.systemUTC(), meters());
+          new SluiceServer(managerConfig(db, sec, side, poisonKafka), Clock.systemUTC(), meters());
       try {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
@@ -513,14 +514,18 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec) {
-    return managerConfig(db, sec, null);
+    return managerConfig(db, sec, null, null);
   }
 
-  private static ManagerConfig managerConfig(DemoDatabase db, DemoSecurity sec, OutletSide side) {
+  private static ManagerConfig managerConfig(
+      DemoDatabase db, DemoSecurity sec, OutletSide side, MissingTopicFault.Broker poisonKafka) {
     DemoDatabase.Shard shard = db.shards().get(0);
     ManagerConfig.Builder b = ManagerConfig.builder();
     if (side != null) {
       b.channel(side.channel()).queueOverride(DemoDatabase.QUEUE, side.binding());
+    }
+    if (poisonKafka != null) {
+      b.channel(poisonKafka.channel());
     }
     return b.security(
             sec == null
