@@ -107,8 +107,8 @@ public interface EventStore {
 
   /**
    * dead → pending for each ref whose epoch is current, with {@code time_next} = the database's
-   * now. The epoch is kept (epochs only grow), so the event gets another {@code max_attempts}
-   * attempts.
+   * now. The epoch is kept (a late answer to an earlier attempt stays stale), so the event gets
+   * another {@code max_attempts} attempts.
    */
   Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs);
 
