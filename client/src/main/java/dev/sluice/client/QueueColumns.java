@@ -25,8 +25,15 @@ public final class QueueColumns {
   public static final Set<String> SYSTEM_COLUMNS =
       Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);
 
-  /** The server-side "now" in nanoseconds, as a column default or in a statement. */
-  public static final String NOW_NS_SQL = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+  /**
+   * The server-side "now" in nanoseconds since the epoch, as a column default or in a statement.
+   * Zone-free: it counts from the epoch in UTC, so it is the same instant whatever the session's
+   * {@code time_zone} (which the application's connections, where column defaults are computed, may
+   * set to a zone with daylight saving: {@code UNIX_TIMESTAMP(NOW(6))} reads the repeated autumn
+   * hour an hour early). Works on MySQL 8 and MariaDB, as a default too.
+   */
+  public static final String NOW_NS_SQL =
+      "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)";
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 

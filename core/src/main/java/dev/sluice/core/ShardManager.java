@@ -415,6 +415,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     for (String name : Set.copyOf(queues.keySet())) {
       QueueManager q = queues.remove(name);
       if (q != null) {
+        // The acks and releases the queue has yet to write are no longer a leader's, and its
+        // fenced store is refused now: they go unfenced, as at a graceful stop (each is a CAS on
+        // the epoch its receiver was given), instead of being dropped.
+        q.handOver(new JdbcEventStore(dataSource, q.table()));
         q.abandon("shard " + config.name() + ": " + why);
       }
     }

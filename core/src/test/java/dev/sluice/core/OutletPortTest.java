@@ -221,8 +221,59 @@ class OutletPortTest {
     Delivery again = out.got.poll(10, SECONDS);
     assertThat(again).isNotNull();
     assertThat(again.id()).isEqualTo(id);
-    assertThat(again.epoch()).isEqualTo(2);
+    assertThat(again.epoch()).as("the release undid the fire: the same attempt again").isEqualTo(1);
     engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void releasesSpendNoAttemptSoTheEventLivesForItsFullMaxAttempts() throws Exception {
+    queue("port_release_n", "max_attempts=2 min_backoff=100ms max_backoff=200ms");
+    ListOutlet out = new ListOutlet(10);
+    engine.subscribe(out, "port_release_n", KeyRange.ALL);
+    long id = insert("port_release_n", 1);
+    // Given back three times by the outlet, unsent (a broker that is down, say): no attempt spent.
+    for (int i = 0; i < 3; i++) {
+      Delivery d = out.got.poll(10, SECONDS);
+      assertThat(d).as("delivery %d", i + 1).isNotNull();
+      engine
+          .outcomes("port_release_n", "s1")
+          .released(out, List.of(new EventRef(id, d.epoch())), "broker down");
+    }
+    // Its first real attempt fails: with max_attempts=2 it must be tried once more, not dead.
+    Delivery tried = out.got.poll(10, SECONDS);
+    assertThat(tried).isNotNull();
+    engine
+        .outcomes("port_release_n", "s1")
+        .nacked(out, List.of(new Nack(new EventRef(id, tried.epoch()), 0, "failed once")));
+    Delivery last = out.got.poll(10, SECONDS);
+    assertThat(last)
+        .as(
+            "delivered again after 3 releases and 1 nack with max_attempts=2 (state, epoch now: %s)",
+            java.util.Arrays.toString(stateAndEpoch("port_release_n", id)))
+        .isNotNull();
+    assertThat(tried.epoch()).as("the attempt the nack answered was its first").isEqualTo(1);
+    assertThat(last.epoch()).isEqualTo(2);
+    engine.outcomes("port_release_n", "s1").acked(out, List.of(new EventRef(id, 2)));
+    await().atMost(5, SECONDS).until(() -> stateAndEpoch("port_release_n", id)[0] == 2);
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void anOutletThatTakesTheEventAndGoesAwaySpendsAnAttempt() throws Exception {
+    queue("port_gone", "max_attempts=2 min_backoff=100ms max_backoff=200ms");
+    long id = insert("port_gone", 1);
+    // A receiver that crashes on the event (its stream breaks) twice: a poison event must die.
+    for (int i = 1; i <= 2; i++) {
+      ListOutlet out = new ListOutlet(10);
+      engine.subscribe(out, "port_gone", KeyRange.ALL);
+      Delivery d = out.got.poll(10, SECONDS);
+      assertThat(d).as("delivery %d", i).isNotNull();
+      assertThat(d.epoch()).isEqualTo(i);
+      engine.unsubscribe(out, "stream broke");
+    }
+    await().atMost(5, SECONDS).until(() -> stateAndEpoch("port_gone", id)[0] == 3);
+    assertThat(deadReason("port_gone", id))
+        .isEqualTo("max_attempts 2 reached; last attempt: stream broke");
   }
 
   @Test

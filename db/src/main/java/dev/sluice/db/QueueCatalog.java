@@ -164,6 +164,13 @@ public final class QueueCatalog {
     return QueueSchemaValidator.validate(table, columns(table), indexes(table), engine(table));
   }
 
+  /**
+   * Warnings of one table, for the CLI's {@code check}: see {@link QueueSchemaValidator#warnings}.
+   */
+  public List<SchemaProblem> warnings(String table) {
+    return QueueSchemaValidator.warnings(table, columns(table));
+  }
+
   /** The table's columns in order, keyed by lower-case name. */
   public Map<String, ColumnInfo> columns(String table) {
     Map<String, ColumnInfo> out = new LinkedHashMap<>();

@@ -191,6 +191,41 @@ public final class QueueSchemaValidator {
     return p;
   }
 
+  /**
+   * What does not stop a table from being served but is worth fixing: a {@code time_next} or {@code
+   * time_created} default that reads the clock through the session's time zone ({@code
+   * UNIX_TIMESTAMP(NOW(6))}, the convention's default before it was made zone-free). Defaults are
+   * computed in the application's session, which may use a zone with daylight saving: in the
+   * repeated autumn hour such a default is an hour early, and the row fires an hour early.
+   */
+  public static List<SchemaProblem> warnings(String table, Map<String, ColumnInfo> columns) {
+    List<SchemaProblem> w = new ArrayList<>();
+    String t = "`" + table + "`";
+    for (String name : List.of(TIME_NEXT, TIME_CREATED)) {
+      ColumnInfo c = columns.get(name);
+      if (c != null && c.dataType().equals("bigint") && zoneDependent(c.defaultValue())) {
+        w.add(
+            new SchemaProblem(
+                name,
+                "default "
+                    + c.defaultValue()
+                    + " depends on the session's time zone (an hour off in the repeated hour of a"
+                    + " daylight saving change)",
+                modify(t, "`" + name + "` BIGINT NOT NULL DEFAULT (" + NOW_NS_SQL + ")")));
+      }
+    }
+    return w;
+  }
+
+  /** {@code UNIX_TIMESTAMP(x)} converts x from the session's zone; without argument it does not. */
+  static boolean zoneDependent(String dflt) {
+    if (dflt == null) {
+      return false;
+    }
+    String d = dflt.toLowerCase(Locale.ROOT).replaceAll("[\\s`]", "");
+    return d.contains("unix_timestamp(") && !d.contains("unix_timestamp()");
+  }
+
   private static void nsColumn(
       List<SchemaProblem> p, String t, ColumnInfo c, String name, String dflt, boolean notNull) {
     String def = "`" + name + "` BIGINT NOT NULL " + dflt;

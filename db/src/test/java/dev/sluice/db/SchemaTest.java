@@ -46,6 +46,38 @@ class SchemaTest {
   }
 
   @Test
+  void aZoneDependentTimeDefaultIsAWarningWithTheFixingAlterAndTheQueueIsStillServed()
+      throws Exception {
+    String old = "(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED))";
+    exec(
+        QueueConvention.createTableSql(
+                "old_clock_q", List.of("order_id BIGINT NULL"), "sluice_queue ack_wait=5s")
+            .replace("(" + QueueConvention.NOW_NS_SQL + ")", old));
+    assertThat(catalog.columns("old_clock_q").get("time_next").defaultValue())
+        .containsIgnoringCase("unix_timestamp");
+    assertThat(catalog.problems("old_clock_q")).isEmpty();
+    List<SchemaProblem> warnings = catalog.warnings("old_clock_q");
+    assertThat(warnings)
+        .extracting(SchemaProblem::column)
+        .containsExactly("time_next", "time_created");
+    assertThat(warnings.get(0).problem()).contains("time zone");
+    for (SchemaProblem w : warnings) {
+      exec(w.fix());
+    }
+    assertThat(catalog.warnings("old_clock_q")).isEmpty();
+    assertThat(catalog.problems("old_clock_q")).isEmpty();
+    exec("INSERT INTO old_clock_q (order_id) VALUES (1)");
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT ABS(time_next - " + QueueConvention.NOW_NS_SQL + ") FROM old_clock_q")) {
+      rs.next();
+      assertThat(rs.getLong(1)).as("the fixed default is now").isLessThan(60_000_000_000L);
+    }
+  }
+
+  @Test
   void conventionTableIsValidAndPlainInsertWorks() throws Exception {
     exec(
         QueueConvention.createTableSql(

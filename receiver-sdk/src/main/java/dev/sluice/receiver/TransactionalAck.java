@@ -36,8 +36,8 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * UPDATE `queue` SET `state` = 2,
- *     `time_acked` = CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED),
- *     `time_next`  = CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)
+ *     `time_acked` = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000),
+ *     `time_next`  = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)
  *  WHERE `id` = ? AND `state` = 1 AND `epoch` = ?
  * </pre>
  *
@@ -48,7 +48,10 @@ import java.util.regex.Pattern;
  */
 public final class TransactionalAck {
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
-  private static final String NOW_NS = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED)";
+
+  /** The database's now in ns, whatever the session's time zone (as Sluice's own clock). */
+  private static final String NOW_NS =
+      "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)";
 
   /** Per schema and table: whether {@code state} is an ENUM (else TINYINT codes). */
   private static final Map<String, Boolean> ENUM_STATE = new ConcurrentHashMap<>();

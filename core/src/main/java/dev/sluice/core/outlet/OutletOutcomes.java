@@ -24,8 +24,11 @@ public interface OutletOutcomes {
   void nacked(Outlet from, List<Nack> nacks);
 
   /**
-   * Not handled, through no fault of the events (the outlet went away, its broker is down): each
-   * goes back to pending at once, and no attempt is spent on killing it.
+   * Not handled and given back unsent, through no fault of the events (its broker is down, the
+   * publish failed): each goes back to pending at once and spends no attempt — the fire is undone,
+   * its epoch taken back by one. Only for events of which the outlet will report nothing more and
+   * nobody holds a delivery that could still be answered: an event a receiver took and may answer
+   * is {@linkplain #nacked nacked} instead, or left to its ack deadline, and counts.
    */
   void released(Outlet from, List<EventRef> refs, String why);
 }

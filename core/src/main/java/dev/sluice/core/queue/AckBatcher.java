@@ -3,6 +3,7 @@ package dev.sluice.core.queue;
 import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Release;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -109,17 +110,20 @@ final class AckBatcher implements Runnable {
     Map<EventRef, CasOutcome> relOut = null;
     long pauseMs = 50;
     while (true) {
+      EventStore store = ctx.store();
       try {
         if (ackOut == null) {
-          ackOut = acks.isEmpty() ? Map.of() : ctx.store().ack(acks, ctx.clock().nowNs());
+          ackOut = acks.isEmpty() ? Map.of() : store.ack(acks, ctx.clock().nowNs());
         }
         if (relOut == null) {
-          relOut = releases.isEmpty() ? Map.of() : ctx.store().release(releases);
+          relOut = releases.isEmpty() ? Map.of() : store.release(releases);
         }
         break;
       } catch (RuntimeException e) {
         ctx.metrics().dbErrors.increment();
-        if (!running) {
+        // A store handed over meanwhile (a leader's fenced store refused, the unfenced one now):
+        // worth one more try, even when stopping.
+        if (!running && store == ctx.store()) {
           log.warn(
               "{}: {} acks/releases not written at shutdown ({}); their events come back after their ack deadline",
               ctx.where(),

@@ -17,27 +17,45 @@ record Completion(
     boolean dead,
     String deadReason,
     AttachedOutlet from,
-    String reason) {
+    String reason,
+    boolean unsent) {
   enum Kind {
     ACK,
     RELEASE
   }
 
   static Completion ack(EventRef ref, AttachedOutlet from) {
-    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack");
+    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false);
   }
 
-  /** An attempt that did not fail, back to pending at once: see {@link RetryPolicy#released}. */
+  /**
+   * An attempt that never left the manager, undone: back to pending at once, no attempt spent. See
+   * {@link RetryPolicy#released}.
+   */
   static Completion released(EventRef ref, long nowNs, AttachedOutlet from, String reason) {
     return failed(RetryPolicy.released(ref, nowNs), from, reason);
   }
 
+  /**
+   * An attempt that reached its outlet and is taken back (a graceful stop): back to pending at
+   * once, the attempt spent. See {@link RetryPolicy#takenBack}.
+   */
+  static Completion takenBack(EventRef ref, long nowNs, String reason) {
+    return failed(RetryPolicy.takenBack(ref, nowNs), null, reason);
+  }
+
   /** A release as the {@link RetryPolicy} decided it ({@link RetryPolicy#afterFailure}). */
   static Completion failed(Release r, AttachedOutlet from, String reason) {
-    return new Completion(Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason);
+    return new Completion(
+        Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason, r.unsent());
   }
 
   Release release() {
-    return new Release(ref, retryAtNs, dead, deadReason);
+    return new Release(ref, retryAtNs, dead, deadReason, unsent);
+  }
+
+  /** The epoch the row has once this change applied. */
+  long epochAfter() {
+    return release().epochAfter();
   }
 }

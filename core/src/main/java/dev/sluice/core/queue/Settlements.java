@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * <p>An event in flight starts settling once: then its credit goes back ({@link CreditLedger#free})
  * and its change goes to the {@link AckBatcher}; every failed attempt (nack, timeout, detach,
  * orphan) goes through the queue's one {@link RetryPolicy}; a release through no fault of the
- * outlet's (never sent, given back, a graceful stop) goes back to pending at once and is never
- * dead. The event leaves the {@link InFlightTable} when the database has answered (or when the
+ * event's goes back to pending at once and is never dead: one never sent (the outlet left before
+ * the send, or gave it back unsent) spends no attempt, one a receiver still holds at a graceful
+ * stop does. The event leaves the {@link InFlightTable} when the database has answered (or when the
  * outlet committed the ack itself).
  *
  * <p>Owned by the {@link Dispatcher} thread: no locks. It keeps no state of its own; it changes the
@@ -79,7 +80,10 @@ final class Settlements {
     }
   }
 
-  /** {@code f} was fired but is not sent (its outlet left, or dispatch stopped): pending again. */
+  /**
+   * {@code f} was fired but is not sent (its outlet left, or dispatch stopped): pending again, the
+   * fire undone.
+   */
   void unsent(InFlight f, long now) {
     settle(f);
     acks.accept(Completion.released(f.ref(), now, null, "receiver gone before the send"));
@@ -99,12 +103,15 @@ final class Settlements {
     }
   }
 
-  /** Graceful stop: whatever outlets still hold goes back to pending, without backoff. */
+  /**
+   * Graceful stop: whatever outlets still hold goes back to pending, without backoff. It was sent,
+   * so the attempt counts (a receiver may still answer it).
+   */
   void releaseAll(String why) {
     long now = ctx.clock().nowNs();
     for (InFlight f : table.unsettled(f -> true)) {
       settle(f);
-      acks.accept(Completion.released(f.ref(), now, null, why));
+      acks.accept(Completion.takenBack(f.ref(), now, why));
     }
   }
 
@@ -172,7 +179,10 @@ final class Settlements {
     }
   }
 
-  /** The outlet gave events back through no fault of theirs: pending again at once. */
+  /**
+   * The outlet gave events back unsent, through no fault of theirs: pending again at once, the fire
+   * undone.
+   */
   void released(AttachedOutlet from, List<EventRef> refs, String why) {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
@@ -214,7 +224,7 @@ final class Settlements {
       table.settled(f);
       ledger.free(f);
       if (ok && c.kind() == Completion.Kind.RELEASE && !c.dead()) {
-        feed.keep(f.event.retry(c.ref().epoch(), c.retryAtNs()));
+        feed.keep(f.event.retry(c.epochAfter(), c.retryAtNs()));
       }
     }
   }

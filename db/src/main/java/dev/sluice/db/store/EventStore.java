@@ -69,7 +69,10 @@ public interface EventStore {
   /** fired → acked for each ref (epoch as fired); {@code time_acked = time_next = nowNs}. */
   Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs);
 
-  /** fired → pending at each release's time, or → dead. */
+  /**
+   * fired → pending at each release's time, or → dead. An {@linkplain Release#unsent unsent} one
+   * also takes the epoch back by one (the fire is undone), so that it spends no attempt.
+   */
   Map<EventRef, CasOutcome> release(Collection<Release> releases);
 
   /** Fired events whose ack deadline is at or before {@code beforeNs}, oldest first. */
@@ -104,8 +107,8 @@ public interface EventStore {
 
   /**
    * dead → pending for each ref whose epoch is current, with {@code time_next} = the database's
-   * now. The epoch is kept (epochs only grow), so the event gets another {@code max_attempts}
-   * attempts.
+   * now. The epoch is kept (a late answer to an earlier attempt stays stale), so the event gets
+   * another {@code max_attempts} attempts.
    */
   Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs);
 

@@ -283,10 +283,14 @@ public final class JdbcEventStore implements EventStore {
     List<EventRef> dead = new ArrayList<>();
     Map<Long, Long> retryAt = new HashMap<>();
     List<EventRef> retry = new ArrayList<>();
+    List<EventRef> unsent = new ArrayList<>();
     Map<Long, EventRef> deadRefs = new HashMap<>();
     Map<Long, String> deadReason = new HashMap<>();
     for (Release r : releases) {
-      if (r.dead()) {
+      if (r.unsent() && r.ref().epoch() > 0) {
+        unsent.add(r.ref());
+        retryAt.put(r.ref().id(), r.retryAtNs());
+      } else if (r.dead()) {
         dead.add(r.ref());
         deadRefs.put(r.ref().id(), r.ref());
         deadReason.put(r.ref().id(), r.reason() == null ? "attempts used up" : r.reason());
@@ -328,7 +332,34 @@ public final class JdbcEventStore implements EventStore {
               set.put(timeNext, when.otherwise(timeNext));
               return set;
             }));
+    // Never sent: the fire is undone (fired at e + 1 -> pending at e). No delivery of attempt e + 1
+    // exists, so no answer to it can come, and the next fire is e + 1 again.
+    out.putAll(
+        cas(
+            unsent,
+            EventState.FIRED,
+            true,
+            ids -> {
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(state, sv(EventState.PENDING));
+              set.put(epoch, epoch.minus(1));
+              set.put(timeNext, dueAt(ids, retryAt));
+              return set;
+            }));
     return out;
+  }
+
+  /** {@code time_next} per id, as a CASE on the id. */
+  private Field<Long> dueAt(List<Long> ids, Map<Long, Long> at) {
+    CaseValueStep<Long> choose = DSL.choose(id);
+    CaseWhenStep<Long, Long> when = null;
+    for (Long i : ids) {
+      when =
+          when == null
+              ? choose.when(DSL.val(i), DSL.val(at.get(i)))
+              : when.when(DSL.val(i), DSL.val(at.get(i)));
+    }
+    return when.otherwise(timeNext);
   }
 
   @Override

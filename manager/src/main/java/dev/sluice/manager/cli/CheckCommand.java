@@ -16,7 +16,8 @@ import picocli.CommandLine.Mixin;
 /**
  * {@code sluice check}: validates every shard's queue tables — the comment's options and the table
  * against the convention — and prints each problem with the statement that fixes it. Exit 1 if any
- * problem (or an unreachable shard).
+ * problem (or an unreachable shard). Warnings (a table that is served, but with a zone-dependent
+ * time default) are printed with their fix and do not change the exit code.
  */
 @Command(
     name = "check",
@@ -33,6 +34,8 @@ final class CheckCommand extends BaseCommand {
     int problems = 0;
     int tables = 0;
     List<Object> out = new ArrayList<>();
+    // Worth fixing, but the table is served: printed, not counted in the exit code.
+    List<Object> warnings = new ArrayList<>();
     ManagerConfig loaded = config.load();
     problems += checkExposure(loaded, out);
     try (ShardPools pools = new ShardPools(loaded)) {
@@ -52,6 +55,7 @@ final class CheckCommand extends BaseCommand {
         for (QueueCatalog.Candidate c : candidates) {
           tables++;
           List<Map<String, Object>> found = new ArrayList<>();
+          List<Map<String, Object>> warned = new ArrayList<>();
           try {
             QueueOptions.parseComment(c.table(), c.comment());
           } catch (QueueConfigException e) {
@@ -61,18 +65,27 @@ final class CheckCommand extends BaseCommand {
             for (SchemaProblem p : catalog.problems(c.table())) {
               found.add(entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
             }
+            for (SchemaProblem p : catalog.warnings(c.table())) {
+              warned.add(
+                  entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
+            }
           } catch (RuntimeException e) {
             // One table that cannot be read is that table's problem; the others are checked.
             found.add(entry(s.name(), c.table(), "cannot be read: " + e, "-"));
           }
           problems += found.size();
           out.addAll(found);
+          warnings.addAll(warned);
           if (!json) {
             if (found.isEmpty()) {
               println(s.name() + "  " + c.table() + "  ok");
             }
             for (Map<String, Object> f : found) {
               println(s.name() + "  " + c.table() + "  " + f.get("problem"));
+              println("    fix: " + f.get("fix"));
+            }
+            for (Map<String, Object> f : warned) {
+              println(s.name() + "  " + c.table() + "  warning: " + f.get("problem"));
               println("    fix: " + f.get("fix"));
             }
           }
@@ -83,6 +96,7 @@ final class CheckCommand extends BaseCommand {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("tables", tables);
       m.put("problems", out);
+      m.put("warnings", warnings);
       printJson(m);
     } else if (tables == 0 && problems == 0) {
       note("no queue tables found");

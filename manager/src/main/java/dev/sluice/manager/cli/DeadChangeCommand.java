@@ -143,7 +143,7 @@ abstract class DeadChangeCommand extends BaseCommand {
       mixinStandardHelpOptions = true,
       description =
           "Make dead events pending again, due now: each gets max_attempts more attempts (its"
-              + " attempt count, the epoch, is kept: epochs only grow). Exit 1 if some id was not"
+              + " attempt count, the epoch, is kept). Exit 1 if some id was not"
               + " dead.")
   static final class Replay extends DeadChangeCommand {
     @Override

@@ -112,6 +112,32 @@ class MigrateAndCheckCommandTest {
   }
 
   @Test
+  void checkWarnsOfAZoneDependentTimeDefaultWithItsFixAndTheQueueStaysOk() throws Exception {
+    Path config = Cli.config(dir.resolve("zone"), h);
+    h.exec(
+        dev.sluice.db.QueueConvention.createTableSql(
+                "check_zone", java.util.List.of("`n` BIGINT NULL"), "sluice_queue")
+            .replace(
+                "(" + dev.sluice.db.QueueConvention.NOW_NS_SQL + ")",
+                "(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED))"));
+    Cli.Result r = Cli.run("check", "-c", config.toString());
+    assertThat(r.code()).as("a warning is no problem: %s", r).isZero();
+    assertThat(r.out())
+        .contains("s1  check_zone  ok")
+        .contains("s1  check_zone  warning: time_next: default")
+        .contains("depends on the session's time zone")
+        .contains("fix: ALTER TABLE `check_zone` MODIFY `time_next` BIGINT NOT NULL DEFAULT (");
+    JsonNode j =
+        new ObjectMapper().readTree(Cli.run("check", "-c", config.toString(), "--json").out());
+    assertThat(j.get("warnings")).hasSize(2);
+    Matcher fixes = Pattern.compile("fix: (.*);").matcher(r.out());
+    while (fixes.find()) {
+      h.exec(fixes.group(1));
+    }
+    assertThat(Cli.run("check", "-c", config.toString()).out()).doesNotContain("warning");
+  }
+
+  @Test
   void aConfigThatDoesNotParseIsBadInput() throws Exception {
     Path bad = dir.resolve("bad.yaml");
     Files.writeString(bad, "shards: []\n");
