@@ -47,7 +47,9 @@ final class Poison implements AutoCloseable {
           new AlterTableFault(),
           new RowLockFault(),
           new DuplicateManagerFault(),
-          new WorkerDeathFault());
+          new WorkerDeathFault(),
+          new UnsignedIdFault(),
+          new AckTriggerFault());
   private final Map<Fault, Throwable> failures = new java.util.concurrent.ConcurrentHashMap<>();
   private final PoisonRun run;
   private final PoisonTables tables;
@@ -97,7 +99,7 @@ final class Poison implements AutoCloseable {
     try {
       for (Fault f : p.faults) {
         if (f.queue() != null) {
-          tables.create(f.queue(), f.comment());
+          tables.execute(f.createSql());
         }
       }
       // Discovery runs every second: wait until the manager serves every new queue.
