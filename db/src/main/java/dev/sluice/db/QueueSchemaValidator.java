@@ -191,6 +191,36 @@ public final class QueueSchemaValidator {
     return p;
   }
 
+  /**
+   * What serves but deserves a change: an {@code id} or {@code epoch} declared {@code BIGINT
+   * UNSIGNED} may hold values above 2^63 - 1, which no event can carry: such a row is made dead
+   * when polled (the rest of the queue is served). Each with the statement that removes the risk.
+   */
+  public static List<SchemaProblem> warnings(String table, Map<String, ColumnInfo> columns) {
+    List<SchemaProblem> w = new ArrayList<>();
+    String t = "`" + table + "`";
+    for (String name : List.of(ID, EPOCH)) {
+      ColumnInfo c = columns.get(name);
+      if (c != null
+          && c.dataType().equals("bigint")
+          && c.columnType().toLowerCase(Locale.ROOT).contains("unsigned")) {
+        w.add(
+            new SchemaProblem(
+                name,
+                "is BIGINT UNSIGNED: a row whose "
+                    + name
+                    + " is above 2^63-1 cannot be carried as an event and is made dead when"
+                    + " polled",
+                modify(
+                    t,
+                    name.equals(ID)
+                        ? "`id` BIGINT NOT NULL AUTO_INCREMENT"
+                        : "`epoch` INT NOT NULL DEFAULT 0")));
+      }
+    }
+    return w;
+  }
+
   private static void nsColumn(
       List<SchemaProblem> p, String t, ColumnInfo c, String name, String dflt, boolean notNull) {
     String def = "`" + name + "` BIGINT NOT NULL " + dflt;

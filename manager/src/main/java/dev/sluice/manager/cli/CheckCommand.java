@@ -3,6 +3,7 @@ package dev.sluice.manager.cli;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueOptions;
+import dev.sluice.db.QueueSchemaValidator;
 import dev.sluice.db.SchemaProblem;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.security.Exposure;
@@ -33,6 +34,7 @@ final class CheckCommand extends BaseCommand {
     int problems = 0;
     int tables = 0;
     List<Object> out = new ArrayList<>();
+    List<Object> warnings = new ArrayList<>();
     ManagerConfig loaded = config.load();
     problems += checkExposure(loaded, out);
     try (ShardPools pools = new ShardPools(loaded)) {
@@ -67,9 +69,29 @@ final class CheckCommand extends BaseCommand {
           }
           problems += found.size();
           out.addAll(found);
+          // Warnings: printed with their fix, not counted (the table is served).
+          List<Map<String, Object>> warned = new ArrayList<>();
+          try {
+            for (SchemaProblem p :
+                QueueSchemaValidator.warnings(c.table(), catalog.columns(c.table()))) {
+              warned.add(
+                  entry(
+                      s.name(),
+                      c.table(),
+                      "warning: " + p.column() + " " + p.problem(),
+                      p.fix() + ";"));
+            }
+          } catch (RuntimeException e) {
+            // already reported above as "cannot be read"
+          }
+          warnings.addAll(warned);
           if (!json) {
             if (found.isEmpty()) {
               println(s.name() + "  " + c.table() + "  ok");
+            }
+            for (Map<String, Object> f : warned) {
+              println(s.name() + "  " + c.table() + "  " + f.get("problem"));
+              println("    fix: " + f.get("fix"));
             }
             for (Map<String, Object> f : found) {
               println(s.name() + "  " + c.table() + "  " + f.get("problem"));
@@ -83,6 +105,7 @@ final class CheckCommand extends BaseCommand {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("tables", tables);
       m.put("problems", out);
+      m.put("warnings", warnings);
       printJson(m);
     } else if (tables == 0 && problems == 0) {
       note("no queue tables found");
