@@ -192,11 +192,19 @@ public final class QueueSchemaValidator {
   }
 
   /**
-   * What does not stop a table from being served but is worth fixing: a {@code time_next} or {@code
-   * time_created} default that reads the clock through the session's time zone ({@code
-   * UNIX_TIMESTAMP(NOW(6))}, the convention's default before it was made zone-free). Defaults are
-   * computed in the application's session, which may use a zone with daylight saving: in the
-   * repeated autumn hour such a default is an hour early, and the row fires an hour early.
+   * What does not stop a table from being served but is worth fixing, each with the statement that
+   * removes the risk:
+   *
+   * <ul>
+   *   <li>a {@code time_next} or {@code time_created} default that reads the clock through the
+   *       session's time zone ({@code UNIX_TIMESTAMP(NOW(6))}, the convention's default before it
+   *       was made zone-free). Defaults are computed in the application's session, which may use a
+   *       zone with daylight saving: in the repeated autumn hour such a default is an hour early,
+   *       and the row fires an hour early;
+   *   <li>an {@code id} or {@code epoch} declared {@code BIGINT UNSIGNED} may hold values above
+   *       2^63 - 1, which no event can carry: such a row is made dead when polled (the rest of the
+   *       queue is served).
+   * </ul>
    */
   public static List<SchemaProblem> warnings(String table, Map<String, ColumnInfo> columns) {
     List<SchemaProblem> w = new ArrayList<>();
@@ -212,6 +220,25 @@ public final class QueueSchemaValidator {
                     + " depends on the session's time zone (an hour off in the repeated hour of a"
                     + " daylight saving change)",
                 modify(t, "`" + name + "` BIGINT NOT NULL DEFAULT (" + NOW_NS_SQL + ")")));
+      }
+    }
+    for (String name : List.of(ID, EPOCH)) {
+      ColumnInfo c = columns.get(name);
+      if (c != null
+          && c.dataType().equals("bigint")
+          && c.columnType().toLowerCase(Locale.ROOT).contains("unsigned")) {
+        w.add(
+            new SchemaProblem(
+                name,
+                "is BIGINT UNSIGNED: a row whose "
+                    + name
+                    + " is above 2^63-1 cannot be carried as an event and is made dead when"
+                    + " polled",
+                modify(
+                    t,
+                    name.equals(ID)
+                        ? "`id` BIGINT NOT NULL AUTO_INCREMENT"
+                        : "`epoch` INT NOT NULL DEFAULT 0")));
       }
     }
     return w;

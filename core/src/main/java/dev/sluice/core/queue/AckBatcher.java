@@ -5,7 +5,9 @@ import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Release;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +31,13 @@ import org.slf4j.LoggerFactory;
  * message).
  *
  * <p>A failed write is retried with backoff while the manager runs: nothing here is lost, because
- * until a change applies the row stays fired and comes back through its deadline.
+ * until a change applies the row stays fired and comes back through its deadline. A write that
+ * fails in a way that may concern some of its rows ({@link WriteFaults}: a trigger, a constraint, a
+ * lock held too long) is split in halves, and each half written on its own, until the one row that
+ * fails is found; the others are written and answered at once, and that row is retried on its own
+ * ({@link StuckRows}) and, if it keeps failing, made dead with the database's error as its reason.
+ * A failure of the database as a whole (connection lost, read-only, lease lost) retries the whole
+ * part as before and never makes a row dead.
  */
 final class AckBatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
@@ -44,11 +52,14 @@ final class AckBatcher implements Runnable {
   private final QueueContext ctx;
   private final Dispatcher dispatcher;
   private final LinkedBlockingQueue<Completion> queue = new LinkedBlockingQueue<>();
+  private final StuckRows stuck = new StuckRows();
+  private final BadRows badRows;
   private volatile boolean running = true;
 
   AckBatcher(QueueContext ctx, Dispatcher dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
+    this.badRows = new BadRows(ctx);
   }
 
   void submit(Completion c) {
@@ -70,6 +81,7 @@ final class AckBatcher implements Runnable {
     while (running || !queue.isEmpty()) {
       try {
         FaultHook.check(FaultHook.ACKS, ctx.queue());
+        retryStuck();
         Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
         if (first == null) {
           continue;
@@ -94,31 +106,43 @@ final class AckBatcher implements Runnable {
         }
       }
     }
+    if (stuck.size() > 0) {
+      log.warn(
+          "{}: {} acks/releases that failed on their own rows not written at shutdown; their"
+              + " events come back after their ack deadline",
+          ctx.where(),
+          stuck.size());
+    }
   }
 
   private void write(List<Completion> batch) throws InterruptedException {
-    List<EventRef> acks = new ArrayList<>();
-    List<Release> releases = new ArrayList<>();
+    List<Completion> acks = new ArrayList<>();
+    List<Completion> releases = new ArrayList<>();
     for (Completion c : batch) {
-      if (c.kind() == Completion.Kind.ACK) {
-        acks.add(c.ref());
-      } else {
-        releases.add(c.release());
-      }
+      (c.kind() == Completion.Kind.ACK ? acks : releases).add(c);
     }
-    Map<EventRef, CasOutcome> ackOut = null;
-    Map<EventRef, CasOutcome> relOut = null;
+    // Parts still to write, each all acks or all releases; a part that fails for some of its rows
+    // is replaced by its two halves, until the row is found.
+    Deque<List<Completion>> todo = new ArrayDeque<>();
+    if (!releases.isEmpty()) {
+      todo.push(releases);
+    }
+    if (!acks.isEmpty()) {
+      todo.push(acks);
+    }
+    List<Completion> done = new ArrayList<>(batch.size());
+    List<CasOutcome> outcomes = new ArrayList<>(batch.size());
     long pauseMs = 50;
-    while (true) {
+    while (!todo.isEmpty()) {
+      List<Completion> part = todo.peek();
       EventStore store = ctx.store();
       try {
-        if (ackOut == null) {
-          ackOut = acks.isEmpty() ? Map.of() : store.ack(acks, ctx.clock().nowNs());
+        Map<EventRef, CasOutcome> out = apply(part, store);
+        todo.pop();
+        for (Completion c : part) {
+          done.add(c);
+          outcomes.add(out.get(c.ref()));
         }
-        if (relOut == null) {
-          relOut = releases.isEmpty() ? Map.of() : store.release(releases);
-        }
-        break;
       } catch (RuntimeException e) {
         ctx.metrics().dbErrors.increment();
         // A store handed over meanwhile (a leader's fenced store refused, the unfenced one now):
@@ -127,26 +151,141 @@ final class AckBatcher implements Runnable {
           log.warn(
               "{}: {} acks/releases not written at shutdown ({}); their events come back after their ack deadline",
               ctx.where(),
-              batch.size(),
+              batch.size() - done.size(),
               e.toString());
-          return;
+          break;
+        }
+        if (WriteFaults.mayConcernRows(e)) {
+          todo.pop();
+          if (part.size() == 1) {
+            stuckAlone(part.get(0), e);
+          } else {
+            int half = part.size() / 2;
+            todo.push(part.subList(half, part.size()));
+            todo.push(part.subList(0, half));
+            log.debug(
+                "{}: writing {} acks/releases failed, splitting: {}",
+                ctx.where(),
+                part.size(),
+                e.toString());
+          }
+          continue;
         }
         log.warn(
             "{}: writing {} acks/releases failed, retrying in {} ms: {}",
             ctx.where(),
-            batch.size(),
+            part.size(),
             pauseMs,
             e.toString());
         Thread.sleep(pauseMs);
         pauseMs = Math.min(2_000, pauseMs * 2);
       }
     }
-    List<CasOutcome> outcomes = new ArrayList<>(batch.size());
+    answer(done, outcomes);
+  }
+
+  /** Writes {@code part}, all acks or all releases, and returns each one's outcome. */
+  private Map<EventRef, CasOutcome> apply(List<Completion> part, EventStore store) {
+    if (part.get(0).kind() == Completion.Kind.ACK) {
+      List<EventRef> refs = new ArrayList<>(part.size());
+      part.forEach(c -> refs.add(c.ref()));
+      return store.ack(refs, ctx.clock().nowNs());
+    }
+    List<Release> releases = new ArrayList<>(part.size());
+    part.forEach(c -> releases.add(c.release()));
+    return store.release(releases);
+  }
+
+  /** {@code c}'s write failed on its own: it is tried again later, alone. */
+  private void stuckAlone(Completion c, RuntimeException e) {
+    log.warn(
+        "{}: event {} epoch {}: its {} cannot be written ({}); the others go on, it is retried"
+            + " alone",
+        ctx.where(),
+        c.ref().id(),
+        c.ref().epoch(),
+        what(c),
+        WriteFaults.message(e));
+    stuck.add(c, WriteFaults.message(e), ctx.retry().backoff());
+  }
+
+  private static String what(Completion c) {
+    return c.kind() == Completion.Kind.ACK ? "ack" : "release";
+  }
+
+  /**
+   * Tries each stuck row that is due again, alone. One that still fails for itself is given up
+   * after {@link StuckRows#MAX_TRIES}: reported, and made dead with the database's error when its
+   * state can still be changed (else left as it is, to come back through its deadline).
+   */
+  private void retryStuck() {
+    if (stuck.size() == 0) {
+      return;
+    }
+    for (StuckRows.Stuck s : stuck.takeDue()) {
+      Completion c = s.completion;
+      try {
+        Map<EventRef, CasOutcome> out = apply(List.of(c), ctx.store());
+        answer(List.of(c), List.of(out.get(c.ref())));
+        continue;
+      } catch (RuntimeException e) {
+        ctx.metrics().dbErrors.increment();
+        if (!WriteFaults.mayConcernRows(e)) {
+          stuck.later(s, ctx.retry().backoff().delayNs(s.tries)); // the database, not the row
+          continue;
+        }
+        if (!stuck.failed(s, WriteFaults.message(e), ctx.retry().backoff())) {
+          continue;
+        }
+      }
+      giveUp(c, s.error);
+    }
+  }
+
+  private void giveUp(Completion c, String error) {
+    String reason =
+        "its " + what(c) + " could not be written in " + StuckRows.MAX_TRIES + " tries: " + error;
+    CasOutcome o;
+    try {
+      o = ctx.store().markDead(Map.of(c.ref(), reason)).get(c.ref());
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      o = null;
+      reason += "; making it dead failed too (" + WriteFaults.message(e) + ")";
+    }
+    boolean dead = o == CasOutcome.APPLIED;
+    badRows.badRow(
+        c.ref().id(),
+        "write_refused",
+        "epoch "
+            + c.ref().epoch()
+            + ": "
+            + reason
+            + (dead ? "; made dead" : "; left as it is (it comes back after its ack deadline)"));
+    if (dead) {
+      ctx.metrics().dead.increment();
+    }
+    List<CasOutcome> outcome = List.of(o == null ? CasOutcome.STALE : o);
+    dispatcher.post(() -> dispatcher.onSettled(List.of(c), outcome));
+    if (c.from() != null) {
+      c.from()
+          .outlet()
+          .settled(
+              ctx.shard(),
+              List.of(new Settled(c.ref(), outcome.get(0), dead ? Settled.Result.DEAD : null)));
+    }
+  }
+
+  /** Counts each written change and answers the dispatcher and the outlets that asked. */
+  private void answer(List<Completion> batch, List<CasOutcome> outcomes) {
+    if (batch.isEmpty()) {
+      return;
+    }
     Map<AttachedOutlet, List<Settled>> answers = new LinkedHashMap<>();
-    for (Completion c : batch) {
+    for (int i = 0; i < batch.size(); i++) {
+      Completion c = batch.get(i);
       boolean ack = c.kind() == Completion.Kind.ACK;
-      CasOutcome o = (ack ? ackOut : relOut).get(c.ref());
-      outcomes.add(o);
+      CasOutcome o = outcomes.get(i);
       count(c, o);
       if (c.from() != null) {
         Settled.Result result =

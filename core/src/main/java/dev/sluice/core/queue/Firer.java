@@ -27,8 +27,9 @@ import java.util.concurrent.TimeUnit;
  * batches were made. A fire is one transaction ({@link
  * dev.sluice.db.store.EventStore#fireAsPolled}): a row another transaction holds locked is skipped,
  * not waited for; a row changed since the poll is not fired; the ack deadline this manager keeps is
- * taken after the commit. Each batch's result (or the error) goes back to the dispatcher thread
- * with {@link Dispatcher#onFired}; only then are its events in flight and sent.
+ * taken after the commit; a row whose fire the database refuses is found and left out ({@link
+ * FireSplitter}). Each batch's result (or the error) goes back to the dispatcher thread with {@link
+ * Dispatcher#onFired}; only then are its events in flight and sent.
  */
 final class Firer implements Runnable {
   private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -38,6 +39,7 @@ final class Firer implements Runnable {
   private final LinkedBlockingQueue<Batch> queue = new LinkedBlockingQueue<>();
   private volatile boolean running = true;
   private volatile ShardGate gate = ShardGate.ALWAYS_OPEN;
+  private final FireSplitter splitter;
 
   /**
    * Events taken from the window with a receiver's credit reserved for each, to be fired together.
@@ -86,6 +88,7 @@ final class Firer implements Runnable {
   Firer(QueueContext ctx, Dispatcher dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
+    this.splitter = new FireSplitter(ctx, new BadRows(ctx));
   }
 
   /** The shard's gate, checked right before each fire; set before the threads start. */
@@ -142,7 +145,8 @@ final class Firer implements Runnable {
       if (gate.open()) {
         // The deadline written is taken once the rows are locked, and the one this manager keeps
         // after the commit: time spent in the database never shortens a receiver's ack_wait.
-        result = ctx.store().fireAsPolled(refs, () -> Backoff.at(ctx.clock().nowNs(), ackWaitNs));
+        // A row the database refuses to fire is found by splitting the group, and left out.
+        result = splitter.fire(refs, () -> Backoff.at(ctx.clock().nowNs(), ackWaitNs));
       } else {
         // The shard is no longer ours: nothing fired; the rows stay pending for the next leader.
         result = new FireResult(0, Map.of(), Set.of(), Set.of(), Set.of());

@@ -115,7 +115,7 @@ final class FireTransaction {
               rows.put(id, hot.row(rs));
             } catch (SQLException | RuntimeException e) {
               unreadable.put(id, HotSql.unreadable(rs, q, e));
-              unreadableEpoch.put(id, rs.getLong(2));
+              unreadableEpoch.put(id, epochOrNull(rs));
             }
           }
         }
@@ -130,7 +130,7 @@ final class FireTransaction {
       FireRef ref = byId.get(id);
       EventRow row = rows.get(id);
       if (unreadable.containsKey(id)) {
-        if (unreadableEpoch.get(id) == ref.epoch()) {
+        if (Long.valueOf(ref.epoch()).equals(unreadableEpoch.get(id))) {
           dead.put(new EventRef(id, ref.epoch()), unreadable.get(id));
           bad.badRow(id, "unreadable_row", unreadable.get(id));
         } else {
@@ -181,6 +181,17 @@ final class FireTransaction {
     Set<Long> deadIds = new HashSet<>();
     dead.keySet().forEach(r -> deadIds.add(r.id()));
     return new FireResult(deadlineNs, fired, locked, changed, deadIds);
+  }
+
+  /**
+   * The current row's epoch, or null when it does not fit a long (then it is not the polled one).
+   */
+  private static Long epochOrNull(ResultSet rs) {
+    try {
+      return rs.getLong(2);
+    } catch (SQLException | RuntimeException e) {
+      return null;
+    }
   }
 
   /**

@@ -48,6 +48,9 @@ final class HotSql {
   /** The leader's fence every compare-and-set here is conditioned on; null: unfenced. */
   private final Fence fence;
 
+  /** Whether the id column is BIGINT UNSIGNED: it may hold ids no signed long can carry. */
+  private final boolean unsignedId;
+
   /** Each user column's kind, in select order (null: read as JDBC gives it). */
   private final ColumnKind[] userKinds;
 
@@ -77,6 +80,10 @@ final class HotSql {
     this.q = q;
     this.fence = fence;
     this.table = quote(q.name());
+    ColumnInfo idInfo = q.columns() == null ? null : q.columns().get(ID);
+    this.unsignedId =
+        idInfo != null
+            && idInfo.columnType().toLowerCase(java.util.Locale.ROOT).contains("unsigned");
     List<String> cols =
         new ArrayList<>(List.of(ID, EPOCH, TIME_NEXT, TIME_CREATED, PRIORITY, TENANT));
     StringBuilder select = new StringBuilder("select ");
@@ -178,22 +185,63 @@ final class HotSql {
    */
   Sql dead(long afterId, int limit) {
     String from = afterId == Long.MIN_VALUE ? " and `id` >= ?" : " and `id` > ?";
+    // Ids above 2^63 - 1 (BIGINT UNSIGNED) cannot be carried as a long: see deadOutOfRange.
+    String fits = unsignedId ? " and `id` <= " + Long.MAX_VALUE : "";
     return new Sql(
-        selectFrom + " where `state` = ?" + from + " order by `id` limit ?",
+        selectFrom + " where `state` = ?" + from + fits + " order by `id` limit ?",
         List.of(sv(EventState.DEAD), afterId, limit));
   }
 
+  /** Dead rows whose id is above 2^63 - 1, by id (none unless the id column is unsigned). */
+  Sql deadOutOfRange(int limit) {
+    return new Sql(
+        "select `id`, `epoch` from "
+            + table
+            + " where `state` = ? and `id` > "
+            + Long.MAX_VALUE
+            + " order by `id` limit ?",
+        List.of(sv(EventState.DEAD), limit));
+  }
+
+  boolean unsignedId() {
+    return unsignedId;
+  }
+
+  /**
+   * pending → dead for a row that cannot be named by a long: its id and epoch are compared as the
+   * exact decimal text the database gave ({@code DECIMAL(20,0)} holds every BIGINT, signed or not,
+   * and an integer column compared with a decimal is compared exactly).
+   */
+  Sql deadByDecimal(String id, String epoch) {
+    StringBuilder sb =
+        new StringBuilder("update ")
+            .append(table)
+            .append(" force index (PRIMARY) set `state` = ?")
+            .append(" where `id` = cast(? as decimal(20,0)) and `state` = ?")
+            .append(" and `epoch` = cast(? as decimal(20,0))");
+    List<Object> values = new ArrayList<>(List.of(sv(EventState.DEAD), id, sv(EventState.PENDING)));
+    values.add(epoch);
+    if (fence != null) {
+      sb.append(Fence.SQL);
+      values.add(fence.shard());
+      values.add(fence.token());
+    }
+    return new Sql(sb.toString(), values);
+  }
+
   List<EventRow> query(Sql sql) {
-    return query(sql, null);
+    return query(sql, null, null);
   }
 
   /**
    * Runs a read of event rows. A row the driver cannot decode (a value outside what it accepts for
    * the column's type) does not fail the read: with {@code unreadable} given, it is left out and
-   * put there with why (naming the column); without, its unreadable values read as null. The driver
-   * holds the whole result in memory, so the rows after it are read as usual.
+   * put there with why (naming the column); without, its unreadable values read as null. A row
+   * whose id or epoch does not fit a long is left out either way, and put in {@code outOfRange}
+   * when given. The driver holds the whole result in memory, so the rows after it are read as
+   * usual.
    */
-  List<EventRow> query(Sql sql, Map<EventRef, String> unreadable) {
+  List<EventRow> query(Sql sql, Map<EventRef, String> unreadable, List<OutOfRangeRow> outOfRange) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql.text())) {
       bind(ps, sql.values());
@@ -203,6 +251,12 @@ final class HotSql {
           try {
             out.add(row(rs));
           } catch (SQLException | RuntimeException e) {
+            if (!fitsLong(rs, 1) || !fitsLong(rs, 2)) {
+              if (outOfRange != null) {
+                outOfRange.add(outOfRange(rs));
+              }
+              continue;
+            }
             String why = unreadable(rs, q, e);
             if (unreadable != null) {
               unreadable.put(new EventRef(rs.getLong(1), rs.getLong(2)), why);
@@ -216,6 +270,37 @@ final class HotSql {
     } catch (SQLException e) {
       throw new DataAccessException(q.name() + ": read failed: " + e.getMessage(), e);
     }
+  }
+
+  /** Whether column {@code i} of the current row reads as a long (null counts as fitting). */
+  private static boolean fitsLong(ResultSet rs, int i) {
+    try {
+      rs.getLong(i);
+      return true;
+    } catch (SQLException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** The current row, whose id or epoch does not fit a long, with why Sluice cannot serve it. */
+  private OutOfRangeRow outOfRange(ResultSet rs) throws SQLException {
+    String id = rs.getString(1);
+    String epoch = rs.getString(2);
+    String what = fitsLong(rs, 1) ? "epoch " + epoch : "id " + id;
+    String column = fitsLong(rs, 1) ? EPOCH : ID;
+    return new OutOfRangeRow(
+        id,
+        epoch,
+        what
+            + " does not fit a signed 64-bit value, so it cannot be carried as an event (the `"
+            + column
+            + "` column is unsigned: keep its values below 2^63, or ALTER TABLE "
+            + table
+            + " MODIFY `"
+            + column
+            + "` BIGINT NOT NULL"
+            + (column.equals(ID) ? " AUTO_INCREMENT" : " DEFAULT 0")
+            + " once none is above)");
   }
 
   /** {@link #row}, with null for each user column the driver cannot read. */

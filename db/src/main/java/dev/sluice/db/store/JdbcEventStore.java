@@ -168,7 +168,9 @@ public final class JdbcEventStore implements EventStore {
    */
   private List<EventRow> poll(HotSql.Sql sql) {
     Map<EventRef, String> unreadable = new LinkedHashMap<>();
-    List<EventRow> rows = hot.query(sql, unreadable);
+    List<OutOfRangeRow> outOfRange = new ArrayList<>();
+    List<EventRow> rows = hot.query(sql, unreadable, outOfRange);
+    outOfRange.forEach(this::markOutOfRangeDead);
     if (!unreadable.isEmpty()) {
       Map<EventRef, CasOutcome> out = markDead(unreadable);
       unreadable.forEach(
@@ -179,6 +181,52 @@ public final class JdbcEventStore implements EventStore {
           });
     }
     return rows;
+  }
+
+  /**
+   * Makes a pending row that cannot be named by a long (its id or epoch above 2^63 - 1) dead, with
+   * its reason, and tells the listener; a row that changed meanwhile is left as it is.
+   */
+  private void markOutOfRangeDead(OutOfRangeRow row) {
+    HotSql.Sql sql = hot.deadByDecimal(row.id(), row.epoch());
+    boolean applied =
+        ctx.transactionResult(
+            cfg -> {
+              DSLContext tx = DSL.using(cfg);
+              if (tx.execute(sql.text(), sql.values().toArray()) == 0) {
+                checkFence(tx); // changed meanwhile, or the lease is another's
+                return false;
+              }
+              DeadReasons.record(
+                  tx,
+                  q.name(),
+                  Map.of(new EventRef(row.wrappedId(), row.wrappedEpoch()), row.reason()));
+              return true;
+            });
+    if (applied) {
+      badRows.badRow(row.wrappedId(), "id_out_of_range", row.reason() + "; made dead");
+    }
+  }
+
+  /**
+   * Dead rows whose id is above 2^63 - 1 (a {@code BIGINT UNSIGNED} id column), which {@link
+   * #listDead} cannot return, with their recorded reasons; empty for a signed id column.
+   */
+  public List<OutOfRangeRow> deadOutOfRange(int limit) {
+    if (!hot.unsignedId()) {
+      return List.of();
+    }
+    HotSql.Sql sql = hot.deadOutOfRange(limit);
+    List<OutOfRangeRow> rows = new ArrayList<>();
+    for (Record r : ctx.fetch(sql.text(), sql.values().toArray())) {
+      rows.add(new OutOfRangeRow(r.get(0, String.class), r.get(1, String.class), null));
+    }
+    List<Long> ids = new ArrayList<>();
+    rows.forEach(r -> ids.add(r.wrappedId()));
+    Map<Long, String> why = DeadReasons.read(ctx, q.name(), ids);
+    List<OutOfRangeRow> out = new ArrayList<>(rows.size());
+    rows.forEach(r -> out.add(new OutOfRangeRow(r.id(), r.epoch(), why.get(r.wrappedId()))));
+    return out;
   }
 
   /** The continuation poll with its values inlined, for {@code EXPLAIN}. */

@@ -22,6 +22,11 @@ interface Fault {
     return PoisonTables.COMMENT;
   }
 
+  /** The statement that creates its queue (a poison table with {@link #comment}). */
+  default String createSql() {
+    return PoisonTables.createSql(queue(), comment());
+  }
+
   /** Whether {@link Poison} starts the queue's receiver up front (false: the fault does). */
   default boolean receiverUpFront() {
     return true;

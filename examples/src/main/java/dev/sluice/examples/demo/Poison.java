@@ -48,7 +48,9 @@ final class Poison implements AutoCloseable {
           new RowLockFault(),
           new DuplicateManagerFault(),
           new WorkerDeathFault(),
-          new MissingTopicFault());
+          new MissingTopicFault(),
+          new UnsignedIdFault(),
+          new AckTriggerFault());
   private final Map<Fault, Throwable> failures = new java.util.concurrent.ConcurrentHashMap<>();
   private final PoisonRun run;
   private final PoisonTables tables;
@@ -98,7 +100,7 @@ final class Poison implements AutoCloseable {
     try {
       for (Fault f : p.faults) {
         if (f.queue() != null) {
-          tables.create(f.queue(), f.comment());
+          tables.execute(f.createSql());
         }
       }
       // Discovery runs every second: wait until the manager serves every new queue.

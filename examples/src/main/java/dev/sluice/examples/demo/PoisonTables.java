@@ -117,12 +117,23 @@ final class PoisonTables implements AutoCloseable {
     }
   }
 
+  /** The first column of the first row of a query, as an int; -1 when there is no row. */
+  int queryInt(String sql) throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getInt(1) : -1;
+    }
+  }
+
   /** The state of every row of a table, by id (no payloads are read). */
   Map<Long, Integer> states(String table) throws SQLException {
     Map<Long, Integer> out = new HashMap<>();
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, state FROM `" + table + "`")) {
+        // (ids above 2^63 - 1, in a BIGINT UNSIGNED id, are no event and read as no long)
+        ResultSet rs =
+            s.executeQuery("SELECT id, state FROM `" + table + "` WHERE id <= " + Long.MAX_VALUE)) {
       while (rs.next()) {
         out.put(rs.getLong(1), rs.getInt(2));
       }

@@ -2,6 +2,7 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OutOfRangeRow;
 import dev.sluice.manager.json.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -80,6 +81,27 @@ final class DeadListCommand extends BaseCommand {
               r.tenant().isEmpty() ? "''" : r.tenant(),
               QueueStatsCommand.age((now - r.timeCreatedNs()) / 1_000_000),
               text.length() > 80 ? text.substring(0, 77) + "..." : text,
+              reason.isEmpty() ? "-" : shorten(reason, 100));
+        }
+        // Ids above 2^63 - 1 (BIGINT UNSIGNED) come after every other id: listed on the last
+        // page, never paged past nor replayed by id (an operator fixes them in SQL).
+        List<OutOfRangeRow> beyond =
+            dead.size() < limit ? store.deadOutOfRange(limit - dead.size()) : List.of();
+        for (OutOfRangeRow r : beyond) {
+          String reason = r.reason() == null ? "" : r.reason();
+          Map<String, Object> m = new LinkedHashMap<>();
+          m.put("shard", f.shard().name());
+          m.put("id", r.id());
+          m.put("attempts", r.epoch());
+          m.put("reason", reason);
+          events.add(m);
+          table.row(
+              f.shard().name(),
+              r.id(),
+              r.epoch(),
+              "-",
+              "-",
+              "-",
               reason.isEmpty() ? "-" : shorten(reason, 100));
         }
       }
