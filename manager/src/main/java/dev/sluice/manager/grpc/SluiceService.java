@@ -89,9 +89,15 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
           if (req.getQueue().isBlank()) {
             throw Statuses.invalid("queue is required");
           }
-          require(req.getQueue(), Action.CANCEL);
+          Principal p = require(req.getQueue(), Action.CANCEL);
+          // The grant's tenants apply: another tenant's event is answered as an unknown id.
+          java.util.Set<String> tenants = p.tenantsFor(req.getQueue(), Action.CANCEL);
           Map<Long, CasOutcome> r =
-              engine.cancel(req.getQueue(), req.getShard(), new LinkedHashSet<>(req.getIdsList()));
+              engine.cancel(
+                  req.getQueue(),
+                  req.getShard(),
+                  new LinkedHashSet<>(req.getIdsList()),
+                  tenants == null ? t -> true : tenants::contains);
           CancelResponse.Builder b = CancelResponse.newBuilder();
           r.forEach(
               (id, o) ->
