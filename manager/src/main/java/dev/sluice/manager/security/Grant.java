@@ -6,7 +6,9 @@ import java.util.regex.Pattern;
 
 /**
  * One grant: which queues (names or globs with {@code *} and {@code ?}), which actions, and
- * optionally which tenants a receiver of this grant may be sent (empty = every tenant).
+ * optionally which tenants a receiver of this grant may be sent and whose events it may cancel
+ * (empty = every tenant; the configuration file refuses an explicit empty list, see {@code
+ * SecurityConfigParser}).
  */
 public record Grant(List<String> queues, Set<Action> actions, List<String> tenants) {
   public Grant {
