@@ -82,6 +82,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
         out,
         "cancel on queue " + req.getQueue(),
         () -> {
+          Statuses.checkQueueName(req.getQueue());
           if (req.getIdsCount() == 0 || req.getIdsCount() > MAX_CANCEL_IDS) {
             throw Statuses.invalid(
                 "cancel: give 1.." + MAX_CANCEL_IDS + " ids, got " + req.getIdsCount());
@@ -177,6 +178,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
         out,
         "queue stats",
         () -> {
+          Statuses.checkQueueName(req.getQueue());
           Principal p = AuthInterceptor.principal();
           if (!req.getQueue().isEmpty()) {
             require(req.getQueue(), Action.STATS);
