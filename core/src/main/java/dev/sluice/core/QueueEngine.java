@@ -161,6 +161,18 @@ public final class QueueEngine {
    *     is not served for a problem
    */
   public Map<Long, CasOutcome> cancel(String queue, String shardName, Collection<Long> ids) {
+    return cancel(queue, shardName, ids, t -> true);
+  }
+
+  /**
+   * {@link #cancel(String, String, Collection)} of the events whose tenant {@code tenantAllowed}
+   * accepts; the others are answered UNKNOWN, as ids that do not exist, and not changed.
+   */
+  public Map<Long, CasOutcome> cancel(
+      String queue,
+      String shardName,
+      Collection<Long> ids,
+      java.util.function.Predicate<String> tenantAllowed) {
     ShardManager s;
     if (shardName.isEmpty()) {
       if (shards.size() != 1) {
@@ -182,7 +194,7 @@ public final class QueueEngine {
     }
     QueueManager q = s.queue(queue);
     if (q != null) {
-      return q.cancel(ids);
+      return q.cancel(ids, tenantAllowed);
     }
     EventStore store = s.directStore(queue);
     if (store == null) {
@@ -195,7 +207,7 @@ public final class QueueEngine {
                       "queue '" + queue + "' is not known on shard " + s.name()));
     }
     s.clock().sync(store::serverTimeNs);
-    return store.cancel(ids, s.clock().nowNs());
+    return store.cancel(ids, s.clock().nowNs(), tenantAllowed);
   }
 
   // ---------------------------------------------------------------- outlets

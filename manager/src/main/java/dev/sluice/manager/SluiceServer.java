@@ -94,6 +94,7 @@ public final class SluiceServer implements AutoCloseable {
     http.secure(
         security.tls() == null ? null : security.tls().sslContext(),
         security.tls() != null && security.tls().config().mutual(),
+        security.tls() != null && security.tls().config().requireClientCert(),
         security.http());
     engine.onHealthChange(this::refreshHealth);
   }

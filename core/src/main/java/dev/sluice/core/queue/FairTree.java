@@ -21,6 +21,11 @@ import java.util.function.Predicate;
  * out with the next free credit instead of after a turn of every busy tenant, and a tenant cannot
  * profit from it beyond one event per time it runs empty.
  *
+ * <p>In FIFO mode (a queue with {@code fair=false}) the tenants take no turns: each take serves the
+ * most urgent event by (priority, due time, id) among the tenants and work classes that may be
+ * served now. Events are still kept per tenant, so that an event no receiver accepts, or a tenant
+ * at its in-flight cap, waits aside while the events behind it go.
+ *
  * <p>Pure data structure, no locks: owned by the dispatcher thread. Removal is lazy: a removed
  * event stays in its FIFO and is dropped when it reaches the head.
  */
@@ -39,6 +44,17 @@ final class FairTree {
 
   private final Node root = new Node(null, "");
 
+  /** Most urgent first across tenants, with no turns (fair=false). */
+  private final boolean fifo;
+
+  FairTree() {
+    this(false);
+  }
+
+  FairTree(boolean fifo) {
+    this.fifo = fifo;
+  }
+
   /** Adds a due event under {@code path} (tenant, actor segments…; empty: the root FIFO). */
   void add(CachedEvent e, List<String> path) {
     Node n = root;
@@ -48,13 +64,13 @@ final class FairTree {
         child = new Node(n, seg);
         n.children.put(seg, child);
       }
-      if (child.size == 0) {
+      if (child.size == 0 && !fifo) {
         n.fresh.addLast(child);
       }
       n.size++;
       n = child;
     }
-    if (n.localSize == 0) {
+    if (n.localSize == 0 && !fifo) {
       n.fresh.addLast(n);
     }
     n.local.computeIfAbsent(e.workClass, k -> new PriorityQueue<>(BY_PRIORITY)).add(e);
@@ -77,7 +93,42 @@ final class FairTree {
    */
   CachedEvent take(
       Predicate<String> tenantOk, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
-    return take(root, true, tenantOk, eventOk, live);
+    return fifo ? takeFifo(tenantOk, eventOk, live) : take(root, true, tenantOk, eventOk, live);
+  }
+
+  /**
+   * FIFO mode: the most urgent servable head across tenants (a tenant is asked only when its head
+   * would win, so a take costs one look per tenant with due events).
+   */
+  private CachedEvent takeFifo(
+      Predicate<String> tenantOk, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
+    Node best = null;
+    CachedEvent bestHead = null;
+    var it = root.children.values().iterator();
+    while (it.hasNext()) {
+      Node c = it.next();
+      PriorityQueue<CachedEvent> q = bestLocal(c, eventOk, live);
+      if (c.size == 0) {
+        it.remove();
+        continue;
+      }
+      if (q == null) {
+        continue;
+      }
+      CachedEvent head = q.peek();
+      if ((bestHead == null || BY_PRIORITY.compare(head, bestHead) < 0) && tenantOk.test(c.name)) {
+        best = c;
+        bestHead = head;
+      }
+    }
+    if (best == null) {
+      return null;
+    }
+    CachedEvent got = takeLocal(best, eventOk, live);
+    if (best.size == 0) {
+      root.children.remove(best.name);
+    }
+    return got;
   }
 
   private CachedEvent take(
@@ -140,6 +191,25 @@ final class FairTree {
    */
   private static CachedEvent takeLocal(
       Node n, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
+    PriorityQueue<CachedEvent> best = bestLocal(n, eventOk, live);
+    if (best == null) {
+      return null;
+    }
+    CachedEvent got = best.poll();
+    n.localSize--;
+    shrink(n);
+    if (best.isEmpty()) {
+      n.local.values().remove(best);
+    }
+    return got;
+  }
+
+  /**
+   * The node's per-class FIFO whose head is the most urgent eligible one, or null; drops removed
+   * events found at the heads on the way.
+   */
+  private static PriorityQueue<CachedEvent> bestLocal(
+      Node n, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
     PriorityQueue<CachedEvent> best = null;
     var it = n.local.values().iterator();
     while (it.hasNext()) {
@@ -157,16 +227,7 @@ final class FairTree {
         best = q;
       }
     }
-    if (best == null) {
-      return null;
-    }
-    CachedEvent got = best.poll();
-    n.localSize--;
-    shrink(n);
-    if (best.isEmpty()) {
-      n.local.values().remove(best);
-    }
-    return got;
+    return best;
   }
 
   /** One event left node {@code n}: every ancestor holds one fewer. */

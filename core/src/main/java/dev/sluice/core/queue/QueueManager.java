@@ -319,7 +319,13 @@ public final class QueueManager {
 
   /** pending → cancelled, through the CAS; cancelled events leave the window at once. */
   public Map<Long, CasOutcome> cancel(Collection<Long> ids) {
-    Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs());
+    return cancel(ids, t -> true);
+  }
+
+  /** {@link #cancel(Collection)} of the events whose tenant {@code tenantAllowed} accepts. */
+  public Map<Long, CasOutcome> cancel(
+      Collection<Long> ids, java.util.function.Predicate<String> tenantAllowed) {
+    Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs(), tenantAllowed);
     List<Long> cancelled = new ArrayList<>();
     out.forEach(
         (id, o) -> {

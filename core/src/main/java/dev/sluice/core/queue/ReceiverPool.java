@@ -9,7 +9,9 @@ import java.util.Map;
  * The outlets of one queue on one shard, as the {@link CreditLedger} chooses among them: their free
  * credits, the shuffle shards that give each tenant its subset of them, the work classes' share of
  * each one's credits, and the receivers that left lately and keep their place in the shuffle shards
- * until {@code forget_delay} has passed.
+ * until {@code forget_delay} has passed. A tenant's shuffle shard is chosen among the receivers
+ * that accept it (a departed one as it accepted when it left), so no receiver id, chosen by chance
+ * or on purpose, keeps a tenant from a receiver that would serve it.
  *
  * <p>Owned by the dispatcher thread: no locks. Credits themselves live in each {@link
  * dev.sluice.core.outlet.Outlet} (shared with the outlet's other shards), so an outlet's free
@@ -24,6 +26,9 @@ final class ReceiverPool {
 
   /** Receiver ids whose last stream dropped, with when they lose their place (mono ns). */
   private final Map<String, Long> departed = new HashMap<>();
+
+  /** The last stream of each departed receiver id: which tenants it accepted. */
+  private final Map<String, AttachedOutlet> departedOutlets = new HashMap<>();
 
   /** Where the next search for a receiver starts, so ties go round-robin. */
   private int next;
@@ -41,6 +46,7 @@ final class ReceiverPool {
 
   void attach(AttachedOutlet r) {
     departed.remove(r.receiverId());
+    departedOutlets.remove(r.receiverId());
     receivers.add(r);
     updateShards();
   }
@@ -56,6 +62,7 @@ final class ReceiverPool {
     if (forgetDelayNs > 0
         && receivers.stream().noneMatch(x -> x.receiverId().equals(r.receiverId()))) {
       departed.put(r.receiverId(), mono + forgetDelayNs);
+      departedOutlets.put(r.receiverId(), r);
     }
     updateShards();
     return true;
@@ -64,6 +71,7 @@ final class ReceiverPool {
   /** Receivers gone longer than forget_delay lose their place in the shuffle shards. */
   void forgetDeparted(long mono) {
     if (!departed.isEmpty() && departed.values().removeIf(at -> mono - at >= 0)) {
+      departedOutlets.keySet().retainAll(departed.keySet());
       updateShards();
     }
   }
@@ -75,6 +83,18 @@ final class ReceiverPool {
     }
     ids.addAll(departed.keySet());
     sharder.setReceivers(ids);
+    sharder.clear(); // the same ids may accept other tenants now (another principal's stream)
+  }
+
+  /** Whether a stream of receiver {@code id} here (or the departed one) accepts {@code tenant}. */
+  private boolean accepts(String id, String tenant) {
+    for (AttachedOutlet r : receivers) {
+      if (r.receiverId().equals(id) && r.acceptsTenant(tenant)) {
+        return true;
+      }
+    }
+    AttachedOutlet gone = departedOutlets.get(id);
+    return gone != null && gone.acceptsTenant(tenant);
   }
 
   boolean contains(AttachedOutlet r) {
@@ -143,7 +163,8 @@ final class ReceiverPool {
   }
 
   private boolean serves(AttachedOutlet r, String tenant) {
-    return r.acceptsTenant(tenant) && sharder.receiversFor(tenant).contains(r.receiverId());
+    return r.acceptsTenant(tenant)
+        && sharder.receiversFor(tenant, id -> accepts(id, tenant)).contains(r.receiverId());
   }
 
   /** Whether receiver {@code r} may take an event of class {@code cls} now. */

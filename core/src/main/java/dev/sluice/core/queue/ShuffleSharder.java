@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
  * Shuffle sharding of tenants onto receivers: each tenant gets a stable subset of {@code k}
@@ -15,6 +16,10 @@ import java.util.TreeSet;
  * k win). The subset depends only on the tenant and the set of receiver ids, so every manager
  * computes the same one, and a receiver joining or leaving moves only the tenants it wins or held.
  * {@code k = 0} means every receiver.
+ *
+ * <p>A tenant is sharded only over the receivers that accept it ({@link #receiversFor(String,
+ * Predicate)}): a receiver whose grant leaves the tenant out never takes a place in its subset, so
+ * a tenant that any receiver accepts is served, whatever ids the others chose.
  *
  * <p>Not thread-safe: owned by the dispatcher thread. Subsets are cached until the receiver set
  * changes.
@@ -37,16 +42,37 @@ public final class ShuffleSharder {
     }
   }
 
-  /** The receiver ids that may serve {@code tenant}. */
-  public Set<String> receiversFor(String tenant) {
-    if (k <= 0 || receivers.size() <= k) {
-      return receivers;
-    }
-    return cache.computeIfAbsent(tenant, this::choose);
+  /** Forgets the cached subsets (which receivers accept which tenant changed). */
+  public void clear() {
+    cache.clear();
   }
 
-  private Set<String> choose(String tenant) {
-    List<String> ids = new ArrayList<>(receivers);
+  /** The receiver ids that may serve {@code tenant}, every receiver accepting it. */
+  public Set<String> receiversFor(String tenant) {
+    return receiversFor(tenant, id -> true);
+  }
+
+  /**
+   * The receiver ids that may serve {@code tenant}: the top k by score among those {@code accepts}
+   * says take the tenant. Cached until {@link #setReceivers} changes the set or {@link #clear}.
+   */
+  public Set<String> receiversFor(String tenant, Predicate<String> accepts) {
+    if (k <= 0) {
+      return receivers;
+    }
+    return cache.computeIfAbsent(tenant, t -> choose(t, accepts));
+  }
+
+  private Set<String> choose(String tenant, Predicate<String> accepts) {
+    List<String> ids = new ArrayList<>(receivers.size());
+    for (String id : receivers) {
+      if (accepts.test(id)) {
+        ids.add(id);
+      }
+    }
+    if (ids.size() <= k) {
+      return Set.copyOf(ids);
+    }
     ids.sort(
         (a, b) -> {
           int c = Long.compareUnsigned(score(tenant, b), score(tenant, a));

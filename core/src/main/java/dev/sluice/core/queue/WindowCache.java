@@ -22,7 +22,9 @@ import java.util.function.ToIntFunction;
  *
  * <p>Each tenant may hold at most its cap of events (the same for all, or per tenant), so a noisy
  * tenant cannot fill the window and hide quiet tenants' due events on disk. With {@code fair} off
- * it is one plain FIFO by (priority, due time, id), for comparison.
+ * it is one plain FIFO by (priority, due time, id), for comparison, with no per-tenant share of the
+ * window; still, a tenant at its in-flight cap or with no receiver that accepts it waits aside
+ * while the others' events go ({@link FairTree}'s FIFO mode).
  *
  * <p>A pure data structure with no locks and no threads: the {@link Dispatcher} thread owns it.
  * Removal by id is lazy: a removed event stays in its heap and is skipped when it surfaces.
@@ -53,7 +55,7 @@ public final class WindowCache {
 
   private final Map<String, Integer> heldByTenant = new HashMap<>();
   private final PriorityQueue<CachedEvent> scheduled = new PriorityQueue<>(BY_DUE);
-  private final FairTree ready = new FairTree();
+  private final FairTree ready;
   private final Predicate<CachedEvent> live = e -> byId.get(e.id) == e;
 
   public WindowCache(int capacity) {
@@ -82,6 +84,7 @@ public final class WindowCache {
     this.byteCapacity = byteCapacity;
     this.tenantCap = tenantCap;
     this.fair = fair;
+    this.ready = new FairTree(!fair);
   }
 
   public int capacity() {
@@ -195,10 +198,7 @@ public final class WindowCache {
   }
 
   private List<String> path(CachedEvent e) {
-    if (!fair) {
-      return List.of();
-    }
-    if (e.actorPath.isEmpty()) {
+    if (!fair || e.actorPath.isEmpty()) {
       return List.of(e.tenant);
     }
     List<String> p = new ArrayList<>(1 + e.actorPath.size());

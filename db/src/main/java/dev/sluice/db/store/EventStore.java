@@ -79,7 +79,16 @@ public interface EventStore {
   List<EventRef> expiredFired(long beforeNs, int limit);
 
   /** pending → cancelled; outcome per id (STALE: exists but not pending). */
-  Map<Long, CasOutcome> cancel(Collection<Long> ids, long nowNs);
+  default Map<Long, CasOutcome> cancel(Collection<Long> ids, long nowNs) {
+    return cancel(ids, nowNs, t -> true);
+  }
+
+  /**
+   * pending → cancelled for the events whose tenant {@code tenantAllowed} accepts; an event of
+   * another tenant is answered UNKNOWN, as an id that does not exist, and not changed.
+   */
+  Map<Long, CasOutcome> cancel(
+      Collection<Long> ids, long nowNs, java.util.function.Predicate<String> tenantAllowed);
 
   /** Deletes up to {@code limit} acked or cancelled events settled before {@code beforeNs}. */
   int purge(long beforeNs, int limit);

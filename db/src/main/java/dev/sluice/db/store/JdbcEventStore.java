@@ -421,20 +421,22 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
-  public Map<Long, CasOutcome> cancel(Collection<Long> ids, long nowNs) {
+  public Map<Long, CasOutcome> cancel(
+      Collection<Long> ids, long nowNs, java.util.function.Predicate<String> tenantAllowed) {
     Map<Long, CasOutcome> out = new LinkedHashMap<>();
     if (ids.isEmpty()) {
       return out;
     }
-    Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
-    for (Record3<Long, Long, Object> r :
-        ctx.select(id, epoch, state).from(t).where(id.in(ids)).fetch()) {
+    Map<Long, org.jooq.Record4<Long, Long, Object, String>> rows = new HashMap<>();
+    for (org.jooq.Record4<Long, Long, Object, String> r :
+        ctx.select(id, epoch, state, tenant).from(t).where(id.in(ids)).fetch()) {
       rows.put(r.value1(), r);
     }
     List<EventRef> pending = new ArrayList<>();
     for (Long i : ids) {
-      Record3<Long, Long, Object> r = rows.get(i);
-      if (r == null) {
+      org.jooq.Record4<Long, Long, Object, String> r = rows.get(i);
+      // Another tenant's event is answered as one that does not exist: the answer leaks nothing.
+      if (r == null || !tenantAllowed.test(r.value4() == null ? "" : r.value4())) {
         out.put(i, CasOutcome.UNKNOWN);
       } else if (stateOf(i, r.value3()) != EventState.PENDING) {
         out.put(i, CasOutcome.STALE);

@@ -131,21 +131,23 @@ final class Attacker {
                           stub(mtls, sec.intruderToken)
                               .queueStats(QueueStatsRequest.newBuilder().setQueue(queue).build()))
                   == Status.Code.PERMISSION_DENIED);
+      // Receiver ids are scoped per principal: the intruder's NotifyShutdown of another's id
+      // drains only its own streams of that id (none), and a Subscribe with that id reaches
+      // the owner's queue no more than any other.
       attack(
           "NotifyShutdown for another principal's receiver",
           () ->
-              code(
-                      () ->
-                          stub(mtls, sec.intruderToken)
-                              .notifyShutdown(
-                                  NotifyShutdownRequest.newBuilder()
-                                      .setReceiverId("receiver-flaky")
-                                      .build()))
-                  == Status.Code.PERMISSION_DENIED);
+              stub(mtls, sec.intruderToken)
+                      .notifyShutdown(
+                          NotifyShutdownRequest.newBuilder()
+                              .setReceiverId("receiver-flaky")
+                              .build())
+                      .getStreams()
+                  == 0);
       attack(
-          "take another principal's receiver id",
+          "subscribe to its queue as another's receiver id",
           () ->
-              subscribe(mtls, sec.intruderToken, DemoSecurity.OTHER_QUEUE, "receiver-flaky")
+              subscribe(mtls, sec.intruderToken, queue, "receiver-flaky")
                   == Status.Code.PERMISSION_DENIED);
       attack("list services by reflection", () -> reflect(mtls, sec.intruderToken));
       attack("ack an event delivered to someone else", () -> forge(mtls, true));

@@ -204,6 +204,13 @@ final class SecurityConfigParser {
     }
     List<String> tenants =
         m.containsKey("tenants") ? strings(f + ".tenants", m.get("tenants")) : List.of();
+    if (m.containsKey("tenants") && tenants.isEmpty()) {
+      // An empty list must not read as "every tenant" (what an omitted key means).
+      throw fail(
+          f
+              + ".tenants is an empty list: omit the key for every tenant, or list the tenants"
+              + " this grant covers");
+    }
     try {
       return new Grant(queues, actions, tenants);
     } catch (IllegalArgumentException e) {

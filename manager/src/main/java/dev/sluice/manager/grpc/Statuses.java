@@ -14,6 +14,23 @@ final class Statuses {
 
   private Statuses() {}
 
+  /** The longest queue name a request may give: MySQL's limit on a table name. */
+  static final int MAX_QUEUE_NAME = 64;
+
+  /**
+   * Refuses a queue name longer than a table name can be, before anything else looks at it (the
+   * answer does not echo it).
+   */
+  static void checkQueueName(String queue) {
+    if (queue.length() > MAX_QUEUE_NAME) {
+      throw invalid(
+          "queue name is "
+              + queue.length()
+              + " characters; a queue is a table, at most "
+              + MAX_QUEUE_NAME);
+    }
+  }
+
   static StatusRuntimeException invalid(String message) {
     return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
   }

@@ -116,6 +116,7 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
     if (sub != null) {
       throw Statuses.invalid("already subscribed to queue " + sub.queue() + " on this stream");
     }
+    Statuses.checkQueueName(s.getQueue());
     if (s.getQueue().isBlank()) {
       throw Statuses.invalid("subscribe: queue is required");
     }

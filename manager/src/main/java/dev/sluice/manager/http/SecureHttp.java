@@ -19,10 +19,15 @@ final class SecureHttp {
   private SecureHttp() {}
 
   /**
-   * An HTTPS server when {@code ssl} is given (asking for a client certificate if told), else HTTP.
+   * An HTTPS server when {@code ssl} is given (asking for a client certificate if told, requiring
+   * one, verified against the context's trust, if {@code needClientCert}), else HTTP.
    */
   static HttpServer create(
-      InetSocketAddress addr, int backlog, SSLContext ssl, boolean wantClientCert)
+      InetSocketAddress addr,
+      int backlog,
+      SSLContext ssl,
+      boolean wantClientCert,
+      boolean needClientCert)
       throws IOException {
     if (ssl == null) {
       return HttpServer.create(addr, backlog);
@@ -33,7 +38,11 @@ final class SecureHttp {
           @Override
           public void configure(HttpsParameters p) {
             SSLParameters params = ssl.getDefaultSSLParameters();
-            params.setWantClientAuth(wantClientCert);
+            if (needClientCert) {
+              params.setNeedClientAuth(true); // as the gRPC server does with client_auth: require
+            } else {
+              params.setWantClientAuth(wantClientCert);
+            }
             p.setSSLParameters(params);
           }
         });

@@ -90,6 +90,7 @@ public final class StatusHttpServer {
   private ExecutorService executor;
   private SSLContext ssl;
   private boolean wantClientCert;
+  private boolean needClientCert;
   private HttpAccess access = HttpAccess.open();
 
   /**
@@ -98,8 +99,18 @@ public final class StatusHttpServer {
    */
   public synchronized StatusHttpServer secure(
       SSLContext ssl, boolean wantClientCert, HttpAccess access) {
+    return secure(ssl, wantClientCert, false, access);
+  }
+
+  /**
+   * As {@link #secure(SSLContext, boolean, HttpAccess)}; with {@code needClientCert} (tls {@code
+   * client_auth: require}) a client without a certificate of the configured CA fails the handshake.
+   */
+  public synchronized StatusHttpServer secure(
+      SSLContext ssl, boolean wantClientCert, boolean needClientCert, HttpAccess access) {
     this.ssl = ssl;
     this.wantClientCert = wantClientCert;
+    this.needClientCert = needClientCert;
     this.access = access;
     return this;
   }
@@ -122,7 +133,9 @@ public final class StatusHttpServer {
       return this;
     }
     try {
-      server = SecureHttp.create(new InetSocketAddress(host, port), 64, ssl, wantClientCert);
+      server =
+          SecureHttp.create(
+              new InetSocketAddress(host, port), 64, ssl, wantClientCert, needClientCert);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage(), e);

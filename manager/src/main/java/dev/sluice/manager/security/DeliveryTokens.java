@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Arrays;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -16,10 +17,18 @@ import javax.crypto.spec.SecretKeySpec;
  * #TOKEN_BYTES}. An ack or nack must bring it back, and it verifies only for the same principal and
  * receiver id. The key is a random secret kept in the shard's {@code sluice_secret} table, so any
  * manager of the shard verifies it after a failover without sharing memory with the one that sent
- * the event. Thread-safe: each call uses its own {@link Mac}.
+ * the event.
+ *
+ * <p>Thread-safe: each thread keeps one {@link Mac} and re-keys it per call, so that a large Acks
+ * message (up to ~100k tokens) costs that many HMACs, not as many {@code Mac.getInstance} lookups.
  */
 public final class DeliveryTokens {
   public static final int TOKEN_BYTES = 16;
+
+  private static final LongAdder MACS_CREATED = new LongAdder();
+
+  /** One Mac per thread, created on the thread's first token. */
+  private static final ThreadLocal<Mac> MAC = ThreadLocal.withInitial(DeliveryTokens::newMac);
 
   /** The shard's key by shard name; null when it could not be read yet. */
   private final Function<String, byte[]> keys;
@@ -64,8 +73,8 @@ public final class DeliveryTokens {
       String principal,
       String receiverId) {
     try {
-      Mac m = Mac.getInstance("HmacSHA256");
-      m.init(new SecretKeySpec(key, "HmacSHA256"));
+      Mac m = MAC.get();
+      m.init(new SecretKeySpec(key, "HmacSHA256")); // resets it, whatever a failed call left
       for (String s : new String[] {shard, queue, principal, receiverId}) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         m.update(ByteBuffer.allocate(4).putInt(b.length).array()); // length-prefixed: unambiguous
@@ -76,5 +85,20 @@ public final class DeliveryTokens {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HmacSHA256 is unavailable: " + e, e);
     }
+  }
+
+  private static Mac newMac() {
+    try {
+      Mac m = Mac.getInstance("HmacSHA256");
+      MACS_CREATED.increment();
+      return m;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is unavailable: " + e, e);
+    }
+  }
+
+  /** Macs created in this process so far (for tests: one per thread, not one per token). */
+  static long macsCreated() {
+    return MACS_CREATED.sum();
   }
 }

@@ -2,13 +2,20 @@ package dev.sluice.manager.security;
 
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * One grant: which queues (names or globs with {@code *} and {@code ?}), which actions, and
- * optionally which tenants a receiver of this grant may be sent (empty = every tenant).
+ * optionally which tenants a receiver of this grant may be sent and whose events it may cancel
+ * (empty = every tenant; the configuration file refuses an explicit empty list, see {@code
+ * SecurityConfigParser}).
  */
-public record Grant(List<String> queues, Set<Action> actions, List<String> tenants) {
+public record Grant(
+    List<String> queues, Set<Action> actions, List<String> tenants, List<QueueGlob> globs) {
+  public Grant(List<String> queues, Set<Action> actions, List<String> tenants) {
+    this(queues, actions, tenants, null);
+  }
+
+  /** {@code globs} is always made from {@code queues}: whatever is passed is ignored. */
   public Grant {
     if (queues == null || queues.isEmpty()) {
       throw new IllegalArgumentException("grants[].queues: name at least one queue or glob");
@@ -19,6 +26,7 @@ public record Grant(List<String> queues, Set<Action> actions, List<String> tenan
     queues = List.copyOf(queues);
     actions = Set.copyOf(actions);
     tenants = tenants == null ? List.of() : List.copyOf(tenants);
+    globs = queues.stream().map(QueueGlob::of).toList();
   }
 
   /** Whether this grant covers {@code action} on {@code queue}. */
@@ -27,8 +35,8 @@ public record Grant(List<String> queues, Set<Action> actions, List<String> tenan
   }
 
   boolean matchesQueue(String queue) {
-    for (String g : queues) {
-      if (glob(g, queue)) {
+    for (QueueGlob g : globs) {
+      if (g.matches(queue)) {
         return true;
       }
     }
@@ -38,20 +46,5 @@ public record Grant(List<String> queues, Set<Action> actions, List<String> tenan
   /** Whether this grant covers every queue name (a {@code "*"} glob). */
   boolean everyQueue() {
     return queues.contains("*");
-  }
-
-  static boolean glob(String glob, String s) {
-    if (!glob.contains("*") && !glob.contains("?")) {
-      return glob.equals(s);
-    }
-    StringBuilder re = new StringBuilder();
-    for (char c : glob.toCharArray()) {
-      switch (c) {
-        case '*' -> re.append(".*");
-        case '?' -> re.append('.');
-        default -> re.append(Pattern.quote(String.valueOf(c)));
-      }
-    }
-    return s.matches(re.toString());
   }
 }

@@ -92,7 +92,15 @@ public final class Principal {
    * tenant: the union of the subscribe grants' tenants, unless one of them names none (then all).
    */
   public Set<String> tenantsFor(String queue) {
-    List<Grant> gs = grants.stream().filter(g -> g.allows(queue, Action.SUBSCRIBE)).toList();
+    return tenantsFor(queue, Action.SUBSCRIBE);
+  }
+
+  /**
+   * The tenants whose events this principal may touch by {@code action} on {@code queue}, or null
+   * for every tenant: the union of those grants' tenants, unless one of them names none (then all).
+   */
+  public Set<String> tenantsFor(String queue, Action action) {
+    List<Grant> gs = grants.stream().filter(g -> g.allows(queue, action)).toList();
     if (gs.isEmpty() || gs.stream().anyMatch(g -> g.tenants().isEmpty())) {
       return null;
     }

@@ -20,9 +20,10 @@ import java.util.function.LongSupplier;
  * per-principal limits (streams, subscribe attempts per second, credits), who owns a receiver id,
  * and which acks and nacks belong to the stream that sends them (their delivery token).
  *
- * <p>A receiver id belongs to the principal whose stream holds it; while it does, another
- * principal's Subscribe or NotifyShutdown with that id is refused. Ledgers are guarded by {@code
- * this}; calls are short and never touch the database.
+ * <p>Receiver ids are scoped per principal: two principals may use the same id without meeting (a
+ * NotifyShutdown drains only the caller's own streams of that id, and a delivery token binds acks
+ * to the principal and receiver id it was issued to). Ledgers are guarded by {@code this}; calls
+ * are short and never touch the database.
  */
 public final class StreamGuard {
   private final boolean enforce;
@@ -31,7 +32,6 @@ public final class StreamGuard {
   private final LongSupplier ticker;
 
   private final Map<String, Usage> usage = new HashMap<>();
-  private final Map<String, Owner> owners = new HashMap<>();
 
   private static final class Usage {
     int streams;
@@ -39,8 +39,6 @@ public final class StreamGuard {
     double bucket = -1;
     long refilledNs;
   }
-
-  private record Owner(String principal, int streams) {}
 
   /**
    * @param enforce whether authentication is on (acks must then carry their delivery token)
@@ -59,12 +57,6 @@ public final class StreamGuard {
     return new Session(p);
   }
 
-  /** Whether {@code principal} may act on receiver id {@code rid} (nobody else holds it). */
-  public synchronized boolean ownsOrFree(String principal, String rid) {
-    Owner o = owners.get(rid);
-    return o == null || o.principal.equals(principal);
-  }
-
   public AuthDenials denials() {
     return denials;
   }
@@ -72,7 +64,6 @@ public final class StreamGuard {
   public final class Session {
     private final Principal principal;
     private String queue;
-    private String rid;
     private int credits;
     private boolean counted;
 
@@ -116,14 +107,6 @@ public final class StreamGuard {
               Status.RESOURCE_EXHAUSTED.withDescription(
                   "principal " + principal.name() + " has its " + l.streams() + " streams open"));
         }
-        Owner o = owners.get(rid);
-        if (o != null && !o.principal.equals(principal.name())) {
-          throw deny(
-              "foreign_receiver",
-              "subscribe as receiver " + rid,
-              Status.PERMISSION_DENIED.withDescription(
-                  "receiver id '" + rid + "' belongs to another principal"));
-        }
         int granted = maxInFlight;
         if (l.credits() > 0) {
           granted = Math.min(maxInFlight, l.credits() - u.credits);
@@ -135,11 +118,9 @@ public final class StreamGuard {
                     "principal " + principal.name() + " has all its " + l.credits() + " credits"));
           }
         }
-        owners.put(rid, new Owner(principal.name(), o == null ? 1 : o.streams + 1));
         u.streams++;
         u.credits += granted;
         this.queue = queue;
-        this.rid = rid;
         this.credits = granted;
         this.counted = true;
         return granted;
@@ -227,14 +208,6 @@ public final class StreamGuard {
         Usage u = usage.get(principal.name());
         u.streams--;
         u.credits -= credits;
-        Owner o = owners.get(rid);
-        if (o != null) {
-          if (o.streams <= 1) {
-            owners.remove(rid);
-          } else {
-            owners.put(rid, new Owner(o.principal, o.streams - 1));
-          }
-        }
       }
     }
 

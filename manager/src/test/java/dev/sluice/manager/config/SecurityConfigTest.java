@@ -135,4 +135,18 @@ class SecurityConfigTest {
                     Map.of("T", "same")))
         .hasMessageContaining("same token");
   }
+
+  /** 5c: an empty tenant list would read as "every tenant"; it is refused, naming the principal. */
+  @Test
+  void anEmptyTenantListIsRefusedNamingThePrincipal() {
+    assertThatThrownBy(
+            () ->
+                load(
+                    "auth:\n  principals:\n    - name: dave\n      token_sha256: "
+                        + "a".repeat(64)
+                        + "\n      grants: [{queues: [q], actions: [subscribe], tenants: []}]\n"))
+        .hasMessageContaining("auth.principals[dave]")
+        .hasMessageContaining("tenants")
+        .hasMessageContaining("omit");
+  }
 }
