@@ -47,7 +47,8 @@ final class Poison implements AutoCloseable {
           new AlterTableFault(),
           new RowLockFault(),
           new DuplicateManagerFault(),
-          new WorkerDeathFault());
+          new WorkerDeathFault(),
+          new TenantNoReceiverFault());
   private final Map<Fault, Throwable> failures = new java.util.concurrent.ConcurrentHashMap<>();
   private final PoisonRun run;
   private final PoisonTables tables;
