@@ -22,6 +22,7 @@ import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.stub.StreamObserver;
+import io.grpc.util.CertificateUtils;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -30,8 +31,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.security.KeyStore;
+import java.security.PrivateKey;
 import java.security.SecureRandom;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -42,6 +43,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -373,20 +375,38 @@ final class Attacker {
     }
   }
 
+  /**
+   * GETs the status page over HTTPS with the attacker's client certificate (valid, of the demo's
+   * CA, but no principal's: the HTTPS server requires one, as the gRPC port does) and {@code
+   * token}; returns the status code, or -1 when the request failed.
+   */
   private int http(String token) {
     try {
       KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
       ks.load(null, null);
       try (InputStream in = Files.newInputStream(sec.ca.caFile())) {
-        ks.setCertificateEntry(
-            "ca",
-            (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in));
+        ks.setCertificateEntry("ca", CertificateUtils.getX509Certificates(in)[0]);
       }
       TrustManagerFactory tmf =
           TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(ks);
+      KeyStore keys = KeyStore.getInstance(KeyStore.getDefaultType());
+      keys.load(null, null);
+      X509Certificate[] chain;
+      try (InputStream in = Files.newInputStream(sec.attackerCert.cert())) {
+        chain = CertificateUtils.getX509Certificates(in);
+      }
+      PrivateKey key;
+      try (InputStream in = Files.newInputStream(sec.attackerCert.key())) {
+        key = CertificateUtils.getPrivateKey(in);
+      }
+      char[] pass = "attacker".toCharArray();
+      keys.setKeyEntry("client", key, pass, chain);
+      KeyManagerFactory kmf =
+          KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      kmf.init(keys, pass);
       SSLContext ssl = SSLContext.getInstance("TLS");
-      ssl.init(null, tmf.getTrustManagers(), null);
+      ssl.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
       HttpRequest.Builder b =
           HttpRequest.newBuilder(URI.create("https://localhost:" + httpPort + "/api/status"))
               .timeout(Duration.ofSeconds(10));

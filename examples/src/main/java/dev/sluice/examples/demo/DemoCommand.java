@@ -133,8 +133,9 @@ public final class DemoCommand implements Callable<Integer> {
       description =
           "Inject faults while the demo runs, each on a queue of its own: an unknown state, a"
               + " maximal epoch, a 5 MiB payload, a rescheduled row, a malformed comment, an ALTER"
-              + " TABLE, a 10 s row lock, a duplicate manager_id, a dying worker thread; a canary"
-              + " a second in every queue catches stalls. Prints whether each was contained; exit"
+              + " TABLE, a 10 s row lock, a duplicate manager_id, a dying worker thread, a tenant"
+              + " only refusing receivers would be sharded onto; a canary a second in every queue"
+              + " catches stalls. Prints whether each was contained; exit"
               + " code 0 only if all were, no queue stalled and nothing was lost or early.")
   boolean poison;
 

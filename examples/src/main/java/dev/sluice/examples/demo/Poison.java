@@ -50,7 +50,8 @@ final class Poison implements AutoCloseable {
           new WorkerDeathFault(),
           new MissingTopicFault(),
           new UnsignedIdFault(),
-          new AckTriggerFault());
+          new AckTriggerFault(),
+          new TenantNoReceiverFault());
   private final Map<Fault, Throwable> failures = new java.util.concurrent.ConcurrentHashMap<>();
   private final PoisonRun run;
   private final PoisonTables tables;

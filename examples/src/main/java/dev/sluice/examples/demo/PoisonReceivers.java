@@ -50,7 +50,12 @@ final class PoisonReceivers implements AutoCloseable {
    * for a queue the manager may not serve yet). Returns whether it subscribed in that time.
    */
   boolean start(String queue, Duration wait) {
-    return start(queue, target, "poison-" + queue, wait);
+    return start(queue, target, idFor(queue), wait);
+  }
+
+  /** The receiver id of the queue's own receiver. */
+  static String idFor(String queue) {
+    return "poison-" + queue;
   }
 
   /** Starts another receiver of the queue, on one manager's address, as {@link #start}. */

@@ -106,6 +106,24 @@ final class PoisonTables implements AutoCloseable {
     }
   }
 
+  /** Inserts one event of {@code tenant}, due now, and returns its id. */
+  long insert(String table, String label, String tenant) throws SQLException {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO `" + table + "` (label, payload, tenant) VALUES (?, ?, ?)",
+                Statement.RETURN_GENERATED_KEYS)) {
+      ps.setString(1, label);
+      ps.setBytes(2, new byte[0]);
+      ps.setString(3, tenant);
+      ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        keys.next();
+        return keys.getLong(1);
+      }
+    }
+  }
+
   /** Runs one statement with parameters; returns the rows changed. */
   int execute(String sql, Object... args) throws SQLException {
     try (Connection c = pool.getConnection();
