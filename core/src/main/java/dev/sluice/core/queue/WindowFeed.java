@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.PollPosition;
 import java.util.HashMap;
 import java.util.List;
