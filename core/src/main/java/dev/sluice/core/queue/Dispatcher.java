@@ -1,6 +1,5 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.queue.DispatcherCommand.Acked;
 import dev.sluice.core.queue.DispatcherCommand.Alter;
 import dev.sluice.core.queue.DispatcherCommand.Attach;
@@ -17,14 +16,8 @@ import dev.sluice.core.queue.DispatcherCommand.Settled;
 import dev.sluice.core.queue.DispatcherCommand.StopSending;
 import dev.sluice.core.queue.DispatcherCommand.Trim;
 import dev.sluice.db.QueueOptions;
-import dev.sluice.db.store.CasOutcome;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -54,9 +47,9 @@ import org.slf4j.LoggerFactory;
  * ReceiverPool}), reserving the credit, and hand them to the firer, which fires them all with one
  * compare-and-set UPDATE per epoch (pending → fired, epoch + 1, time_next = ack deadline). Up to
  * {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
- * next is prepared. Only when a batch's UPDATE has applied ({@link Fired}) are its events in flight
- * and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is dropped
- * silently. Every failed attempt goes back through the {@link RetryPolicy}.
+ * next is prepared. Only when a batch's UPDATE has applied ({@link FiringBatches}) are its events
+ * in flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
+ * dropped silently. Every failed attempt goes back through the {@link RetryPolicy}.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -75,16 +68,11 @@ final class Dispatcher implements Runnable {
   private final QueueContext ctx;
   private final InFlightTable table = new InFlightTable();
 
-  /**
-   * Batches handed to the firer whose {@link Fired} has not been handled: their credits are taken.
-   * Only a queue abandoned mid-fire leaves some here for good (see {@link #abandonHeld}).
-   */
-  private final Set<FireBatch> firerHolds = Collections.newSetFromMap(new IdentityHashMap<>());
-
   private final WindowFeed feed;
   private final CreditLedger ledger;
   private final PublishedStats stats;
   private final Settlements settlements;
+  private final FiringBatches firing;
   private final Inbox inbox;
   private final Ports ports;
 
@@ -117,6 +105,7 @@ final class Dispatcher implements Runnable {
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
     this.stats = new PublishedStats(table, ledger, feed);
     this.settlements = new Settlements(ctx, table, ledger, feed, ports.write());
+    this.firing = new FiringBatches(ctx, table, ledger, feed, settlements, stats, ports.fire());
     applyOptions(ctx.options());
   }
 
@@ -152,6 +141,11 @@ final class Dispatcher implements Runnable {
   /** Where commands for this dispatcher go. */
   Inbox inbox() {
     return inbox;
+  }
+
+  /** Registers the window's and in-flight gauges: {@link PublishedStats#gauges}. */
+  void gauges(QueueMetrics m) {
+    stats.gauges(m);
   }
 
   /** The window as the poller sees and feeds it. */
@@ -251,7 +245,9 @@ final class Dispatcher implements Runnable {
       feed.onPolled(p, ctx.clock().nowNs());
       stats.publish();
     } else if (command instanceof Fired f) {
-      fired(f.batch());
+      if (!firing.returned(f.batch(), dispatching)) {
+        pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
+      }
     } else if (command instanceof Settled s) {
       settlements.settled(s.done(), s.outcomes());
       stats.publish();
@@ -320,73 +316,9 @@ final class Dispatcher implements Runnable {
     }
     rate.took(mono, events.size());
     table.firing(events);
-    FireBatch batch = new FireBatch(events, owners, now);
-    firerHolds.add(batch);
-    ports.fire().accept(batch);
+    firing.handOut(new FireBatch(events, owners, now));
     stats.inFlightChanged();
     return true;
-  }
-
-  /**
-   * A batch came back from the firer. Fired events go in flight and are sent — unless their outlet
-   * left or dispatch stopped meanwhile: those are released at once, without backoff (they were
-   * never sent). A batch whose UPDATE failed goes back to the window.
-   */
-  private void fired(FireBatch b) {
-    firerHolds.remove(b);
-    List<CachedEvent> events = b.events;
-    table.fireReturned(events);
-    if (b.error != null) {
-      // Unknown whether it committed. Put the events back: if it did, their epoch is stale and
-      // the next fire's CAS drops them; the rows come back through the retry collector.
-      for (int i = 0; i < events.size(); i++) {
-        ledger.unassign(b.owners.get(i), events.get(i));
-        feed.keep(events.get(i));
-      }
-      ctx.metrics().dbErrors.increment();
-      log.warn(
-          "{}: firing {} events failed, retrying shortly: {}",
-          ctx.where(),
-          events.size(),
-          b.error.toString());
-      pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
-      stats.publish();
-      return;
-    }
-    long now = b.firedAtNs;
-    long mono = System.nanoTime();
-    Map<AttachedOutlet, List<Delivery>> out = new LinkedHashMap<>();
-    int sent = 0;
-    for (int i = 0; i < events.size(); i++) {
-      CachedEvent e = events.get(i);
-      AttachedOutlet r = b.owners.get(i);
-      if (b.outcome.get(b.refs.get(i)) != CasOutcome.APPLIED) {
-        ledger.unassign(r, e);
-        if (b.locked.contains(e.id)) {
-          table.park(e, now);
-        } else if (b.changed.contains(e.id)) {
-          feed.letGo(e); // rescheduled or changed since the poll: read again, as it is now
-        } else {
-          ctx.metrics().casMisses.increment();
-        }
-        continue;
-      }
-      InFlight f = table.fired(e, r, now, b.firedDeadlineNs);
-      if (!dispatching || !ledger.attached(r)) {
-        settlements.unsent(f, now);
-        continue;
-      }
-      long waitNs = Math.max(0, now - e.dueNs);
-      ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
-      ledger.dispatched(e.tenant, waitNs, mono);
-      Map<String, Object> columns = b.columns.getOrDefault(e.id, e.columns);
-      out.computeIfAbsent(r, k -> new ArrayList<>())
-          .add(f.delivery(ctx.shard(), ctx.queue(), columns));
-      sent++;
-    }
-    ctx.metrics().dispatched.increment(sent);
-    out.forEach(AttachedOutlet::deliver);
-    stats.inFlightChanged();
   }
 
   /**
@@ -395,16 +327,7 @@ final class Dispatcher implements Runnable {
    * queue, once the dispatcher and firer threads have ended (their join hands this state over).
    */
   int abandonHeld() {
-    int n = settlements.abandoned();
-    // Batches the firer had (or had finished, their Fired never handled): whether their UPDATE
-    // committed or not, their rows come back through the retry collector; their credits, now.
-    for (FireBatch b : firerHolds) {
-      for (int i = 0; i < b.events.size(); i++) {
-        ledger.unassign(b.owners.get(i), b.events.get(i));
-        n++;
-      }
-    }
-    firerHolds.clear();
-    return n;
+    // And the batches the firer had (or had finished, their Fired never handled).
+    return settlements.abandoned() + firing.abandon();
   }
 }

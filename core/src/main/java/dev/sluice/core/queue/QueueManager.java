@@ -13,13 +13,10 @@ import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,8 +45,7 @@ public final class QueueManager {
 
   private final AttachedOutlets streams;
 
-  private final List<Thread> threads = new ArrayList<>();
-  private ScheduledFuture<?> purgeTask;
+  private final QueueThreads threads;
   private boolean started;
   private boolean stopped;
 
@@ -86,15 +82,8 @@ public final class QueueManager {
         new Poller(ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox));
     this.purger = new Purger(ctx);
     this.streams = new AttachedOutlets(ctx, inbox);
-    QueueMetrics m = ctx.metrics();
-    m.gauge("sluice.window.events", "pending events held in memory", dispatcher::cachedCount);
-    m.gauge(
-        "sluice.window.bytes",
-        "bytes of the pending events held in memory (at most cache_bytes)",
-        dispatcher::cachedBytes);
-    m.gauge(
-        "sluice.events.in.flight", "events fired and not yet settled", dispatcher::inFlightCount);
-    m.gauge("sluice.receivers.connected", "receiver streams attached", dispatcher::receiverCount);
+    this.threads = new QueueThreads(ctx);
+    dispatcher.gauges(ctx.metrics());
   }
 
   /** This queue's meters (counters and latency timers). */
@@ -123,15 +112,7 @@ public final class QueueManager {
 
   /** Whether every worker thread is alive (false before start and after stop). */
   public synchronized boolean workersAlive() {
-    if (!started || stopped) {
-      return false;
-    }
-    for (Thread t : threads) {
-      if (!t.isAlive()) {
-        return false;
-      }
-    }
-    return true;
+    return started && !stopped && threads.allAlive();
   }
 
   public String shard() {
@@ -147,29 +128,17 @@ public final class QueueManager {
       return;
     }
     started = true;
-    String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
-    worker(dispatcher, prefix, FaultHook.DISPATCHER, "dispatcher");
-    worker(firer, prefix, FaultHook.FIRER, "firer-1");
-    worker(firer, prefix, FaultHook.FIRER, "firer-2");
-    worker(acks, prefix, FaultHook.ACKS, "acks");
-    worker(poller, prefix, FaultHook.POLLER, "poller");
-    for (Thread t : threads) {
-      t.start();
-    }
-    long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
-    purgeTask =
-        maintenance.scheduleWithFixedDelay(purger, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
+    threads.add(dispatcher, FaultHook.DISPATCHER, "dispatcher");
+    threads.add(firer, FaultHook.FIRER, "firer-1");
+    threads.add(firer, FaultHook.FIRER, "firer-2");
+    threads.add(acks, FaultHook.ACKS, "acks");
+    threads.add(poller, FaultHook.POLLER, "poller");
+    threads.start();
+    purger.start(maintenance);
     log.info("{}: serving (options: {})", ctx.where(), ctx.options().asMap());
     if (ctx.tenantLimits().hasOverrides()) {
       log.info("{}: per-tenant limits from config: {}", ctx.where(), ctx.tenantLimits());
     }
-  }
-
-  private void worker(Runnable loop, String prefix, String loopName, String suffix) {
-    Thread t = new Thread(loop, prefix + suffix);
-    t.setDaemon(true);
-    t.setUncaughtExceptionHandler(ctx.faults().handler(loopName));
-    threads.add(t);
   }
 
   // ---------------------------------------------------------------- changes
@@ -282,13 +251,11 @@ public final class QueueManager {
   public Map<Long, CasOutcome> cancel(
       Collection<Long> ids, java.util.function.Predicate<String> tenantAllowed) {
     Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs(), tenantAllowed);
-    List<Long> cancelled = new ArrayList<>();
-    out.forEach(
-        (id, o) -> {
-          if (o == CasOutcome.APPLIED) {
-            cancelled.add(id);
-          }
-        });
+    List<Long> cancelled =
+        out.entrySet().stream()
+            .filter(e -> e.getValue() == CasOutcome.APPLIED)
+            .map(Map.Entry::getKey)
+            .toList();
     if (!cancelled.isEmpty()) {
       inbox.post(new Cancelled(cancelled));
     }
@@ -355,7 +322,6 @@ public final class QueueManager {
     long drainUntil = System.nanoTime() + timeout.toNanos() / 2;
     poller.stop();
     purger.stop();
-    purgeTask.cancel(false);
     inbox.post(new StopSending());
     while (dispatcher.inFlightCount() > 0 && System.nanoTime() < drainUntil) {
       pause(20);
@@ -387,14 +353,13 @@ public final class QueueManager {
     log.warn("{}: stopping dispatch at once: {}", ctx.where(), why);
     poller.stop();
     purger.stop();
-    purgeTask.cancel(false);
     inbox.post(new StopSending());
     acks.stop();
     stopThreads(System.nanoTime() + 2_000_000_000L);
     // The events receivers hold stay fired, for them to ack; their credits on each stream come
     // back, since this queue will never settle them. Only once no thread of ours runs: the
     // dispatcher's state is then this thread's.
-    if (threads.stream().noneMatch(Thread::isAlive)) {
+    if (threads.noneAlive()) {
       int held = dispatcher.abandonHeld();
       if (held > 0) {
         log.info(
@@ -413,17 +378,7 @@ public final class QueueManager {
     streams.detachAll();
     dispatcher.stop();
     firer.stop();
-    for (Thread t : threads) {
-      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
-      try {
-        t.join(left);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      if (t.isAlive()) {
-        log.warn("{}: thread {} did not stop in time", ctx.where(), t.getName());
-      }
-    }
+    threads.join(deadline);
     ctx.metrics().removeGauges();
     log.info("{}: stopped", ctx.where());
   }
