@@ -263,10 +263,6 @@ final class WindowFeed {
     rowBytesEstimate = Math.max(Math.max(1, maxRowBytes), rowBytesEstimate / 2);
   }
 
-  long rowBytesEstimate() {
-    return rowBytesEstimate;
-  }
-
   /** Events in the window and parked (as last published). */
   int cachedCount() {
     return cachedCount;
