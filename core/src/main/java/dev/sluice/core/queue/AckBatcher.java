@@ -50,13 +50,16 @@ final class AckBatcher implements Runnable {
   private long lastWriteMono = Long.MIN_VALUE / 2;
 
   private final QueueContext ctx;
-  private final Dispatcher dispatcher;
+
+  /** Where the database's answers go: the dispatcher's inbox. */
+  private final Inbox dispatcher;
+
   private final LinkedBlockingQueue<Completion> queue = new LinkedBlockingQueue<>();
   private final StuckRows stuck = new StuckRows();
   private final BadRows badRows;
   private volatile boolean running = true;
 
-  AckBatcher(QueueContext ctx, Dispatcher dispatcher) {
+  AckBatcher(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.badRows = new BadRows(ctx);
@@ -115,7 +118,8 @@ final class AckBatcher implements Runnable {
     }
   }
 
-  private void write(List<Completion> batch) throws InterruptedException {
+  /** Writes {@code batch} and answers for it (the batcher's thread; tests drive it). */
+  void write(List<Completion> batch) throws InterruptedException {
     List<Completion> acks = new ArrayList<>();
     List<Completion> releases = new ArrayList<>();
     for (Completion c : batch) {
@@ -266,7 +270,7 @@ final class AckBatcher implements Runnable {
       ctx.metrics().dead.increment();
     }
     List<CasOutcome> outcome = List.of(o == null ? CasOutcome.STALE : o);
-    dispatcher.post(() -> dispatcher.onSettled(List.of(c), outcome));
+    dispatcher.post(new DispatcherCommand.Settled(List.of(c), outcome));
     if (c.from() != null) {
       c.from()
           .outlet()
@@ -299,7 +303,7 @@ final class AckBatcher implements Runnable {
             .add(new Settled(c.ref(), o, result));
       }
     }
-    dispatcher.post(() -> dispatcher.onSettled(batch, outcomes));
+    dispatcher.post(new DispatcherCommand.Settled(batch, outcomes));
     answers.forEach((r, results) -> r.outlet().settled(ctx.shard(), results));
   }
 

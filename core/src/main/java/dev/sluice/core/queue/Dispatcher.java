@@ -1,18 +1,25 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.outlet.Delivery;
-import dev.sluice.core.outlet.Nack;
+import dev.sluice.core.queue.DispatcherCommand.Acked;
+import dev.sluice.core.queue.DispatcherCommand.Alter;
+import dev.sluice.core.queue.DispatcherCommand.Attach;
+import dev.sluice.core.queue.DispatcherCommand.Cancelled;
+import dev.sluice.core.queue.DispatcherCommand.Committed;
+import dev.sluice.core.queue.DispatcherCommand.Detach;
+import dev.sluice.core.queue.DispatcherCommand.Fired;
+import dev.sluice.core.queue.DispatcherCommand.Nacked;
+import dev.sluice.core.queue.DispatcherCommand.Orphans;
+import dev.sluice.core.queue.DispatcherCommand.Polled;
+import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
+import dev.sluice.core.queue.DispatcherCommand.Released;
+import dev.sluice.core.queue.DispatcherCommand.Settled;
+import dev.sluice.core.queue.DispatcherCommand.StopSending;
+import dev.sluice.core.queue.DispatcherCommand.Trim;
 import dev.sluice.db.QueueOptions;
-import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.EventRef;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,10 +33,11 @@ import org.slf4j.LoggerFactory;
  * it ({@link WindowFeed}), the events taken from it and not yet settled ({@link InFlightTable}),
  * the outlets' and tenants' credits ({@link CreditLedger}); {@link Settlements} decides what
  * becomes of events in flight, {@link PublishedStats} is what other threads read. Other threads
- * (outlets, poller, firer, ack batcher) never touch that state: they {@link #post} commands to the
- * {@link Inbox}, which this thread runs between dispatch rounds. It makes no database call: the
- * batched fire UPDATE runs on the {@link Firer}'s thread, acks and releases on the {@link
- * AckBatcher}'s, so that neither holds up dispatch.
+ * (outlets, poller, firer, ack batcher, the queue's manager) never touch that state: they post
+ * {@link DispatcherCommand}s to the {@link Inbox}, which this thread applies in order between
+ * dispatch rounds ({@link #handle}). It makes no database call: the batched fire UPDATE runs on the
+ * firer's threads, acks and releases on the ack batcher's, so that neither holds up dispatch. It
+ * knows those workers only through their {@link Ports}: it never calls into them otherwise.
  *
  * <h2>A dispatch round</h2>
  *
@@ -39,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * ReceiverPool}), reserving the credit, and hand them to the firer, which fires them all with one
  * compare-and-set UPDATE per epoch (pending → fired, epoch + 1, time_next = ack deadline). Up to
  * {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
- * next is prepared. Only when a batch's UPDATE has applied ({@link #onFired}) are its events in
- * flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
+ * next is prepared. Only when a batch's UPDATE has applied ({@link FiringBatches}) are its events
+ * in flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
  * dropped silently. Every failed attempt goes back through the {@link RetryPolicy}.
  */
 final class Dispatcher implements Runnable {
@@ -60,18 +68,15 @@ final class Dispatcher implements Runnable {
   private final QueueContext ctx;
   private final InFlightTable table = new InFlightTable();
 
-  /**
-   * Batches handed to the firer whose {@link #onFired} has not run: their credits are taken. Only a
-   * queue abandoned mid-fire leaves some here for good (see {@link #abandonHeld}).
-   */
-  private final Set<Firer.Batch> firerHolds = Collections.newSetFromMap(new IdentityHashMap<>());
-
   private final WindowFeed feed;
   private final CreditLedger ledger;
   private final PublishedStats stats;
-  private final Inbox inbox = new Inbox();
+  private final Settlements settlements;
+  private final FiringBatches firing;
+  private final Inbox inbox;
+  private final Ports ports;
 
-  // --- owned by the dispatcher thread; the options changed in place by onOptions
+  // --- owned by the dispatcher thread; the options changed in place by Alter
   private long ackWaitNs;
   private RateLimit rate;
   private long pausedUntilNs;
@@ -80,31 +85,28 @@ final class Dispatcher implements Runnable {
   private volatile boolean running = true;
   private volatile boolean paused;
 
-  private Settlements settlements;
-  private Poller poller;
-  private Firer firer;
+  /**
+   * The workers' ends the dispatcher hands work to, each safe from any thread: the firer's queue of
+   * batches to fire, the ack batcher's queue of changes to write, and the poller's wake-up (the
+   * window drained while the last poll came back full).
+   */
+  record Ports(Consumer<FireBatch> fire, Consumer<Completion> write, Runnable wakePoller) {}
 
-  Dispatcher(QueueContext ctx) {
-    this(ctx, 0);
+  Dispatcher(QueueContext ctx, Inbox inbox, Ports ports) {
+    this(ctx, 0, inbox, ports);
   }
 
-  Dispatcher(QueueContext ctx, long forgetDelayNs) {
+  Dispatcher(QueueContext ctx, long forgetDelayNs, Inbox inbox, Ports ports) {
     this.ctx = ctx;
+    this.inbox = inbox;
+    this.ports = ports;
     this.feed = new WindowFeed(ctx, table);
     this.ledger =
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
     this.stats = new PublishedStats(table, ledger, feed);
+    this.settlements = new Settlements(ctx, table, ledger, feed, ports.write());
+    this.firing = new FiringBatches(ctx, table, ledger, feed, settlements, stats, ports.fire());
     applyOptions(ctx.options());
-  }
-
-  /**
-   * Dispatcher thread: the options that can change while events are in flight (ack_wait for later
-   * fires, max_attempts, max_concurrency, max_qps) take their new values; what is in flight keeps
-   * its deadline.
-   */
-  void onOptions(QueueOptions o) {
-    applyOptions(o);
-    log.info("{}: options applied in place: {}", ctx.where(), o.asMap());
   }
 
   private void applyOptions(QueueOptions o) {
@@ -115,18 +117,7 @@ final class Dispatcher implements Runnable {
     }
   }
 
-  void wire(AckBatcher acks, Poller poller, Firer firer) {
-    this.settlements = new Settlements(ctx, table, ledger, feed, acks::submit);
-    this.poller = poller;
-    this.firer = firer;
-  }
-
   // ------------------------------------------------------------------ any thread
-
-  /** Runs {@code command} on the dispatcher thread, soon. */
-  void post(Runnable command) {
-    inbox.post(command);
-  }
 
   void wake() {
     inbox.wake();
@@ -145,6 +136,16 @@ final class Dispatcher implements Runnable {
 
   boolean paused() {
     return paused;
+  }
+
+  /** Where commands for this dispatcher go. */
+  Inbox inbox() {
+    return inbox;
+  }
+
+  /** Registers the window's and in-flight gauges: {@link PublishedStats#gauges}. */
+  void gauges(QueueMetrics m) {
+    stats.gauges(m);
   }
 
   /** The window as the poller sees and feeds it. */
@@ -202,7 +203,7 @@ final class Dispatcher implements Runnable {
           continue;
         }
         if (feed.pollerMayRead()) {
-          poller.wake();
+          ports.wakePoller().run();
         }
         inbox.sleep(this, waitNs(now));
       } catch (Throwable t) { // an Error too: this thread owns the queue's state; it must go on
@@ -233,13 +234,65 @@ final class Dispatcher implements Runnable {
     return wait;
   }
 
-  /** Runs what other threads posted; the dispatcher's loop does this, tests may drive it. */
+  /** Applies what other threads posted; the dispatcher's loop does this, tests may drive it. */
   void runInbox() {
-    inbox.runAll();
+    inbox.runAll(this::handle);
   }
 
-  /** Takes a batch of due events for free outlets and hands it to the firer; false if none. */
-  private boolean fireRound(long now) {
+  /** Applies one command (dispatcher thread): see {@link DispatcherCommand} for what each means. */
+  void handle(DispatcherCommand command) {
+    if (command instanceof Polled p) {
+      feed.onPolled(p, ctx.clock().nowNs());
+      stats.publish();
+    } else if (command instanceof Fired f) {
+      if (!firing.returned(f.batch(), dispatching)) {
+        pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
+      }
+    } else if (command instanceof Settled s) {
+      settlements.settled(s.done(), s.outcomes());
+      stats.publish();
+    } else if (command instanceof Orphans o) {
+      settlements.orphans(o.refs());
+    } else if (command instanceof Trim t) {
+      feed.trim(t.keep());
+      stats.publish();
+    } else if (command instanceof Attach a) {
+      ledger.attach(a.outlet());
+      stats.outletsChanged();
+    } else if (command instanceof Detach d) {
+      if (ledger.detach(d.outlet(), System.nanoTime())) {
+        settlements.detached(d.outlet(), d.why());
+        stats.outletsChanged();
+      }
+    } else if (command instanceof Acked a) {
+      settlements.acked(a.from(), a.refs());
+    } else if (command instanceof Committed c) {
+      settlements.committed(c.from(), c.refs(), ackWaitNs);
+      stats.publish();
+    } else if (command instanceof Nacked n) {
+      settlements.nacked(n.from(), n.nacks());
+    } else if (command instanceof Released r) {
+      settlements.released(r.from(), r.refs(), r.why());
+    } else if (command instanceof Cancelled c) {
+      feed.cancel(c.ids());
+      stats.publish();
+    } else if (command instanceof Alter a) {
+      applyOptions(a.options());
+      log.info("{}: options applied in place: {}", ctx.where(), a.options().asMap());
+    } else if (command instanceof StopSending) {
+      dispatching = false;
+    } else if (command instanceof ReleaseAll r) {
+      settlements.releaseAll(r.why());
+    } else {
+      throw new IllegalArgumentException(ctx.where() + ": unknown command " + command);
+    }
+  }
+
+  /**
+   * Takes a batch of due events for free outlets and hands it to the firer; false if none
+   * (dispatcher thread; tests drive it).
+   */
+  boolean fireRound(long now) {
     long mono = System.nanoTime();
     int budget = Math.min(MAX_BATCH, Math.min(ledger.freeSlots(), rate.available(mono)));
     ledger.startRound();
@@ -263,144 +316,9 @@ final class Dispatcher implements Runnable {
     }
     rate.took(mono, events.size());
     table.firing(events);
-    Firer.Batch batch = new Firer.Batch(events, owners, now, Backoff.at(now, ackWaitNs));
-    firerHolds.add(batch);
-    firer.submit(batch);
+    firing.handOut(new FireBatch(events, owners, now));
     stats.inFlightChanged();
     return true;
-  }
-
-  /**
-   * A batch came back from the firer. Fired events go in flight and are sent — unless their outlet
-   * left or dispatch stopped meanwhile: those are released at once, without backoff (they were
-   * never sent). A batch whose UPDATE failed goes back to the window.
-   */
-  void onFired(Firer.Batch b) {
-    firerHolds.remove(b);
-    List<CachedEvent> events = b.events;
-    table.fireReturned(events);
-    if (b.error != null) {
-      // Unknown whether it committed. Put the events back: if it did, their epoch is stale and
-      // the next fire's CAS drops them; the rows come back through the retry collector.
-      for (int i = 0; i < events.size(); i++) {
-        ledger.unassign(b.owners.get(i), events.get(i));
-        feed.keep(events.get(i));
-      }
-      ctx.metrics().dbErrors.increment();
-      log.warn(
-          "{}: firing {} events failed, retrying shortly: {}",
-          ctx.where(),
-          events.size(),
-          b.error.toString());
-      pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
-      stats.publish();
-      return;
-    }
-    long now = b.firedAtNs;
-    long mono = System.nanoTime();
-    Map<AttachedOutlet, List<Delivery>> out = new LinkedHashMap<>();
-    int sent = 0;
-    for (int i = 0; i < events.size(); i++) {
-      CachedEvent e = events.get(i);
-      AttachedOutlet r = b.owners.get(i);
-      if (b.outcome.get(b.refs.get(i)) != CasOutcome.APPLIED) {
-        ledger.unassign(r, e);
-        if (b.locked.contains(e.id)) {
-          table.park(e, now);
-        } else if (b.changed.contains(e.id)) {
-          feed.letGo(e); // rescheduled or changed since the poll: read again, as it is now
-        } else {
-          ctx.metrics().casMisses.increment();
-        }
-        continue;
-      }
-      InFlight f = table.fired(e, r, now, b.firedDeadlineNs);
-      if (!dispatching || !ledger.attached(r)) {
-        settlements.unsent(f, now);
-        continue;
-      }
-      long waitNs = Math.max(0, now - e.dueNs);
-      ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
-      ledger.dispatched(e.tenant, waitNs, mono);
-      Map<String, Object> columns = b.columns.getOrDefault(e.id, e.columns);
-      out.computeIfAbsent(r, k -> new ArrayList<>())
-          .add(f.delivery(ctx.shard(), ctx.queue(), columns));
-      sent++;
-    }
-    ctx.metrics().dispatched.increment(sent);
-    out.forEach(AttachedOutlet::deliver);
-    stats.inFlightChanged();
-  }
-
-  // ------------------------------------------------------------------ commands (dispatcher thread)
-
-  void onAttach(AttachedOutlet r) {
-    ledger.attach(r);
-    stats.outletsChanged();
-  }
-
-  /** The stream ended or broke: release what it held at once, not after ack_wait. */
-  void onDetach(AttachedOutlet r, String why) {
-    if (!ledger.detach(r, System.nanoTime())) {
-      return;
-    }
-    settlements.detached(r, why);
-    stats.outletsChanged();
-  }
-
-  void onAcks(AttachedOutlet from, List<EventRef> refs) {
-    settlements.acked(from, refs);
-  }
-
-  /** Acks the receiver committed itself: see {@link Settlements#committed}. */
-  void onCommitted(AttachedOutlet from, List<EventRef> refs) {
-    settlements.committed(from, refs, ackWaitNs);
-    stats.publish();
-  }
-
-  void onNacks(AttachedOutlet from, List<Nack> nacks) {
-    settlements.nacked(from, nacks);
-  }
-
-  /** The outlet gave events back through no fault of theirs: pending again at once. */
-  void onReleased(AttachedOutlet from, List<EventRef> refs, String why) {
-    settlements.released(from, refs, why);
-  }
-
-  /** Results of acks and releases from the ack batcher: see {@link Settlements#settled}. */
-  void onSettled(List<Completion> done, List<CasOutcome> outcomes) {
-    settlements.settled(done, outcomes);
-    stats.publish();
-  }
-
-  /** Events read by the poller: see {@link WindowFeed#onPolled}. */
-  void onPolled(Polled p) {
-    feed.onPolled(p, ctx.clock().nowNs());
-    stats.publish();
-  }
-
-  /** Fired rows past their deadline found in the table: ours time out on their own. */
-  void onOrphans(List<EventRef> refs) {
-    settlements.orphans(refs);
-  }
-
-  /**
-   * The poller's per-tenant round found tenants waiting on disk and no room for them: each tenant
-   * in {@code keep} gives up its window events beyond that many (see {@link WindowFeed#trim}).
-   */
-  void onTrim(Map<String, Integer> keep) {
-    feed.trim(keep);
-    stats.publish();
-  }
-
-  void onCancelled(List<Long> ids) {
-    feed.cancel(ids);
-    stats.publish();
-  }
-
-  /** Graceful stop, step 1: no new sends. */
-  void onStopDispatching() {
-    dispatching = false;
   }
 
   /**
@@ -409,21 +327,7 @@ final class Dispatcher implements Runnable {
    * queue, once the dispatcher and firer threads have ended (their join hands this state over).
    */
   int abandonHeld() {
-    int n = settlements.abandoned();
-    // Batches the firer had (or had finished, with onFired never run): whether their UPDATE
-    // committed or not, their rows come back through the retry collector; their credits, now.
-    for (Firer.Batch b : firerHolds) {
-      for (int i = 0; i < b.events.size(); i++) {
-        ledger.unassign(b.owners.get(i), b.events.get(i));
-        n++;
-      }
-    }
-    firerHolds.clear();
-    return n;
-  }
-
-  /** Graceful stop, step 2: release whatever outlets still hold, without backoff. */
-  void onReleaseAll(String why) {
-    settlements.releaseAll(why);
+    // And the batches the firer had (or had finished, their Fired never handled).
+    return settlements.abandoned() + firing.abandon();
   }
 }

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * another's commit (InnoDB commits the two together), so a quiet tenant's single event is not held
  * behind a busy tenant's big batch. They share nothing but the queue.
  *
- * <p>The dispatcher keeps at most {@link Dispatcher#MAX_FIRING_BATCHES} batches here. Batches that
+ * <p>The dispatcher keeps at most a few batches here ({@code MAX_FIRING_BATCHES}). Batches that
  * queued up while the last UPDATE ran are fired together, as a group commit: when receivers free
  * credits one at a time, the dispatcher hands over many small batches, and each waits for at most
  * one statement before its own. A group's ack deadline is taken when it is written, not when its
@@ -28,64 +28,23 @@ import java.util.concurrent.TimeUnit;
  * dev.sluice.db.store.EventStore#fireAsPolled}): a row another transaction holds locked is skipped,
  * not waited for; a row changed since the poll is not fired; the ack deadline this manager keeps is
  * taken after the commit; a row whose fire the database refuses is found and left out ({@link
- * FireSplitter}). Each batch's result (or the error) goes back to the dispatcher thread with {@link
- * Dispatcher#onFired}; only then are its events in flight and sent.
+ * FireSplitter}). Each batch's result (or the error) goes back to the dispatcher's inbox as a
+ * {@link DispatcherCommand.Fired}; only then are its events in flight and sent.
  */
 final class Firer implements Runnable {
   private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final QueueContext ctx;
-  private final Dispatcher dispatcher;
-  private final LinkedBlockingQueue<Batch> queue = new LinkedBlockingQueue<>();
+
+  /** Where each batch goes back: the dispatcher's inbox. */
+  private final Inbox dispatcher;
+
+  private final LinkedBlockingQueue<FireBatch> queue = new LinkedBlockingQueue<>();
   private volatile boolean running = true;
   private volatile ShardGate gate = ShardGate.ALWAYS_OPEN;
   private final FireSplitter splitter;
 
-  /**
-   * Events taken from the window with a receiver's credit reserved for each, to be fired together.
-   * Built and read on the dispatcher thread; the firer thread only sets {@link #outcome} or {@link
-   * #error} before handing it back (the inbox's queue orders those writes before the reads).
-   */
-  static final class Batch {
-    final List<CachedEvent> events;
-    final List<AttachedOutlet> owners;
-    final List<EventRef> refs;
-    final long firedAtNs;
-
-    /** The deadline as the dispatcher saw it when it made the batch (the firer takes its own). */
-    final long deadlineNs;
-
-    /** The ack deadline written: this batch's, or a later one of its group's. */
-    long firedDeadlineNs;
-
-    Map<EventRef, CasOutcome> outcome;
-
-    /** Of this batch's events, the fired ones' columns as they were fired (wire form). */
-    Map<Long, Map<String, Object>> columns = Map.of();
-
-    /** Rows another transaction held locked: still pending, to be fired once free. */
-    Set<Long> locked = Set.of();
-
-    /** Rows rescheduled or changed since the poll: not fired, to be read again. */
-    Set<Long> changed = Set.of();
-
-    RuntimeException error;
-
-    /** {@code events[i]} to be fired at the epoch it was read at, for {@code owners[i]}. */
-    Batch(List<CachedEvent> events, List<AttachedOutlet> owners, long firedAtNs, long deadlineNs) {
-      this.events = events;
-      this.owners = owners;
-      List<EventRef> refs = new ArrayList<>(events.size());
-      for (CachedEvent e : events) {
-        refs.add(new EventRef(e.id, e.epoch));
-      }
-      this.refs = refs;
-      this.firedAtNs = firedAtNs;
-      this.deadlineNs = deadlineNs;
-    }
-  }
-
-  Firer(QueueContext ctx, Dispatcher dispatcher) {
+  Firer(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.splitter = new FireSplitter(ctx, new BadRows(ctx));
@@ -96,7 +55,7 @@ final class Firer implements Runnable {
     this.gate = g;
   }
 
-  void submit(Batch b) {
+  void submit(FireBatch b) {
     queue.add(b);
   }
 
@@ -110,11 +69,11 @@ final class Firer implements Runnable {
     while (running || !queue.isEmpty()) {
       try {
         FaultHook.check(FaultHook.FIRER, ctx.queue());
-        Batch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+        FireBatch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
         if (b == null) {
           continue;
         }
-        List<Batch> group = new ArrayList<>();
+        List<FireBatch> group = new ArrayList<>();
         group.add(b);
         queue.drainTo(group);
         fire(group);
@@ -130,9 +89,10 @@ final class Firer implements Runnable {
     }
   }
 
-  private void fire(List<Batch> group) {
+  /** Fires {@code group} and hands each batch back (a firer thread; tests drive it). */
+  void fire(List<FireBatch> group) {
     List<FireRef> refs = new ArrayList<>();
-    for (Batch b : group) {
+    for (FireBatch b : group) {
       for (CachedEvent e : b.events) {
         refs.add(new FireRef(e.id, e.epoch, e.dueNs));
       }
@@ -158,7 +118,7 @@ final class Firer implements Runnable {
       error = new IllegalStateException("fire failed: " + t, t);
     }
     long deadline = Backoff.at(ctx.clock().nowNs(), ackWaitNs);
-    for (Batch b : group) {
+    for (FireBatch b : group) {
       b.firedDeadlineNs = deadline;
       b.error = error;
       if (result != null) {
@@ -176,7 +136,7 @@ final class Firer implements Runnable {
         b.locked = result.locked();
         b.changed = result.changed();
       }
-      dispatcher.post(() -> dispatcher.onFired(b));
+      dispatcher.post(new DispatcherCommand.Fired(b));
     }
   }
 }

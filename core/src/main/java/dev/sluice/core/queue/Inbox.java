@@ -2,14 +2,16 @@ package dev.sluice.core.queue;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
- * The {@link Dispatcher} thread's inbox: commands any thread posts, run in order by the dispatcher
- * thread between dispatch rounds, and the wake-up that ends its sleep. Safe from any thread (a
- * concurrent queue and a volatile thread).
+ * The dispatcher thread's inbox: the {@link DispatcherCommand}s any thread posts, taken in order by
+ * the dispatcher thread between dispatch rounds, and the wake-up that ends its sleep. It is all the
+ * workers (poller, firer, ack batcher, outlets, the queue's manager) know of the dispatcher. Safe
+ * from any thread (a concurrent queue and a volatile thread).
  */
 final class Inbox {
-  private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<DispatcherCommand> commands = new ConcurrentLinkedQueue<>();
   private volatile Thread owner;
 
   /** The thread that runs the commands and sleeps in {@link #sleep}. */
@@ -18,7 +20,7 @@ final class Inbox {
   }
 
   /** Queues {@code command} for the owner thread and wakes it. */
-  void post(Runnable command) {
+  void post(DispatcherCommand command) {
     commands.add(command);
     wake();
   }
@@ -30,11 +32,11 @@ final class Inbox {
     }
   }
 
-  /** Runs the commands posted so far, and any posted meanwhile (owner thread). */
-  void runAll() {
-    Runnable r;
-    while ((r = commands.poll()) != null) {
-      r.run();
+  /** Hands {@code handler} the commands posted so far, and any posted meanwhile (owner thread). */
+  void runAll(Consumer<DispatcherCommand> handler) {
+    DispatcherCommand c;
+    while ((c = commands.poll()) != null) {
+      handler.accept(c);
     }
   }
 

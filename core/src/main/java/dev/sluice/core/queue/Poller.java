@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -38,13 +39,17 @@ final class Poller implements Runnable {
 
   private final QueueContext ctx;
   private final PolledEvents polled;
-  private final Dispatcher dispatcher;
+
+  /** Where the polls go: the dispatcher's inbox. */
+  private final Inbox dispatcher;
 
   /** The window as this thread may see it (published figures) and feed it. */
   private final WindowFeed feed;
 
   private final RetryCollector collector;
-  private final Waiter waiter = new Waiter();
+
+  /** This loop's sleep, which the dispatcher ends when the window drained after a full poll. */
+  private final Waiter waiter;
 
   /** poll_interval; written by {@link #setInterval} when the comment changes it in place. */
   private volatile long intervalNs;
@@ -96,10 +101,16 @@ final class Poller implements Runnable {
 
   private long lastRecentMono = Long.MIN_VALUE / 2;
 
-  Poller(QueueContext ctx, Dispatcher dispatcher, RetryCollector collector) {
+  Poller(
+      QueueContext ctx,
+      WindowFeed feed,
+      Inbox dispatcher,
+      Waiter waiter,
+      RetryCollector collector) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
-    this.feed = dispatcher.feed();
+    this.feed = feed;
+    this.waiter = waiter;
     this.collector = collector;
     this.intervalNs = ctx.options().pollInterval().toNanos();
     this.lookaheadNs = 2 * intervalNs;
@@ -107,7 +118,7 @@ final class Poller implements Runnable {
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
     this.polled = new PolledEvents(ctx, feed::sawRows);
-    this.rounds = new TenantRounds(ctx, dispatcher, polled, this::handOver);
+    this.rounds = new TenantRounds(ctx, feed, dispatcher, polled, this::handOver);
   }
 
   /** A new poll_interval, from any thread: the next pause uses it. */
@@ -125,10 +136,6 @@ final class Poller implements Runnable {
   /** The per-tenant rounds (for tests). */
   TenantRounds rounds() {
     return rounds;
-  }
-
-  void wake() {
-    waiter.wake();
   }
 
   void stop() {
@@ -248,7 +255,7 @@ final class Poller implements Runnable {
 
   /** Gives a poll's events to the dispatcher (made into window events here, off its thread). */
   private void handOver(Polled polled) {
-    dispatcher.post(() -> dispatcher.onPolled(polled));
+    dispatcher.post(polled);
   }
 
   /**

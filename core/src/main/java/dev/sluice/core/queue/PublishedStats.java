@@ -82,6 +82,17 @@ final class PublishedStats {
     receivers = List.copyOf(rs);
   }
 
+  /** Registers these figures as the queue's gauges (any thread; once). */
+  void gauges(QueueMetrics m) {
+    m.gauge("sluice.window.events", "pending events held in memory", feed::cachedCount);
+    m.gauge(
+        "sluice.window.bytes",
+        "bytes of the pending events held in memory (at most cache_bytes)",
+        feed::cachedBytes);
+    m.gauge("sluice.events.in.flight", "events fired and not yet settled", this::inFlightCount);
+    m.gauge("sluice.receivers.connected", "receiver streams attached", this::receiverCount);
+  }
+
   int inFlightCount() {
     return inFlightCount;
   }

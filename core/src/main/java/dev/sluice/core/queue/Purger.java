@@ -1,5 +1,8 @@
 package dev.sluice.core.queue;
 
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,13 +17,24 @@ final class Purger implements Runnable {
 
   private final QueueContext ctx;
   private volatile boolean running = true;
+  private volatile ScheduledFuture<?> task;
 
   Purger(QueueContext ctx) {
     this.ctx = ctx;
   }
 
+  /** Runs every tenth of purge_after (between 1 s and 1 min) on {@code maintenance}. */
+  void start(ScheduledExecutorService maintenance) {
+    long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
+    task = maintenance.scheduleWithFixedDelay(this, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
+  }
+
   void stop() {
     running = false;
+    ScheduledFuture<?> t = task;
+    if (t != null) {
+      t.cancel(false);
+    }
   }
 
   @Override

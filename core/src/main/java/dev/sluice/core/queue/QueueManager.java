@@ -1,31 +1,30 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.config.TenantLimit;
-import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
+import dev.sluice.core.queue.DispatcherCommand.Alter;
+import dev.sluice.core.queue.DispatcherCommand.Cancelled;
+import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
+import dev.sluice.core.queue.DispatcherCommand.StopSending;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one queue table on one shard: wires the {@link Poller}, {@link Dispatcher}, {@link Firer},
- * {@link AckBatcher}, {@link RetryCollector} and {@link Purger}, and is what the gRPC layer talks
- * to.
+ * Serves one queue table on one shard: builds the {@link Poller}, {@link Dispatcher}, {@link
+ * Firer}, {@link AckBatcher}, {@link RetryCollector} and {@link Purger} around the dispatcher's
+ * {@link Inbox} (the workers post {@link DispatcherCommand}s to it; the dispatcher hands work back
+ * through its {@link Dispatcher.Ports}), and is what the gRPC layer talks to.
  *
  * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer-1}, {@code
  * -firer-2} and {@code -acks}, plus the purger on the shard's maintenance executor. Public methods
@@ -36,6 +35,7 @@ public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
 
   private final QueueContext ctx;
+  private final Inbox inbox = new Inbox();
   private final Dispatcher dispatcher;
   private final AckBatcher acks;
   private final Poller poller;
@@ -43,11 +43,9 @@ public final class QueueManager {
   private final Purger purger;
   private final ScheduledExecutorService maintenance;
 
-  /** Attached streams by stream id, for lookups by receiver id from gRPC threads. */
-  private final Map<Long, AttachedOutlet> streams = new ConcurrentHashMap<>();
+  private final AttachedOutlets streams;
 
-  private final List<Thread> threads = new ArrayList<>();
-  private ScheduledFuture<?> purgeTask;
+  private final QueueThreads threads;
   private boolean started;
   private boolean stopped;
 
@@ -71,21 +69,21 @@ public final class QueueManager {
             new LoopFaults(registry, shard, table.name()));
     this.maintenance = maintenance;
     store.onBadRow(new BadRows(ctx));
-    this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
-    this.acks = new AckBatcher(ctx, dispatcher);
-    this.poller = new Poller(ctx, dispatcher, new RetryCollector(ctx, dispatcher));
+    this.acks = new AckBatcher(ctx, inbox);
+    this.firer = new Firer(ctx, inbox);
+    Waiter pollerWake = new Waiter();
+    this.dispatcher =
+        new Dispatcher(
+            ctx,
+            forgetDelay.toNanos(),
+            inbox,
+            new Dispatcher.Ports(firer::submit, acks::submit, pollerWake::wake));
+    this.poller =
+        new Poller(ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox));
     this.purger = new Purger(ctx);
-    this.firer = new Firer(ctx, dispatcher);
-    dispatcher.wire(acks, poller, firer);
-    QueueMetrics m = ctx.metrics();
-    m.gauge("sluice.window.events", "pending events held in memory", dispatcher::cachedCount);
-    m.gauge(
-        "sluice.window.bytes",
-        "bytes of the pending events held in memory (at most cache_bytes)",
-        dispatcher::cachedBytes);
-    m.gauge(
-        "sluice.events.in.flight", "events fired and not yet settled", dispatcher::inFlightCount);
-    m.gauge("sluice.receivers.connected", "receiver streams attached", dispatcher::receiverCount);
+    this.streams = new AttachedOutlets(ctx, inbox);
+    this.threads = new QueueThreads(ctx);
+    dispatcher.gauges(ctx.metrics());
   }
 
   /** This queue's meters (counters and latency timers). */
@@ -114,15 +112,7 @@ public final class QueueManager {
 
   /** Whether every worker thread is alive (false before start and after stop). */
   public synchronized boolean workersAlive() {
-    if (!started || stopped) {
-      return false;
-    }
-    for (Thread t : threads) {
-      if (!t.isAlive()) {
-        return false;
-      }
-    }
-    return true;
+    return started && !stopped && threads.allAlive();
   }
 
   public String shard() {
@@ -138,29 +128,17 @@ public final class QueueManager {
       return;
     }
     started = true;
-    String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
-    worker(dispatcher, prefix, FaultHook.DISPATCHER, "dispatcher");
-    worker(firer, prefix, FaultHook.FIRER, "firer-1");
-    worker(firer, prefix, FaultHook.FIRER, "firer-2");
-    worker(acks, prefix, FaultHook.ACKS, "acks");
-    worker(poller, prefix, FaultHook.POLLER, "poller");
-    for (Thread t : threads) {
-      t.start();
-    }
-    long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
-    purgeTask =
-        maintenance.scheduleWithFixedDelay(purger, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
+    threads.add(dispatcher, FaultHook.DISPATCHER, "dispatcher");
+    threads.add(firer, FaultHook.FIRER, "firer-1");
+    threads.add(firer, FaultHook.FIRER, "firer-2");
+    threads.add(acks, FaultHook.ACKS, "acks");
+    threads.add(poller, FaultHook.POLLER, "poller");
+    threads.start();
+    purger.start(maintenance);
     log.info("{}: serving (options: {})", ctx.where(), ctx.options().asMap());
     if (ctx.tenantLimits().hasOverrides()) {
       log.info("{}: per-tenant limits from config: {}", ctx.where(), ctx.tenantLimits());
     }
-  }
-
-  private void worker(Runnable loop, String prefix, String loopName, String suffix) {
-    Thread t = new Thread(loop, prefix + suffix);
-    t.setDaemon(true);
-    t.setUncaughtExceptionHandler(ctx.faults().handler(loopName));
-    threads.add(t);
   }
 
   // ---------------------------------------------------------------- changes
@@ -213,7 +191,7 @@ public final class QueueManager {
     ctx.update(next, store);
     if (!changed.isEmpty()) {
       poller.setInterval(next.options().pollInterval());
-      dispatcher.post(() -> dispatcher.onOptions(next.options()));
+      inbox.post(new Alter(next.options()));
     }
     log.info(
         "{}: table altered; applied in place without releasing events in flight ({})",
@@ -236,61 +214,18 @@ public final class QueueManager {
 
   /** Starts sending this shard's events to an outlet (sharing its credits with other shards). */
   public void attach(Outlet outlet) {
-    AttachedOutlet r = new AttachedOutlet(outlet, ctx.shard());
-    if (streams.putIfAbsent(outlet.streamId(), r) != null) {
-      return;
-    }
-    dispatcher.post(() -> dispatcher.onAttach(r));
-    outlet.shardChanged(ctx.shard(), true);
-    log.info("{}: {} attached, max_in_flight={}", ctx.where(), outlet, outlet.maxInFlight());
+    streams.attach(outlet);
   }
 
   /** Stops sending to an outlet; what it holds from this shard is released at once. */
   public void detach(Outlet outlet, String why) {
-    AttachedOutlet r = streams.remove(outlet.streamId());
-    if (r != null) {
-      outlet.shardChanged(ctx.shard(), false);
-      dispatcher.post(() -> dispatcher.onDetach(r, why));
-    }
-  }
-
-  private AttachedOutlet streamOf(Outlet from) {
-    AttachedOutlet r = streams.get(from.streamId());
-    // Not attached here (any more): the answer still goes back to the outlet.
-    return r != null ? r : new AttachedOutlet(from, ctx.shard());
+    streams.detach(outlet, why);
   }
 
   /** What outlets report back, queued for the dispatcher thread. */
   public OutletOutcomes outcomes() {
-    return outcomes;
+    return streams;
   }
-
-  private final OutletOutcomes outcomes =
-      new OutletOutcomes() {
-        @Override
-        public void acked(Outlet from, List<EventRef> refs) {
-          AttachedOutlet r = streamOf(from);
-          dispatcher.post(() -> dispatcher.onAcks(r, refs));
-        }
-
-        @Override
-        public void committed(Outlet from, List<EventRef> refs) {
-          AttachedOutlet r = streamOf(from);
-          dispatcher.post(() -> dispatcher.onCommitted(r, refs));
-        }
-
-        @Override
-        public void nacked(Outlet from, List<Nack> nacks) {
-          AttachedOutlet r = streamOf(from);
-          dispatcher.post(() -> dispatcher.onNacks(r, nacks));
-        }
-
-        @Override
-        public void released(Outlet from, List<EventRef> refs, String why) {
-          AttachedOutlet r = streamOf(from);
-          dispatcher.post(() -> dispatcher.onReleased(r, refs, why));
-        }
-      };
 
   /** A stream became writable again, or credits changed: let the dispatcher look. */
   public void wake() {
@@ -302,17 +237,7 @@ public final class QueueManager {
    * streams that was here.
    */
   public int drainReceiver(String receiverId, String principal) {
-    int n = 0;
-    for (AttachedOutlet r : streams.values()) {
-      if (r.receiverId().equals(receiverId) && r.outlet().principal().equals(principal)) {
-        r.outlet().drain();
-        n++;
-      }
-    }
-    if (n > 0) {
-      log.info("{}: receiver {} is shutting down; no new sends", ctx.where(), receiverId);
-    }
-    return n;
+    return streams.drainReceiver(receiverId, principal);
   }
 
   // ---------------------------------------------------------------- admin
@@ -326,15 +251,13 @@ public final class QueueManager {
   public Map<Long, CasOutcome> cancel(
       Collection<Long> ids, java.util.function.Predicate<String> tenantAllowed) {
     Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs(), tenantAllowed);
-    List<Long> cancelled = new ArrayList<>();
-    out.forEach(
-        (id, o) -> {
-          if (o == CasOutcome.APPLIED) {
-            cancelled.add(id);
-          }
-        });
+    List<Long> cancelled =
+        out.entrySet().stream()
+            .filter(e -> e.getValue() == CasOutcome.APPLIED)
+            .map(Map.Entry::getKey)
+            .toList();
     if (!cancelled.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onCancelled(cancelled));
+      inbox.post(new Cancelled(cancelled));
     }
     return out;
   }
@@ -399,15 +322,14 @@ public final class QueueManager {
     long drainUntil = System.nanoTime() + timeout.toNanos() / 2;
     poller.stop();
     purger.stop();
-    purgeTask.cancel(false);
-    dispatcher.post(dispatcher::onStopDispatching);
+    inbox.post(new StopSending());
     while (dispatcher.inFlightCount() > 0 && System.nanoTime() < drainUntil) {
       pause(20);
     }
     if (dispatcher.inFlightCount() > 0) {
       log.info(
           "{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
-      dispatcher.post(() -> dispatcher.onReleaseAll("manager stopping"));
+      inbox.post(new ReleaseAll("manager stopping"));
       while (dispatcher.inFlightCount() > 0 && System.nanoTime() < deadline) {
         pause(20);
       }
@@ -431,14 +353,13 @@ public final class QueueManager {
     log.warn("{}: stopping dispatch at once: {}", ctx.where(), why);
     poller.stop();
     purger.stop();
-    purgeTask.cancel(false);
-    dispatcher.post(dispatcher::onStopDispatching);
+    inbox.post(new StopSending());
     acks.stop();
     stopThreads(System.nanoTime() + 2_000_000_000L);
     // The events receivers hold stay fired, for them to ack; their credits on each stream come
     // back, since this queue will never settle them. Only once no thread of ours runs: the
     // dispatcher's state is then this thread's.
-    if (threads.stream().noneMatch(Thread::isAlive)) {
+    if (threads.noneAlive()) {
       int held = dispatcher.abandonHeld();
       if (held > 0) {
         log.info(
@@ -454,23 +375,10 @@ public final class QueueManager {
   }
 
   private void stopThreads(long deadline) {
-    for (AttachedOutlet r : streams.values()) {
-      r.outlet().shardChanged(ctx.shard(), false);
-    }
-    streams.clear();
+    streams.detachAll();
     dispatcher.stop();
     firer.stop();
-    for (Thread t : threads) {
-      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
-      try {
-        t.join(left);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      if (t.isAlive()) {
-        log.warn("{}: thread {} did not stop in time", ctx.where(), t.getName());
-      }
-    }
+    threads.join(deadline);
     ctx.metrics().removeGauges();
     log.info("{}: stopped", ctx.where());
   }

@@ -13,10 +13,13 @@ final class RetryCollector {
   static final int BATCH = 500;
 
   private final QueueContext ctx;
-  private final Dispatcher dispatcher;
+
+  /** Where the orphans found go: the dispatcher's inbox. */
+  private final Inbox dispatcher;
+
   private final long intervalNs;
 
-  RetryCollector(QueueContext ctx, Dispatcher dispatcher) {
+  RetryCollector(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     long half = ctx.options().ackWait().toNanos() / 2;
@@ -31,7 +34,7 @@ final class RetryCollector {
   void scan() {
     List<EventRef> expired = ctx.store().expiredFired(ctx.clock().nowNs(), BATCH);
     if (!expired.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onOrphans(expired));
+      dispatcher.post(new DispatcherCommand.Orphans(expired));
     }
   }
 }

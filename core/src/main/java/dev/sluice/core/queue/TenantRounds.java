@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.db.store.TenantRead;
@@ -77,7 +78,10 @@ final class TenantRounds {
   private record Cursor(PollPosition at, long sinceMono) {}
 
   private final QueueContext ctx;
-  private final Dispatcher dispatcher;
+
+  /** Where a trim goes: the dispatcher's inbox. */
+  private final Inbox dispatcher;
+
   private final WindowFeed feed;
   private final Consumer<Polled> handover;
   private final PolledEvents polled;
@@ -107,11 +111,15 @@ final class TenantRounds {
   private long lastRound = Long.MIN_VALUE / 2;
 
   TenantRounds(
-      QueueContext ctx, Dispatcher dispatcher, PolledEvents polled, Consumer<Polled> handover) {
+      QueueContext ctx,
+      WindowFeed feed,
+      Inbox dispatcher,
+      PolledEvents polled,
+      Consumer<Polled> handover) {
     this.ctx = ctx;
     this.polled = polled;
     this.dispatcher = dispatcher;
-    this.feed = dispatcher.feed();
+    this.feed = feed;
     this.handover = handover;
     this.windowSize = ctx.options().cacheSize();
   }
@@ -325,7 +333,7 @@ final class TenantRounds {
       }
     }
     if (!keep.isEmpty()) {
-      dispatcher.post(() -> dispatcher.onTrim(keep));
+      dispatcher.post(new DispatcherCommand.Trim(keep));
       log.debug("{}: trimming the window to each tenant's part: {}", ctx.where(), keep);
     }
     return freed;

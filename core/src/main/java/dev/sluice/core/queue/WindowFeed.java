@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.PollPosition;
 import java.util.HashMap;
 import java.util.List;
@@ -260,10 +261,6 @@ final class WindowFeed {
    */
   void sawRows(long maxRowBytes) {
     rowBytesEstimate = Math.max(Math.max(1, maxRowBytes), rowBytesEstimate / 2);
-  }
-
-  long rowBytesEstimate() {
-    return rowBytesEstimate;
   }
 
   /** Events in the window and parked (as last published). */

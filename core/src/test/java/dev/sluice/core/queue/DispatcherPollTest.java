@@ -2,6 +2,7 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.PollPosition;
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.Test;
 class DispatcherPollTest {
   static final QueueOptions OPTIONS = QueueOptions.parseComment("q", "sluice_queue cache_size=100");
 
-  final Dispatcher d = new Dispatcher(context());
+  final Dispatcher d =
+      new Dispatcher(context(), new Inbox(), new Dispatcher.Ports(b -> {}, c -> {}, () -> {}));
 
   static QueueContext context() {
     QueueTable table =
@@ -28,7 +30,7 @@ class DispatcherPollTest {
     return new QueueContext(
         "s",
         table,
-        null, // onPolled makes no database call
+        null, // a Polled command makes no database call
         new DbClock(Clock.systemUTC()),
         new QueueMetrics(new SimpleMeterRegistry(), "s", "q"),
         TenantLimits.of(OPTIONS));
@@ -49,7 +51,7 @@ class DispatcherPollTest {
 
   @Test
   void rowsOverATenantsPartAreLetGoAndReportedFromTheFirst() {
-    d.onPolled(read(rows(1, 5), 3, PollPosition.FIRST));
+    d.handle(read(rows(1, 5), 3, PollPosition.FIRST));
     assertThat(d.feed().held("t")).isEqualTo(3);
     assertThat(d.feed().drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
     assertThat(d.feed().drainLetGo()).as("each report is taken once").isEmpty();
@@ -57,27 +59,27 @@ class DispatcherPollTest {
 
   @Test
   void aTenantsRowsPastAGapWaitForAReadThatStartsAtOrBeforeIt() {
-    d.onPolled(read(rows(1, 5), 3, PollPosition.FIRST)); // rows 4 and 5 let go: a gap at 4
+    d.handle(read(rows(1, 5), 3, PollPosition.FIRST)); // rows 4 and 5 let go: a gap at 4
     // A read from where the last one ended (past the gap) finds room, but its rows would be
     // served ahead of rows 4 and 5: they are let go too.
-    d.onPolled(read(rows(6, 7), 10, PollPosition.at(50, 5)));
+    d.handle(read(rows(6, 7), 10, PollPosition.at(50, 5)));
     assertThat(d.feed().held("t")).isEqualTo(3);
     assertThat(d.feed().drainLetGo()).containsExactly(Map.entry("t", PollPosition.before(40, 4)));
     // The poller's read from the gap covers it: its rows come in, in order.
-    d.onPolled(read(rows(4, 7), 10, PollPosition.before(40, 4)));
+    d.handle(read(rows(4, 7), 10, PollPosition.before(40, 4)));
     assertThat(d.feed().held("t")).isEqualTo(7);
     assertThat(d.feed().drainLetGo()).isEmpty();
     // The gap is closed: a read from the end goes on as usual.
-    d.onPolled(read(rows(8, 8), 10, PollPosition.at(70, 7)));
+    d.handle(read(rows(8, 8), 10, PollPosition.at(70, 7)));
     assertThat(d.feed().held("t")).isEqualTo(8);
   }
 
   @Test
   void theRecentRowsPollIsNotHeldBackByAGap() {
-    d.onPolled(read(rows(1, 5), 3, PollPosition.FIRST));
+    d.handle(read(rows(1, 5), 3, PollPosition.FIRST));
     // A quiet tenant's new row must not wait for a busy tenant's rewind: only per-tenant reads
     // are checked against the gap.
-    d.onPolled(Polled.recent(rows(9, 9), 0, 10));
+    d.handle(Polled.recent(rows(9, 9), 0, 10));
     assertThat(d.feed().held("t")).isEqualTo(4);
   }
 }

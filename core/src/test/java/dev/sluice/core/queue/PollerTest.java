@@ -62,6 +62,16 @@ class PollerTest {
     return System.currentTimeMillis() * 1_000_000L;
   }
 
+  /** A dispatcher on {@code ctx}, not started, that fires nothing (no round runs). */
+  static Dispatcher dispatcher(QueueContext ctx) {
+    return new Dispatcher(ctx, new Inbox(), new Dispatcher.Ports(b -> {}, c -> {}, () -> {}));
+  }
+
+  /** The poller feeding {@code d}'s window and inbox. */
+  static Poller poller(QueueContext ctx, Dispatcher d) {
+    return new Poller(ctx, d.feed(), d.inbox(), new Waiter(), new RetryCollector(ctx, d.inbox()));
+  }
+
   /** One pass of the poller, then the dispatcher takes in what it read. */
   static void pass(Poller p, Dispatcher d) {
     p.pollOnce();
@@ -105,8 +115,8 @@ class PollerTest {
   @Test
   void aTenantWhoseEventTheRecentPollReadIsKnownToTheRounds() throws Exception {
     QueueContext ctx = queue("poll_known");
-    Dispatcher d = new Dispatcher(ctx);
-    Poller p = new Poller(ctx, d, new RetryCollector(ctx, d));
+    Dispatcher d = dispatcher(ctx);
+    Poller p = poller(ctx, d);
     noisyBacklog("poll_known");
     pass(p, d); // one poll for all: the noisy tenant is over its share
     pass(p, d); // tenant by tenant; the first round lists the tenants: only the noisy one
@@ -124,8 +134,8 @@ class PollerTest {
   @Test
   void aQuietTenantsNewEventIsReadByThePassThatRunsAPerTenantRound() throws Exception {
     QueueContext ctx = queue("poll_rounds");
-    Dispatcher d = new Dispatcher(ctx);
-    Poller p = new Poller(ctx, d, new RetryCollector(ctx, d));
+    Dispatcher d = dispatcher(ctx);
+    Poller p = poller(ctx, d);
 
     // A noisy backlog three times the window, then one quiet event: all due long ago.
     long old = noisyBacklog("poll_rounds");
@@ -158,8 +168,8 @@ class PollerTest {
   @Test
   void everyTenantIsReachedWhenMoreThanOneListingHavePendingEvents() throws Exception {
     QueueContext ctx = queue("poll_many", 1000);
-    Dispatcher d = new Dispatcher(ctx);
-    Poller p = new Poller(ctx, d, new RetryCollector(ctx, d));
+    Dispatcher d = dispatcher(ctx);
+    Poller p = poller(ctx, d);
     long old = nowNs() - TimeUnit.SECONDS.toNanos(60);
     StringBuilder sb = new StringBuilder("INSERT INTO poll_many (tenant, time_next) VALUES ");
     for (int t = 0; t < 1100; t++) {

@@ -1,0 +1,67 @@
+package dev.sluice.core.queue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker threads of one queue ({@code sluice-<shard>-<queue>-dispatcher}, {@code -firer-1},
+ * {@code -firer-2}, {@code -acks}, {@code -poller}): made, started and joined by the queue's
+ * manager, each a daemon whose death is reported as the queue's fault. Used under the queue
+ * manager's monitor, which owns it.
+ */
+final class QueueThreads {
+  private static final Logger log = LoggerFactory.getLogger(QueueThreads.class);
+
+  private final QueueContext ctx;
+  private final List<Thread> threads = new ArrayList<>();
+
+  QueueThreads(QueueContext ctx) {
+    this.ctx = ctx;
+  }
+
+  /** Adds {@code loop}'s thread, named for the queue and {@code suffix}; not started yet. */
+  void add(Runnable loop, String loopName, String suffix) {
+    String prefix = "sluice-" + ctx.shard() + "-" + ctx.queue() + "-";
+    Thread t = new Thread(loop, prefix + suffix);
+    t.setDaemon(true);
+    t.setUncaughtExceptionHandler(ctx.faults().handler(loopName));
+    threads.add(t);
+  }
+
+  void start() {
+    for (Thread t : threads) {
+      t.start();
+    }
+  }
+
+  /** Whether every thread is alive. */
+  boolean allAlive() {
+    for (Thread t : threads) {
+      if (!t.isAlive()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  boolean noneAlive() {
+    return threads.stream().noneMatch(Thread::isAlive);
+  }
+
+  /** Waits for each thread to end, until {@code deadline} (System.nanoTime) at the latest. */
+  void join(long deadline) {
+    for (Thread t : threads) {
+      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
+      try {
+        t.join(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (t.isAlive()) {
+        log.warn("{}: thread {} did not stop in time", ctx.where(), t.getName());
+      }
+    }
+  }
+}
