@@ -18,7 +18,8 @@ import picocli.CommandLine.Command;
       DelayedCommand.class,
       BacklogCommand.class,
       FairnessCommand.class,
-      JfrTopCommand.class
+      JfrTopCommand.class,
+      StepdownCommand.class
     })
 public final class BenchMain implements Runnable {
 

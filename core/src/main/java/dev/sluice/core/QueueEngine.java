@@ -4,14 +4,11 @@ import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
-import dev.sluice.core.outlet.Settled;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.RetryPolicy;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
-import dev.sluice.db.store.Release;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -20,14 +17,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The shard managers of this process, the outlets subscribed to its queues, and the routing between
@@ -35,12 +25,11 @@ import org.slf4j.LoggerFactory;
  * whose key range overlaps it; outcomes go back to the shard the event came from.
  */
 public final class QueueEngine {
-  private static final Logger log = LoggerFactory.getLogger(QueueEngine.class);
   private final List<ShardManager> shards = new ArrayList<>();
   private final Subscriptions subscriptions = new Subscriptions();
 
-  /** Per shard: the thread applying acks for shards this process does not lead. */
-  private final Map<String, ScheduledExecutorService> directWriters = new ConcurrentHashMap<>();
+  /** Outcomes for queues this process does not dispatch: each shard's direct-acks thread. */
+  private final DirectAcks direct = new DirectAcks();
 
   private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -77,7 +66,7 @@ public final class QueueEngine {
   /** Stops every shard in parallel; each stop is bounded. Then closes every subscribed outlet. */
   public void stop() {
     shards.parallelStream().forEach(ShardManager::stop);
-    directWriters.values().forEach(ScheduledExecutorService::shutdownNow);
+    direct.stop();
     for (Subscriptions.Subscription s : subscriptions.all()) {
       s.outlet().close("manager is stopping; reconnect");
     }
@@ -297,11 +286,8 @@ public final class QueueEngine {
   }
 
   /**
-   * Applies outcomes on the shard the events came from. Direct writes (the queue is not dispatched
-   * here) run on the shard's own {@code sluice-<shard>-direct-acks} thread, never on the caller's,
-   * and one that fails (the database is down) is retried with backoff until it applies or the
-   * outlet closes — it never fails the outlet, which would release everything it holds from every
-   * shard of this process. Results go to the outlet once applied.
+   * Applies outcomes on the shard the events came from: through the queue's manager when this
+   * process dispatches it, else straight to the table ({@link DirectAcks}).
    */
   private void route(
       Outlet from,
@@ -311,127 +297,6 @@ public final class QueueEngine {
       List<Nack> nacks,
       List<EventRef> releases,
       String why) {
-    ShardManager s = shardNamed(shardName);
-    if (s == null) {
-      answerUnknown(from, shardName, acks, nacks, releases);
-      return;
-    }
-    QueueManager q = s.queue(queue);
-    if (q != null) {
-      OutletOutcomes o = q.outcomes();
-      if (!acks.isEmpty()) {
-        o.acked(from, acks);
-      }
-      if (!nacks.isEmpty()) {
-        o.nacked(from, nacks);
-      }
-      if (!releases.isEmpty()) {
-        o.released(from, releases, why);
-      }
-      return;
-    }
-    EventStore store = s.directStore(queue);
-    if (store == null) {
-      answerUnknown(from, s.name(), acks, nacks, releases);
-      return;
-    }
-    direct(s).execute(() -> applyDirect(from, queue, s, store, acks, nacks, releases, 0));
-  }
-
-  private ScheduledExecutorService direct(ShardManager s) {
-    return directWriters.computeIfAbsent(
-        s.name(),
-        n ->
-            Executors.newSingleThreadScheduledExecutor(
-                r -> {
-                  Thread t = new Thread(r, "sluice-" + n + "-direct-acks");
-                  t.setDaemon(true);
-                  return t;
-                }));
-  }
-
-  private void applyDirect(
-      Outlet from,
-      String queue,
-      ShardManager s,
-      EventStore store,
-      List<EventRef> acks,
-      List<Nack> nacks,
-      List<EventRef> releases,
-      int failures) {
-    if (from.closed()) {
-      return; // a receiver sends them again on its next stream; a channel's events time out
-    }
-    List<Settled> results = new ArrayList<>();
-    try {
-      s.clock().sync(store::serverTimeNs);
-      long now = s.clock().nowNs();
-      if (!acks.isEmpty()) {
-        Map<EventRef, CasOutcome> out = store.ack(acks, now);
-        acks.forEach(r -> results.add(settled(r, out.get(r), Settled.Result.ACKED)));
-      }
-      List<Release> rel = new ArrayList<>();
-      if (!nacks.isEmpty()) {
-        RetryPolicy policy = RetryPolicy.of(s.table(queue).options());
-        for (Nack n : nacks) {
-          String why = n.reason() == null || n.reason().isEmpty() ? "nack" : "nack: " + n.reason();
-          rel.add(policy.afterFailure(n.ref(), now, n.retryAfterNs(), why));
-        }
-      }
-      for (EventRef r : releases) {
-        rel.add(RetryPolicy.released(r, now));
-      }
-      if (!rel.isEmpty()) {
-        Map<EventRef, CasOutcome> out = store.release(rel);
-        rel.forEach(
-            r ->
-                results.add(
-                    settled(
-                        r.ref(),
-                        out.get(r.ref()),
-                        r.dead() ? Settled.Result.DEAD : Settled.Result.RETRY)));
-      }
-    } catch (RuntimeException e) {
-      // A release that half applied is harmless to redo: each row is a CAS on its epoch, and a
-      // row already changed answers STALE.
-      long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
-      log.warn(
-          "shard {}: applying {} acks, {} nacks and {} releases of {} on queue {} directly failed"
-              + " ({} in a row), retrying in {} ms: {}",
-          s.name(),
-          acks.size(),
-          nacks.size(),
-          releases.size(),
-          from,
-          queue,
-          failures + 1,
-          pauseMs,
-          e.toString());
-      try {
-        direct(s)
-            .schedule(
-                () -> applyDirect(from, queue, s, store, acks, nacks, releases, failures + 1),
-                pauseMs,
-                TimeUnit.MILLISECONDS);
-      } catch (RejectedExecutionException stopping) {
-        // The manager is stopping: the receiver sends them again to whoever serves next.
-      }
-      return;
-    }
-    from.settled(s.name(), results);
-  }
-
-  private static Settled settled(EventRef r, CasOutcome o, Settled.Result ifApplied) {
-    CasOutcome outcome = o == null ? CasOutcome.UNKNOWN : o;
-    return new Settled(r, outcome, outcome == CasOutcome.APPLIED ? ifApplied : null);
-  }
-
-  private static void answerUnknown(
-      Outlet from, String shard, List<EventRef> acks, List<Nack> nacks, List<EventRef> releases) {
-    List<Settled> results = new ArrayList<>();
-    acks.forEach(r -> results.add(settled(r, CasOutcome.UNKNOWN, null)));
-    nacks.forEach(n -> results.add(settled(n.ref(), CasOutcome.UNKNOWN, null)));
-    releases.forEach(r -> results.add(settled(r, CasOutcome.UNKNOWN, null)));
-    from.settled(shard, results);
+    direct.route(shardNamed(shardName), from, queue, shardName, acks, nacks, releases, why);
   }
 }

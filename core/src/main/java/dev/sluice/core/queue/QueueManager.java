@@ -335,7 +335,8 @@ public final class QueueManager {
       }
     }
     acks.stop();
-    stopThreads(deadline);
+    signalThreads();
+    joinThreads(deadline, 100);
   }
 
   /**
@@ -344,10 +345,14 @@ public final class QueueManager {
    * What is never acked comes back through the new leader's retry collector. The credits those
    * events took on their outlets are given back, so a receiver may briefly hold up to twice its
    * max_in_flight when this process leads the shard again.
+   *
+   * <p>In two halves, so that a shard stops all its queues at once: this one tells every thread to
+   * stop and waits for none (it returns whether {@link #awaitAbandoned} is to be called); the
+   * second waits for them, outside any monitor.
    */
-  public synchronized void abandon(String why) {
+  public synchronized boolean abandon(String why) {
     if (!started || stopped) {
-      return;
+      return false;
     }
     stopped = true;
     log.warn("{}: stopping dispatch at once: {}", ctx.where(), why);
@@ -355,7 +360,19 @@ public final class QueueManager {
     purger.stop();
     inbox.post(new StopSending());
     acks.stop();
-    stopThreads(System.nanoTime() + 2_000_000_000L);
+    signalThreads();
+    return true;
+  }
+
+  /**
+   * The second half of {@link #abandon}: waits until {@code deadline} (monotonic ns) for the
+   * queue's threads, then gives back the credits of what its receivers hold. The stepping-down
+   * thread calls it, holding no lock; the threads list is fixed since {@link #start}.
+   */
+  public void awaitAbandoned(long deadline) {
+    // Past the deadline a stuck thread costs 1 ms, not 100: the other queues of the shard are
+    // waited for on the same deadline.
+    joinThreads(deadline, 1);
     // The events receivers hold stay fired, for them to ack; their credits on each stream come
     // back, since this queue will never settle them. Only once no thread of ours runs: the
     // dispatcher's state is then this thread's.
@@ -374,11 +391,16 @@ public final class QueueManager {
     }
   }
 
-  private void stopThreads(long deadline) {
+  /** Tells the outlets this shard no longer serves them, and the dispatcher and firers to end. */
+  private void signalThreads() {
     streams.detachAll();
     dispatcher.stop();
     firer.stop();
-    threads.join(deadline);
+  }
+
+  /** Waits for every thread until {@code deadline} (each at least {@code minMs}). */
+  private void joinThreads(long deadline, long minMs) {
+    threads.join(deadline, minMs);
     ctx.metrics().removeGauges();
     log.info("{}: stopped", ctx.where());
   }

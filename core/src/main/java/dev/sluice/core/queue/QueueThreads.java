@@ -50,10 +50,13 @@ final class QueueThreads {
     return threads.stream().noneMatch(Thread::isAlive);
   }
 
-  /** Waits for each thread to end, until {@code deadline} (System.nanoTime) at the latest. */
-  void join(long deadline) {
+  /**
+   * Waits for each thread to end, until {@code deadline} (System.nanoTime) at the latest, giving
+   * each at least {@code minMs}.
+   */
+  void join(long deadline, long minMs) {
     for (Thread t : threads) {
-      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
+      long left = Math.max(minMs, (deadline - System.nanoTime()) / 1_000_000);
       try {
         t.join(left);
       } catch (InterruptedException e) {

@@ -48,7 +48,7 @@ public final class StatusReport {
     for (ShardManager s : engine.shards()) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("name", s.name());
-      m.put("lease_held", s.leaseHeld());
+      m.put("lease_held", s.leading());
       m.put("queues", s.queues().size());
       m.put("disabled", s.disabled().size());
       shards.add(m);

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The manager's observability beyond each queue's own meters: the {@link StateSampler} (every 5 s),
  * the {@link LiveSeries} for the status page (every second) and a gauge per shard, {@code
- * sluice_shard_lease_held}, read from {@link ShardManager#leaseHeld()}.
+ * sluice_shard_lease_held}, read from {@link ShardManager#leading()}.
  *
  * <p>Threads: one daemon thread, {@code sluice-telemetry}, runs both tasks, so they never run at
  * once. {@link #start()} and {@link #stop()} are idempotent.
@@ -41,7 +41,7 @@ public final class Telemetry {
     this.registry = registry;
     for (ShardManager s : engine.shards()) {
       gauges.add(
-          Gauge.builder("sluice.shard.lease.held", s, x -> x.leaseHeld() ? 1 : 0)
+          Gauge.builder("sluice.shard.lease.held", s, x -> x.leading() ? 1 : 0)
               .description("1 while this manager holds the shard's lease and may dispatch")
               .tag("shard", s.name())
               .strongReference(true)
