@@ -4,8 +4,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.DbClock;
+import dev.sluice.core.queue.LoopFaults;
+import dev.sluice.core.queue.LoopRunner;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ShardGate;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
@@ -78,6 +81,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private final EngineConfig manager;
   private final List<QueueListener> listeners;
   private final Clock clock;
+  private final Ticker ticker;
   private final MeterRegistry registry;
   private final Subscriptions subscriptions;
   private final LeaseBalancer balancer;
@@ -134,6 +138,12 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   /** This leadership term's fence (its lease token); null before the first term. */
   private volatile Fence fence;
 
+  /** Counts and logs the errors of the shard's own loops (the lease keeper, discovery). */
+  private final LoopFaults shardFaults;
+
+  /** A failed discovery round, counted and logged; under {@link #discovering}. */
+  private final LoopRunner discoveryRunner;
+
   /** Serializes discovery rounds; the first lock in the order (see the class comment). */
   private final Object discovering = new Object();
 
@@ -151,6 +161,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
       ShardConfig config,
       EngineConfig manager,
       Clock clock,
+      Ticker ticker,
       MeterRegistry registry,
       Subscriptions subscriptions,
       List<QueueListener> listeners,
@@ -160,7 +171,10 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     this.config = config;
     this.manager = manager;
     this.clock = clock;
+    this.ticker = ticker;
     this.registry = registry;
+    this.shardFaults = LoopFaults.ofShard(registry, config.name(), ticker);
+    this.discoveryRunner = new LoopRunner(shardFaults, "discovery");
     this.subscriptions = subscriptions;
     this.listeners = listeners;
     this.balancer = balancer;
@@ -211,7 +225,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             config.password(),
             config.poolSize(),
             new MicrometerMetricsTrackerFactory(registry));
-    dbClock = new DbClock(clock);
+    dbClock = new DbClock(clock, ticker);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);
     maintenance =
@@ -240,7 +254,9 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             balancer,
             this,
             manager.leaseTtl().toNanos(),
-            manager.leaseRenew().toNanos());
+            manager.leaseRenew().toNanos(),
+            ticker,
+            shardFaults);
     keeperThread = new Thread(keeper, "sluice-" + config.name() + "-lease");
     keeperThread.setDaemon(true);
     keeperThread.setUncaughtExceptionHandler(
@@ -267,7 +283,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
     gate = new ShardGate();
     fence = new Fence(config.name(), token, this::fencedOff);
     leading = true;
-    leadingSinceNs = System.nanoTime();
+    leadingSinceNs = ticker.nanos();
     for (QueueTable t : discovered.values()) {
       if (!queues.containsKey(t.name())) {
         startQueue(t);
@@ -472,10 +488,8 @@ public final class ShardManager implements LeaseKeeper.Leadership {
             }
           }
         }
-      } catch (RuntimeException e) {
-        log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
       } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
-        log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
+        discoveryRunner.failed(t); // counted and logged; the schedule runs the next round
       }
     }
   }
@@ -581,7 +595,7 @@ public final class ShardManager implements LeaseKeeper.Leadership {
   private void disable(String table, String problem, Retired retired) {
     discovered.remove(table);
     String before = disabled.put(table, problem);
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     Long last = lastLogged.get(table);
     boolean changed = !problem.equals(before);
     if (changed) {
@@ -759,6 +773,6 @@ public final class ShardManager implements LeaseKeeper.Leadership {
 
   /** For tests and status: how long this process has led the shard, or zero. */
   public Duration leadingFor() {
-    return leading ? Duration.ofNanos(System.nanoTime() - leadingSinceNs) : Duration.ZERO;
+    return leading ? Duration.ofNanos(ticker.nanos() - leadingSinceNs) : Duration.ZERO;
   }
 }

@@ -93,7 +93,7 @@ final class Dispatcher implements Runnable {
     this.feed = new WindowFeed(ctx, table);
     this.ledger =
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
-    this.stats = new PublishedStats(table, ledger, feed);
+    this.stats = new PublishedStats(table, ledger, feed, ctx.clock().ticker());
     applyOptions(ctx.options());
   }
 
@@ -181,13 +181,14 @@ final class Dispatcher implements Runnable {
   @Override
   public void run() {
     inbox.ownedBy(Thread.currentThread());
+    LoopRunner runner = new LoopRunner(ctx.faults(), FaultHook.DISPATCHER);
     while (running) {
       try {
         FaultHook.check(FaultHook.DISPATCHER, ctx.queue());
         runInbox();
         long now = ctx.clock().nowNs();
         settlements.expire(now);
-        ledger.forgetDeparted(System.nanoTime());
+        ledger.forgetDeparted(ctx.clock().monoNs());
         table.unpark(now).forEach(feed::keep);
         feed.window().promoteDue(now);
         stats.publish();
@@ -197,17 +198,19 @@ final class Dispatcher implements Runnable {
             && table.firingBatches() < MAX_FIRING_BATCHES
             && feed.window().hasReady()
             && ledger.freeSlots() > 0
-            && rate.available(System.nanoTime()) > 0
+            && rate.available(ctx.clock().monoNs()) > 0
             && fireRound(now)) {
+          runner.ok();
           continue;
         }
         if (feed.pollerMayRead()) {
           poller.wake();
         }
         inbox.sleep(this, waitNs(now));
+        runner.ok();
       } catch (Throwable t) { // an Error too: this thread owns the queue's state; it must go on
-        ctx.faults().caught(FaultHook.DISPATCHER, t);
-        pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
+        // Firing pauses (backing off); the inbox is still served.
+        pausedUntilNs = ctx.clock().nowNs() + runner.failed(t);
       }
     }
     runInbox();
@@ -225,7 +228,7 @@ final class Dispatcher implements Runnable {
       wait = Math.min(wait, pausedUntilNs - now);
     }
     if (rate.limited() && feed.window().hasReady()) {
-      long untilToken = rate.waitNs(System.nanoTime());
+      long untilToken = rate.waitNs(ctx.clock().monoNs());
       if (untilToken > 0) {
         wait = Math.min(wait, untilToken);
       }
@@ -240,7 +243,7 @@ final class Dispatcher implements Runnable {
 
   /** Takes a batch of due events for free outlets and hands it to the firer; false if none. */
   private boolean fireRound(long now) {
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     int budget = Math.min(MAX_BATCH, Math.min(ledger.freeSlots(), rate.available(mono)));
     ledger.startRound();
     List<CachedEvent> events = new ArrayList<>(budget);
@@ -297,7 +300,7 @@ final class Dispatcher implements Runnable {
       return;
     }
     long now = b.firedAtNs;
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     Map<AttachedOutlet, List<Delivery>> out = new LinkedHashMap<>();
     int sent = 0;
     for (int i = 0; i < events.size(); i++) {
@@ -341,7 +344,7 @@ final class Dispatcher implements Runnable {
 
   /** The stream ended or broke: release what it held at once, not after ack_wait. */
   void onDetach(AttachedOutlet r, String why) {
-    if (!ledger.detach(r, System.nanoTime())) {
+    if (!ledger.detach(r, ctx.clock().monoNs())) {
       return;
     }
     settlements.detached(r, why);

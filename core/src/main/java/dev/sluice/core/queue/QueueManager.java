@@ -68,7 +68,7 @@ public final class QueueManager {
             clock,
             new QueueMetrics(registry, shard, table.name()),
             TenantLimits.of(table.options(), table.name(), tenantOverrides),
-            new LoopFaults(registry, shard, table.name()));
+            new LoopFaults(registry, shard, table.name(), clock.ticker()));
     this.maintenance = maintenance;
     store.onBadRow(new BadRows(ctx));
     this.dispatcher = new Dispatcher(ctx, forgetDelay.toNanos());
@@ -395,20 +395,20 @@ public final class QueueManager {
       return;
     }
     stopped = true;
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long drainUntil = System.nanoTime() + timeout.toNanos() / 2;
+    long deadline = ctx.clock().monoNs() + timeout.toNanos();
+    long drainUntil = ctx.clock().monoNs() + timeout.toNanos() / 2;
     poller.stop();
     purger.stop();
     purgeTask.cancel(false);
     dispatcher.post(dispatcher::onStopDispatching);
-    while (dispatcher.inFlightCount() > 0 && System.nanoTime() < drainUntil) {
+    while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < drainUntil) {
       pause(20);
     }
     if (dispatcher.inFlightCount() > 0) {
       log.info(
           "{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
       dispatcher.post(() -> dispatcher.onReleaseAll("manager stopping"));
-      while (dispatcher.inFlightCount() > 0 && System.nanoTime() < deadline) {
+      while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < deadline) {
         pause(20);
       }
     }
@@ -434,7 +434,7 @@ public final class QueueManager {
     purgeTask.cancel(false);
     dispatcher.post(dispatcher::onStopDispatching);
     acks.stop();
-    stopThreads(System.nanoTime() + 2_000_000_000L);
+    stopThreads(ctx.clock().monoNs() + 2_000_000_000L);
     // The events receivers hold stay fired, for them to ack; their credits on each stream come
     // back, since this queue will never settle them. Only once no thread of ours runs: the
     // dispatcher's state is then this thread's.
@@ -461,7 +461,7 @@ public final class QueueManager {
     dispatcher.stop();
     firer.stop();
     for (Thread t : threads) {
-      long left = Math.max(100, (deadline - System.nanoTime()) / 1_000_000);
+      long left = Math.max(100, (deadline - ctx.clock().monoNs()) / 1_000_000);
       try {
         t.join(left);
       } catch (InterruptedException e) {
