@@ -4,6 +4,7 @@ import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.outlet.Settled;
+import dev.sluice.core.queue.Backoff;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.RetryPolicy;
 import dev.sluice.db.store.CasOutcome;
@@ -135,7 +136,7 @@ final class DirectAcks {
     } catch (RuntimeException e) {
       // A release that half applied is harmless to redo: each row is a CAS on its epoch, and a
       // row already changed answers STALE.
-      long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
+      long pauseMs = TimeUnit.NANOSECONDS.toMillis(Backoff.DB_RETRY.delayNs(failures + 1));
       log.warn(
           "shard {}: applying {} acks, {} nacks and {} releases of {} on queue {} directly failed"
               + " ({} in a row), retrying in {} ms: {}",

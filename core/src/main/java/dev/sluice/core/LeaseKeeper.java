@@ -1,5 +1,8 @@
 package dev.sluice.core;
 
+import dev.sluice.core.queue.LoopFaults;
+import dev.sluice.core.queue.LoopRunner;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.store.LeaseStore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -68,6 +71,11 @@ final class LeaseKeeper implements Runnable {
   private final Leadership leadership;
   private final long ttlNs;
   private final long renewNs;
+  private final Ticker ticker;
+
+  /** Counts and logs a failed round; no backoff: the lease is tried every renew period. */
+  private final LoopRunner runner;
+
   private volatile boolean running = true;
   private volatile boolean leader;
 
@@ -101,7 +109,9 @@ final class LeaseKeeper implements Runnable {
       LeaseBalancer balancer,
       Leadership leadership,
       long ttlNs,
-      long renewNs) {
+      long renewNs,
+      Ticker ticker,
+      LoopFaults faults) {
     this.shard = shard;
     this.managerId = managerId;
     this.instance = instance;
@@ -110,6 +120,8 @@ final class LeaseKeeper implements Runnable {
     this.leadership = leadership;
     this.ttlNs = ttlNs;
     this.renewNs = renewNs;
+    this.ticker = ticker;
+    this.runner = new LoopRunner(faults, "lease");
   }
 
   boolean leader() {
@@ -149,9 +161,9 @@ final class LeaseKeeper implements Runnable {
   @Override
   public void run() {
     while (running) {
-      long t0 = System.nanoTime();
+      long t0 = ticker.nanos();
       tick();
-      long left = renewNs - (System.nanoTime() - t0);
+      long left = renewNs - (ticker.nanos() - t0);
       synchronized (sleeper) {
         if (running && left > 0 && giveUp == null && fencedOff == null) {
           try {
@@ -179,7 +191,7 @@ final class LeaseKeeper implements Runnable {
       if (leader && fault != null) {
         leader = false;
         balancer.released();
-        holdOffUntilMono = System.nanoTime() + HOLD_OFF_TTLS * ttlNs;
+        holdOffUntilMono = ticker.nanos() + HOLD_OFF_TTLS * ttlNs;
         log.error("shard {}: giving the lease up: {}", shard, fault);
         leadership.halt(fault);
         leadership.stopLeading(fault);
@@ -195,7 +207,7 @@ final class LeaseKeeper implements Runnable {
         lose("the primary is read-only (demoted?)");
         return;
       }
-      long mono = System.nanoTime();
+      long mono = ticker.nanos();
       if (mono - lastHeartbeatMono >= ttlNs / 3) {
         // Often enough to count as live within a TTL; not every round (idle queries add up).
         LeaseStore.Heartbeat hb = store.heartbeat(managerId, instance, ttlNs);
@@ -233,14 +245,14 @@ final class LeaseKeeper implements Runnable {
           log.info("shard {}: lease given up to rebalance (quota {})", shard, balancer.quota());
           return;
         }
-        long before = System.nanoTime();
+        long before = ticker.nanos();
         if (!store.renew(shard, managerId, ttlNs)) {
           lose("the lease expired and another manager took it");
         } else {
           lastRenewedMono = before;
         }
-      } else if (System.nanoTime() - holdOffUntilMono >= 0 && balancer.reserve()) {
-        long before = System.nanoTime();
+      } else if (ticker.nanos() - holdOffUntilMono >= 0 && balancer.reserve()) {
+        long before = ticker.nanos();
         LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
         if (l.held()) {
           leader = true;
@@ -254,12 +266,10 @@ final class LeaseKeeper implements Runnable {
           }
         }
       }
-    } catch (RuntimeException e) {
-      log.warn("shard {}: lease round failed: {}", shard, e.toString());
-    } catch (Throwable t) { // an Error: this thread must go on, or the lease is held by no one
-      log.error("shard {}: lease round failed: {}", shard, t.toString(), t);
+    } catch (Throwable t) { // an Error too: this thread must go on, or the lease is held by no one
+      runner.failed(t);
     }
-    if (leader && System.nanoTime() - lastRenewedMono > ttlNs - renewNs) {
+    if (leader && ticker.nanos() - lastRenewedMono > ttlNs - renewNs) {
       lose("could not renew the lease in time");
     }
   }

@@ -5,6 +5,7 @@ import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
@@ -34,13 +35,21 @@ public final class QueueEngine {
   private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
 
   public QueueEngine(EngineConfig config, Clock clock, MeterRegistry registry) {
+    this(config, clock, Ticker.SYSTEM, registry);
+  }
+
+  /**
+   * @param clock the host's wall clock (read only until each shard's database clock is measured)
+   * @param ticker monotonic time for every pause, deadline and age (a test may move it by hand)
+   */
+  public QueueEngine(EngineConfig config, Clock clock, Ticker ticker, MeterRegistry registry) {
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
     // This process among any others started with the same manager id (see LeaseKeeper).
     String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
     for (ShardConfig s : config.shards()) {
       shards.add(
           new ShardManager(
-              s, config, clock, registry, subscriptions, listeners, balancer, instance));
+              s, config, clock, ticker, registry, subscriptions, listeners, balancer, instance));
     }
   }
 

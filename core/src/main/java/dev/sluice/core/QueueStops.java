@@ -1,6 +1,7 @@
 package dev.sluice.core;
 
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.store.EventStore;
 import java.time.Duration;
 import java.util.Collection;
@@ -25,7 +26,10 @@ final class QueueStops {
    * {@link #ABANDON_WAIT} in all, so that N queues step down in about the time of one.
    */
   static void abandon(
-      List<QueueManager> queues, Function<QueueManager, EventStore> unfenced, String why) {
+      List<QueueManager> queues,
+      Function<QueueManager, EventStore> unfenced,
+      String why,
+      Ticker ticker) {
     List<QueueManager> stopping =
         queues.stream()
             .filter(
@@ -34,7 +38,7 @@ final class QueueStops {
                   return q.abandon(why);
                 })
             .toList();
-    long deadline = System.nanoTime() + ABANDON_WAIT.toNanos();
+    long deadline = ticker.nanos() + ABANDON_WAIT.toNanos();
     for (QueueManager q : stopping) {
       q.awaitAbandoned(deadline);
     }

@@ -98,7 +98,7 @@ final class ServedQueues {
   synchronized void lead(LeaderTerm next, Collection<QueueTable> tables) {
     term = next;
     leading = true;
-    leadingSinceNs = System.nanoTime();
+    leadingSinceNs = pool.ticker().nanos();
     for (QueueTable t : tables) {
       if (!queues.containsKey(t.name())) {
         start(t);
@@ -212,6 +212,6 @@ final class ServedQueues {
 
   /** For tests and status: how long this process has led the shard, or zero. */
   Duration leadingFor() {
-    return leading ? Duration.ofNanos(System.nanoTime() - leadingSinceNs) : Duration.ZERO;
+    return leading ? Duration.ofNanos(pool.ticker().nanos() - leadingSinceNs) : Duration.ZERO;
   }
 }

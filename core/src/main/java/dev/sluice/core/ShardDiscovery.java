@@ -1,6 +1,7 @@
 package dev.sluice.core;
 
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.queue.LoopRunner;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
@@ -46,6 +47,9 @@ final class ShardDiscovery {
   private final ServedQueues served;
   private final Counter configErrors;
 
+  /** A failed discovery round, counted and logged (under {@link #discovering}). */
+  private final LoopRunner runner;
+
   /** Valid queue tables found by the last discovery, served or not. */
   private final Map<String, QueueTable> discovered = new ConcurrentHashMap<>();
 
@@ -78,6 +82,7 @@ final class ShardDiscovery {
     this.listeners = listeners;
     this.pool = pool;
     this.served = served;
+    this.runner = new LoopRunner(pool.faults(), "discovery");
     this.configErrors = registry.counter("sluice.queue.config.errors", "shard", config.name());
     registry.gauge("sluice.queues.disabled", Tags.of("shard", config.name()), disabled, Map::size);
   }
@@ -162,10 +167,8 @@ final class ShardDiscovery {
             }
           }
         }
-      } catch (RuntimeException e) {
-        log.warn("shard {}: discovery failed, will retry: {}", config.name(), e.toString());
       } catch (Throwable t) { // an Error would cancel the scheduled discovery for good
-        log.error("shard {}: discovery failed, will retry: {}", config.name(), t.toString(), t);
+        runner.failed(t); // counted and logged; the schedule runs the next round
       }
     }
   }
@@ -271,7 +274,7 @@ final class ShardDiscovery {
   private void disable(String table, String problem, Retired retired) {
     discovered.remove(table);
     String before = disabled.put(table, problem);
-    long now = System.nanoTime();
+    long now = pool.ticker().nanos();
     Long last = lastLogged.get(table);
     boolean changed = !problem.equals(before);
     if (changed) {

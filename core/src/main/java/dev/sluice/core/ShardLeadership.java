@@ -70,7 +70,9 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
               balancer,
               this,
               manager.leaseTtl().toNanos(),
-              manager.leaseRenew().toNanos());
+              manager.leaseRenew().toNanos(),
+              pool.ticker(),
+              pool.faults());
       keeperThread = new Thread(keeper, "sluice-" + config.name() + "-lease");
       keeperThread.setDaemon(true);
       keeperThread.setUncaughtExceptionHandler(
@@ -135,7 +137,8 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
   @Override
   public void stopLeading(String why) {
     List<QueueManager> taken = served.stepDown();
-    QueueStops.abandon(taken, q -> pool.unfenced(q.table()), "shard " + config.name() + ": " + why);
+    QueueStops.abandon(
+        taken, q -> pool.unfenced(q.table()), "shard " + config.name() + ": " + why, pool.ticker());
   }
 
   /**

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.DbClock;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -54,6 +55,7 @@ public final class ShardManager {
       ShardConfig config,
       EngineConfig manager,
       Clock clock,
+      Ticker ticker,
       MeterRegistry registry,
       Subscriptions subscriptions,
       List<QueueListener> listeners,
@@ -61,7 +63,7 @@ public final class ShardManager {
       String instance) {
     this.config = config;
     this.manager = manager;
-    this.pool = new ShardPool(config, clock, registry);
+    this.pool = new ShardPool(config, clock, ticker, registry);
     this.health = new ShardHealth(config.name(), registry);
     this.served = new ServedQueues(config, manager, registry, subscriptions, listeners, pool);
     this.discovery = new ShardDiscovery(config, manager, registry, listeners, pool, served);

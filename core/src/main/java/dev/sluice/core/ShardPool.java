@@ -4,6 +4,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.DbClock;
+import dev.sluice.core.queue.LoopFaults;
+import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
@@ -28,7 +30,11 @@ final class ShardPool {
 
   private final ShardConfig config;
   private final Clock clock;
+  private final Ticker ticker;
   private final MeterRegistry registry;
+
+  /** Counts and logs the errors of the shard's own loops (the lease keeper, discovery). */
+  private final LoopFaults faults;
 
   private volatile HikariDataSource dataSource;
   private volatile DbClock dbClock;
@@ -36,10 +42,12 @@ final class ShardPool {
   private volatile QueueControl control;
   private volatile ScheduledExecutorService maintenance;
 
-  ShardPool(ShardConfig config, Clock clock, MeterRegistry registry) {
+  ShardPool(ShardConfig config, Clock clock, Ticker ticker, MeterRegistry registry) {
     this.config = config;
     this.clock = clock;
+    this.ticker = ticker;
     this.registry = registry;
+    this.faults = LoopFaults.ofShard(registry, config.name(), ticker);
   }
 
   void open() {
@@ -51,7 +59,7 @@ final class ShardPool {
             config.password(),
             config.poolSize(),
             new MicrometerMetricsTrackerFactory(registry));
-    dbClock = new DbClock(clock);
+    dbClock = new DbClock(clock, ticker);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);
     maintenance =
@@ -65,6 +73,15 @@ final class ShardPool {
 
   HikariDataSource dataSource() {
     return dataSource;
+  }
+
+  /** Monotonic time for the shard's own pauses, deadlines and ages. */
+  Ticker ticker() {
+    return ticker;
+  }
+
+  LoopFaults faults() {
+    return faults;
   }
 
   DbClock clock() {

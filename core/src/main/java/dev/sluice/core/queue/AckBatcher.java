@@ -46,7 +46,7 @@ final class AckBatcher implements Runnable {
   /** The least time between the starts of two writes. */
   static final long MIN_WRITE_GAP_NS = TimeUnit.MILLISECONDS.toNanos(2);
 
-  /** When the last write started (System.nanoTime; the batcher's thread only). */
+  /** When the last write started (monotonic ns; the batcher's thread only). */
   private long lastWriteMono = Long.MIN_VALUE / 2;
 
   private final QueueContext ctx;
@@ -55,7 +55,7 @@ final class AckBatcher implements Runnable {
   private final Inbox dispatcher;
 
   private final LinkedBlockingQueue<Completion> queue = new LinkedBlockingQueue<>();
-  private final StuckRows stuck = new StuckRows();
+  private final StuckRows stuck;
   private final BadRows badRows;
   private volatile boolean running = true;
 
@@ -63,6 +63,7 @@ final class AckBatcher implements Runnable {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.badRows = new BadRows(ctx);
+    this.stuck = new StuckRows(ctx.clock().ticker());
   }
 
   void submit(Completion c) {
@@ -80,35 +81,8 @@ final class AckBatcher implements Runnable {
 
   @Override
   public void run() {
-    List<Completion> batch = new ArrayList<>();
-    while (running || !queue.isEmpty()) {
-      try {
-        FaultHook.check(FaultHook.ACKS, ctx.queue());
-        retryStuck();
-        Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
-        if (first == null) {
-          continue;
-        }
-        long wait = lastWriteMono + MIN_WRITE_GAP_NS - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        }
-        batch.clear();
-        batch.add(first);
-        queue.drainTo(batch, MAX_BATCH - 1);
-        lastWriteMono = System.nanoTime();
-        ctx.metrics().ackBatch.record(batch.size());
-        write(List.copyOf(batch));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      } catch (Throwable t) { // an Error too; what the batch held comes back after its deadline
-        ctx.faults().caught(FaultHook.ACKS, t);
-        if (!LoopFaults.pause(100)) {
-          break;
-        }
-      }
-    }
+    // A pass that fails (an Error too): what its batch held comes back after its deadline.
+    new LoopRunner(ctx.faults(), FaultHook.ACKS).run(() -> running || !queue.isEmpty(), this::pass);
     if (stuck.size() > 0) {
       log.warn(
           "{}: {} acks/releases that failed on their own rows not written at shutdown; their"
@@ -116,6 +90,25 @@ final class AckBatcher implements Runnable {
           ctx.where(),
           stuck.size());
     }
+  }
+
+  private void pass() throws InterruptedException {
+    FaultHook.check(FaultHook.ACKS, ctx.queue());
+    retryStuck();
+    Completion first = queue.poll(100, TimeUnit.MILLISECONDS);
+    if (first == null) {
+      return;
+    }
+    long wait = lastWriteMono + MIN_WRITE_GAP_NS - ctx.clock().monoNs();
+    if (wait > 0) {
+      LockSupport.parkNanos(wait);
+    }
+    List<Completion> batch = new ArrayList<>();
+    batch.add(first);
+    queue.drainTo(batch, MAX_BATCH - 1);
+    lastWriteMono = ctx.clock().monoNs();
+    ctx.metrics().ackBatch.record(batch.size());
+    write(List.copyOf(batch));
   }
 
   /** Writes {@code batch} and answers for it (the batcher's thread; tests drive it). */
@@ -136,7 +129,7 @@ final class AckBatcher implements Runnable {
     }
     List<Completion> done = new ArrayList<>(batch.size());
     List<CasOutcome> outcomes = new ArrayList<>(batch.size());
-    long pauseMs = 50;
+    int tries = 0;
     while (!todo.isEmpty()) {
       List<Completion> part = todo.peek();
       EventStore store = ctx.store();
@@ -175,14 +168,14 @@ final class AckBatcher implements Runnable {
           }
           continue;
         }
+        long pauseNs = Backoff.DB_RETRY.delayNs(++tries);
         log.warn(
             "{}: writing {} acks/releases failed, retrying in {} ms: {}",
             ctx.where(),
             part.size(),
-            pauseMs,
+            TimeUnit.NANOSECONDS.toMillis(pauseNs),
             e.toString());
-        Thread.sleep(pauseMs);
-        pauseMs = Math.min(2_000, pauseMs * 2);
+        TimeUnit.NANOSECONDS.sleep(pauseNs);
       }
     }
     answer(done, outcomes);

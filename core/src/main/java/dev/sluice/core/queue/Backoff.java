@@ -10,6 +10,14 @@ import java.util.concurrent.TimeUnit;
  * [min, max] — bounded so that a retry is never pushed out for days.
  */
 public final class Backoff {
+  /**
+   * The one backoff of core's own retries: a worker loop's next pass after an error ({@link
+   * LoopRunner}), a write of acks the database refused, a direct ack applied with no queue manager.
+   * 50 ms after the first failure, doubling to 5 s, with jitter (so a shard's many queues do not
+   * retry a restarted database in step).
+   */
+  public static final Backoff DB_RETRY = new Backoff(Duration.ofMillis(50), Duration.ofSeconds(5));
+
   private final long minNs;
   private final long maxNs;
 

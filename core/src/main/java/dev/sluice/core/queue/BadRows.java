@@ -21,7 +21,7 @@ final class BadRows implements BadRowListener {
 
   private final QueueContext ctx;
   private long unwarned;
-  private long nextWarnMono = System.nanoTime();
+  private long nextWarnMono = Long.MIN_VALUE / 2;
 
   BadRows(QueueContext ctx) {
     this.ctx = ctx;
@@ -32,7 +32,7 @@ final class BadRows implements BadRowListener {
     ctx.metrics().badRows(reason).increment();
     long more;
     synchronized (this) {
-      long mono = System.nanoTime();
+      long mono = ctx.clock().monoNs();
       if (mono - nextWarnMono < 0) {
         unwarned++;
         return;

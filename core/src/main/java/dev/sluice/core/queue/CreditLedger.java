@@ -37,7 +37,9 @@ final class CreditLedger {
       QueueContext ctx, long forgetDelayNs, Predicate<String> inWindow, IntSupplier unsettled) {
     dev.sluice.db.QueueOptions o = ctx.options();
     this.receivers = new ReceiverPool(o.maxReceiversPerTenant(), o.classShares(), forgetDelayNs);
-    this.tenants = new TenantCredits(ctx.tenantLimits(), o.fair(), o.tenantReserve(), inWindow);
+    this.tenants =
+        new TenantCredits(
+            ctx.tenantLimits(), o.fair(), o.tenantReserve(), inWindow, ctx.clock().ticker());
     this.unsettled = unsettled;
     this.maxConcurrency = o.maxConcurrency();
   }

@@ -5,7 +5,8 @@ import java.time.Instant;
 import java.util.function.LongSupplier;
 
 /**
- * The shard database's clock as seen from this manager. The database clock is the reference for
+ * The shard database's clock as seen from this manager, and the manager's one clock: its {@link
+ * #ticker} measures elapsed time for every part of core. The database clock is the reference for
  * {@code time_next} (so a manager whose host clock is skewed still never fires early), and elapsed
  * time is measured on the monotonic ticker: the estimate is the server's time at the last {@link
  * #sync} plus the ticker's time since. The host's wall clock is used only before the first sync, so
@@ -24,23 +25,23 @@ public final class DbClock {
   private static final long SLOW_SYNC_NS = 1_000_000_000L;
 
   private final Clock wall;
-  private final LongSupplier ticker;
+  private final Ticker ticker;
 
   /** The server's time {@code serverNs} was read no later than ticker reading {@code tickNs}. */
   private record Anchor(long serverNs, long tickNs) {}
 
   private volatile Anchor anchor;
 
-  /** On the system's monotonic ticker ({@link System#nanoTime}). */
+  /** On the system's monotonic ticker ({@link Ticker#SYSTEM}). */
   public DbClock(Clock wall) {
-    this(wall, System::nanoTime);
+    this(wall, Ticker.SYSTEM);
   }
 
   /**
    * @param wall the host's clock, read only until the first sync
    * @param ticker monotonic nanoseconds (its origin is arbitrary)
    */
-  public DbClock(Clock wall, LongSupplier ticker) {
+  public DbClock(Clock wall, Ticker ticker) {
     this.wall = wall;
     this.ticker = ticker;
   }
@@ -51,14 +52,24 @@ public final class DbClock {
     if (a == null) {
       return wallNs();
     }
-    return a.serverNs + (ticker.getAsLong() - a.tickNs);
+    return a.serverNs + (ticker.nanos() - a.tickNs);
+  }
+
+  /** Monotonic now ({@link Ticker#nanos}): for pauses, deadlines and ages, never a time of day. */
+  public long monoNs() {
+    return ticker.nanos();
+  }
+
+  /** The monotonic ticker this clock measures elapsed time on. */
+  public Ticker ticker() {
+    return ticker;
   }
 
   /** Measures against {@code serverNow} (a read of the server clock). */
   public void sync(LongSupplier serverNow) {
-    long before = ticker.getAsLong();
+    long before = ticker.nanos();
     long server = serverNow.getAsLong();
-    long after = ticker.getAsLong();
+    long after = ticker.nanos();
     if (after - before > SLOW_SYNC_NS && anchor != null) {
       return; // a slow round trip gives a poor bound; keep the previous one
     }

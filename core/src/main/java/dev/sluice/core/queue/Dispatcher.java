@@ -103,7 +103,7 @@ final class Dispatcher implements Runnable {
     this.feed = new WindowFeed(ctx, table);
     this.ledger =
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
-    this.stats = new PublishedStats(table, ledger, feed);
+    this.stats = new PublishedStats(table, ledger, feed, ctx.clock().ticker());
     this.settlements = new Settlements(ctx, table, ledger, feed, ports.write());
     this.firing = new FiringBatches(ctx, table, ledger, feed, settlements, stats, ports.fire());
     applyOptions(ctx.options());
@@ -182,13 +182,14 @@ final class Dispatcher implements Runnable {
   @Override
   public void run() {
     inbox.ownedBy(Thread.currentThread());
+    LoopRunner runner = new LoopRunner(ctx.faults(), FaultHook.DISPATCHER);
     while (running) {
       try {
         FaultHook.check(FaultHook.DISPATCHER, ctx.queue());
         runInbox();
         long now = ctx.clock().nowNs();
         settlements.expire(now);
-        ledger.forgetDeparted(System.nanoTime());
+        ledger.forgetDeparted(ctx.clock().monoNs());
         table.unpark(now).forEach(feed::keep);
         feed.window().promoteDue(now);
         stats.publish();
@@ -198,17 +199,19 @@ final class Dispatcher implements Runnable {
             && table.firingBatches() < MAX_FIRING_BATCHES
             && feed.window().hasReady()
             && ledger.freeSlots() > 0
-            && rate.available(System.nanoTime()) > 0
+            && rate.available(ctx.clock().monoNs()) > 0
             && fireRound(now)) {
+          runner.ok();
           continue;
         }
         if (feed.pollerMayRead()) {
           ports.wakePoller().run();
         }
         inbox.sleep(this, waitNs(now));
+        runner.ok();
       } catch (Throwable t) { // an Error too: this thread owns the queue's state; it must go on
-        ctx.faults().caught(FaultHook.DISPATCHER, t);
-        pausedUntilNs = ctx.clock().nowNs() + ERROR_PAUSE_NS;
+        // Firing pauses (backing off); the inbox is still served.
+        pausedUntilNs = ctx.clock().nowNs() + runner.failed(t);
       }
     }
     runInbox();
@@ -226,7 +229,7 @@ final class Dispatcher implements Runnable {
       wait = Math.min(wait, pausedUntilNs - now);
     }
     if (rate.limited() && feed.window().hasReady()) {
-      long untilToken = rate.waitNs(System.nanoTime());
+      long untilToken = rate.waitNs(ctx.clock().monoNs());
       if (untilToken > 0) {
         wait = Math.min(wait, untilToken);
       }
@@ -260,7 +263,7 @@ final class Dispatcher implements Runnable {
       ledger.attach(a.outlet());
       stats.outletsChanged();
     } else if (command instanceof Detach d) {
-      if (ledger.detach(d.outlet(), System.nanoTime())) {
+      if (ledger.detach(d.outlet(), ctx.clock().monoNs())) {
         settlements.detached(d.outlet(), d.why());
         stats.outletsChanged();
       }
@@ -293,7 +296,7 @@ final class Dispatcher implements Runnable {
    * (dispatcher thread; tests drive it).
    */
   boolean fireRound(long now) {
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     int budget = Math.min(MAX_BATCH, Math.min(ledger.freeSlots(), rate.available(mono)));
     ledger.startRound();
     List<CachedEvent> events = new ArrayList<>(budget);

@@ -66,27 +66,21 @@ final class Firer implements Runnable {
 
   @Override
   public void run() {
-    while (running || !queue.isEmpty()) {
-      try {
-        FaultHook.check(FaultHook.FIRER, ctx.queue());
-        FireBatch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
-        if (b == null) {
-          continue;
-        }
-        List<FireBatch> group = new ArrayList<>();
-        group.add(b);
-        queue.drainTo(group);
-        fire(group);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (Throwable t) { // fire() hands every batch back itself; this is the loop's own fault
-        ctx.faults().caught(FaultHook.FIRER, t);
-        if (!LoopFaults.pause(100)) {
-          return;
-        }
-      }
+    // fire() hands every batch back itself; what the runner catches is the loop's own fault.
+    new LoopRunner(ctx.faults(), FaultHook.FIRER)
+        .run(() -> running || !queue.isEmpty(), this::pass);
+  }
+
+  private void pass() throws InterruptedException {
+    FaultHook.check(FaultHook.FIRER, ctx.queue());
+    FireBatch b = queue.poll(POLL_NS, TimeUnit.NANOSECONDS);
+    if (b == null) {
+      return;
     }
+    List<FireBatch> group = new ArrayList<>();
+    group.add(b);
+    queue.drainTo(group);
+    fire(group);
   }
 
   /** Fires {@code group} and hands each batch back (a firer thread; tests drive it). */

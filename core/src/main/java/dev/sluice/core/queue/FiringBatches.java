@@ -90,7 +90,7 @@ final class FiringBatches {
       return false;
     }
     long now = b.firedAtNs;
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     Map<AttachedOutlet, List<Delivery>> out = new LinkedHashMap<>();
     int sent = 0;
     for (int i = 0; i < events.size(); i++) {

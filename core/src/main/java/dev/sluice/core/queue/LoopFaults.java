@@ -48,12 +48,22 @@ public final class LoopFaults {
   private final String queue;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Long> stackLoggedMono = new ConcurrentHashMap<>();
+  private final Ticker ticker;
   private volatile Listener listener = NONE;
 
-  LoopFaults(MeterRegistry registry, String shard, String queue) {
+  LoopFaults(MeterRegistry registry, String shard, String queue, Ticker ticker) {
     this.registry = registry;
     this.shard = shard;
     this.queue = queue;
+    this.ticker = ticker;
+  }
+
+  /**
+   * The faults of a shard's own loops (the lease keeper, discovery): counted with an empty {@code
+   * queue} tag.
+   */
+  public static LoopFaults ofShard(MeterRegistry registry, String shard, Ticker ticker) {
+    return new LoopFaults(registry, shard, "", ticker);
   }
 
   void listen(Listener l) {
@@ -77,35 +87,30 @@ public final class LoopFaults {
    */
   void caught(String loop, Throwable t) {
     counter(loop).increment();
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     Long last = stackLoggedMono.get(loop);
     if (last == null || now - last >= STACK_EVERY_NS) {
       stackLoggedMono.put(loop, now);
       log.error(
-          "queue {} on shard {}: the {} loop failed, continuing after a pause: {}",
-          queue,
-          shard,
-          loop,
-          t.toString(),
-          t);
+          "{}: the {} loop failed, continuing after a pause: {}", where(), loop, t.toString(), t);
     } else {
-      log.warn(
-          "queue {} on shard {}: the {} loop failed again, continuing: {}",
-          queue,
-          shard,
-          loop,
-          t.toString());
+      log.warn("{}: the {} loop failed again, continuing: {}", where(), loop, t.toString());
     }
     if (!(t instanceof RuntimeException)) {
       try {
         listener.errorCaught(queue, loop, t);
       } catch (RuntimeException e) {
-        log.warn("queue {} on shard {}: fault listener failed: {}", queue, shard, e.toString());
+        log.warn("{}: fault listener failed: {}", where(), e.toString());
       }
     }
     if (t instanceof FaultHook.InjectedFault f && f.fatal()) {
       throw f;
     }
+  }
+
+  /** "queue X on shard Y", or "shard Y" for the shard's own loops. */
+  private String where() {
+    return queue.isEmpty() ? "shard " + shard : "queue " + queue + " on shard " + shard;
   }
 
   /** The uncaught-exception handler of every worker thread of the queue. */

@@ -33,12 +33,12 @@ final class PolledEvents {
   /** Too-deep rows read since the last warning. */
   private long tooDeepUnwarned;
 
-  private long nextWarnMono = System.nanoTime();
+  private long nextWarnMono = Long.MIN_VALUE / 2;
 
   /** Too-large rows made dead since the last warning. */
   private long tooLargeUnwarned;
 
-  private long nextTooLargeWarnMono = System.nanoTime();
+  private long nextTooLargeWarnMono = Long.MIN_VALUE / 2;
 
   PolledEvents(QueueContext ctx, LongConsumer rowSizes) {
     this.ctx = ctx;
@@ -116,7 +116,7 @@ final class PolledEvents {
     ctx.metrics().tooLarge.increment(dead);
     ctx.metrics().dead.increment(dead);
     tooLargeUnwarned += dead;
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     if (dead == 0 || mono - nextTooLargeWarnMono < 0) {
       return;
     }
@@ -161,7 +161,7 @@ final class PolledEvents {
   private void tooDeep(EventRow row, String actor, int depth, int max) {
     ctx.metrics().actorTooDeep.increment();
     tooDeepUnwarned++;
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     if (mono - nextWarnMono < 0) {
       return;
     }

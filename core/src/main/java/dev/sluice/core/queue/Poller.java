@@ -75,7 +75,6 @@ final class Poller implements Runnable {
   private long sweepStartedMono;
   private static final long SWEEP_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
   private long lastCollect = Long.MIN_VALUE / 2;
-  private int failures;
 
   /** How long to wait before the next round; see {@link #pollOnce}. */
   private long nextWaitNs;
@@ -145,46 +144,22 @@ final class Poller implements Runnable {
 
   @Override
   public void run() {
-    while (running) {
-      try {
-        FaultHook.check(FaultHook.POLLER, ctx.queue());
-        long started = System.nanoTime();
-        pollOnce();
-        failures = 0;
-        // The pace runs from the start of one pass to the start of the next: a slow pass (a
-        // per-tenant round, a busy database) is not followed by a full pause as well.
-        long pause = Math.max(MIN_WAIT_NS, nextWaitNs - (System.nanoTime() - started));
-        waiter.await(pause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (RuntimeException e) {
-        failures++;
-        ctx.metrics().dbErrors.increment();
-        if (!(e instanceof org.jooq.exception.DataAccessException)) {
-          ctx.faults().caught(FaultHook.POLLER, e);
-        }
-        long pauseMs = Math.min(5_000, 100L << Math.min(failures, 6));
-        log.warn(
-            "{}: poll failed ({} in a row), retrying in {} ms: {}",
-            ctx.where(),
-            failures,
-            pauseMs,
-            e.toString());
-        try {
-          waiter.await(TimeUnit.MILLISECONDS.toNanos(pauseMs));
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      } catch (Throwable t) { // an Error (out of memory, say): the loop must not die of it
-        failures++;
-        ctx.faults().caught(FaultHook.POLLER, t);
-        if (!LoopFaults.pause(Math.min(5_000, 100L << Math.min(failures, 6)))) {
-          return;
-        }
-      }
+    new LoopRunner(ctx.faults(), FaultHook.POLLER).run(() -> running, this::pass);
+  }
+
+  private void pass() throws InterruptedException {
+    FaultHook.check(FaultHook.POLLER, ctx.queue());
+    long started = ctx.clock().monoNs();
+    try {
+      pollOnce();
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      throw e;
     }
+    // The pace runs from the start of one pass to the start of the next: a slow pass (a
+    // per-tenant round, a busy database) is not followed by a full pause as well.
+    long pause = Math.max(MIN_WAIT_NS, nextWaitNs - (ctx.clock().monoNs() - started));
+    waiter.await(pause);
   }
 
   /** One page of the sweep over all tenants. */
@@ -194,7 +169,7 @@ final class Poller implements Runnable {
     }
     long due = ctx.clock().nowNs() + lookahead();
     long seq = feed.settledSeq();
-    long t0 = System.nanoTime();
+    long t0 = ctx.clock().monoNs();
     int lim;
     List<EventRow> rows;
     boolean continued = cursor != null;
@@ -208,7 +183,7 @@ final class Poller implements Runnable {
       lim = Math.max(1, feed.cacheRoom());
       rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
     }
-    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     boolean full = rows.size() >= lim;
     lastGlobalFull = full;
     if (full) {
@@ -233,7 +208,7 @@ final class Poller implements Runnable {
    */
   private void recentPoll() {
     int room = feed.cacheRoom();
-    long t0 = System.nanoTime();
+    long t0 = ctx.clock().monoNs();
     // Polls less than half the range apart overlap: together they saw every row in it.
     boolean covered = t0 - lastRecentMono < RECENT_NS / 2;
     if (room <= 0) {
@@ -245,7 +220,7 @@ final class Poller implements Runnable {
     int lim = Math.min(room, 1000);
     List<EventRow> rows =
         ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
-    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     lastRecentMono = t0;
     rounds.recentPolled(covered && rows.size() < lim, rows, t0);
     if (!rows.isEmpty()) {
@@ -277,7 +252,7 @@ final class Poller implements Runnable {
     // ones the pause grows with the quiet time — a quarter of it — up to poll_interval. An event
     // after a quiet gap waits at most about a quarter of that gap, polls during a gap grow only
     // with its logarithm, and an idle queue costs its few queries a second.
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     if (foundRows) {
       lastFoundMono = mono;
     }
@@ -289,7 +264,7 @@ final class Poller implements Runnable {
   }
 
   private void pollRound() {
-    long mono = System.nanoTime();
+    long mono = ctx.clock().monoNs();
     if (mono - lastSync >= SYNC_EVERY_NS || !ctx.clock().synced()) {
       ctx.clock().sync(ctx.store()::serverTimeNs);
       lastSync = mono;

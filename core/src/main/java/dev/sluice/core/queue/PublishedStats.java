@@ -19,6 +19,7 @@ final class PublishedStats {
   private final InFlightTable table;
   private final CreditLedger ledger;
   private final WindowFeed feed;
+  private final Ticker ticker;
 
   private volatile int inFlightCount;
   private volatile int receiverCount;
@@ -28,8 +29,9 @@ final class PublishedStats {
   /** When the per-tenant figures were last rebuilt (dispatcher thread). */
   private long tenantPublishedNs;
 
-  PublishedStats(InFlightTable table, CreditLedger ledger, WindowFeed feed) {
+  PublishedStats(InFlightTable table, CreditLedger ledger, WindowFeed feed, Ticker ticker) {
     this.table = table;
+    this.ticker = ticker;
     this.ledger = ledger;
     this.feed = feed;
   }
@@ -49,7 +51,7 @@ final class PublishedStats {
    * and per-outlet figures when due (dispatcher thread).
    */
   void publish() {
-    long mono = System.nanoTime();
+    long mono = ticker.nanos();
     feed.publish(mono);
     inFlightCount = table.count();
     receiverCount = ledger.outletCount();

@@ -16,11 +16,13 @@ final class Purger implements Runnable {
   static final int BATCH = 1000;
 
   private final QueueContext ctx;
+  private final LoopRunner runner;
   private volatile boolean running = true;
   private volatile ScheduledFuture<?> task;
 
   Purger(QueueContext ctx) {
     this.ctx = ctx;
+    this.runner = new LoopRunner(ctx.faults(), FaultHook.PURGER);
   }
 
   /** Runs every tenth of purge_after (between 1 s and 1 min) on {@code maintenance}. */
@@ -40,27 +42,29 @@ final class Purger implements Runnable {
   @Override
   public void run() {
     try {
-      FaultHook.check(FaultHook.PURGER, ctx.queue());
-      long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
-      long total = 0;
-      int n;
+      runner.once(this::pass); // counted and logged; the schedule runs it again at its next turn
+    } catch (FaultHook.InjectedFault fatal) { // an Error would cancel the scheduled purge for good
+      ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
+    }
+  }
+
+  private void pass() {
+    FaultHook.check(FaultHook.PURGER, ctx.queue());
+    long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
+    long total = 0;
+    int n;
+    try {
       do {
         n = ctx.store().purge(cutoff, BATCH);
         total += n;
       } while (n == BATCH && running);
-      if (total > 0) {
-        ctx.metrics().purged.increment(total);
-        log.debug("{}: purged {} settled events", ctx.where(), total);
-      }
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
-      log.warn("{}: purge failed, will try again: {}", ctx.where(), e.toString());
-    } catch (Throwable t) { // an Error would cancel the scheduled purge for good
-      try {
-        ctx.faults().caught(FaultHook.PURGER, t);
-      } catch (FaultHook.InjectedFault fatal) {
-        ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
-      }
+      throw e;
+    }
+    if (total > 0) {
+      ctx.metrics().purged.increment(total);
+      log.debug("{}: purged {} settled events", ctx.where(), total);
     }
   }
 }

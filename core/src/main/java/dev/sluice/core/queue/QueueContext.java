@@ -39,7 +39,7 @@ final class QueueContext {
         clock,
         metrics,
         tenantLimits,
-        new LoopFaults(metrics.registry(), shard, table.name()));
+        new LoopFaults(metrics.registry(), shard, table.name(), clock.ticker()));
   }
 
   QueueContext(

@@ -66,12 +66,12 @@ public final class QueueManager {
             clock,
             new QueueMetrics(registry, shard, table.name()),
             TenantLimits.of(table.options(), table.name(), tenantOverrides),
-            new LoopFaults(registry, shard, table.name()));
+            new LoopFaults(registry, shard, table.name(), clock.ticker()));
     this.maintenance = maintenance;
     store.onBadRow(new BadRows(ctx));
     this.acks = new AckBatcher(ctx, inbox);
     this.firer = new Firer(ctx, inbox);
-    Waiter pollerWake = new Waiter();
+    Waiter pollerWake = new Waiter(ctx.clock().ticker());
     this.dispatcher =
         new Dispatcher(
             ctx,
@@ -318,19 +318,19 @@ public final class QueueManager {
       return;
     }
     stopped = true;
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long drainUntil = System.nanoTime() + timeout.toNanos() / 2;
+    long deadline = ctx.clock().monoNs() + timeout.toNanos();
+    long drainUntil = ctx.clock().monoNs() + timeout.toNanos() / 2;
     poller.stop();
     purger.stop();
     inbox.post(new StopSending());
-    while (dispatcher.inFlightCount() > 0 && System.nanoTime() < drainUntil) {
+    while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < drainUntil) {
       pause(20);
     }
     if (dispatcher.inFlightCount() > 0) {
       log.info(
           "{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
       inbox.post(new ReleaseAll("manager stopping"));
-      while (dispatcher.inFlightCount() > 0 && System.nanoTime() < deadline) {
+      while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < deadline) {
         pause(20);
       }
     }

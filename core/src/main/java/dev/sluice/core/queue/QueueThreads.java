@@ -51,12 +51,12 @@ final class QueueThreads {
   }
 
   /**
-   * Waits for each thread to end, until {@code deadline} (System.nanoTime) at the latest, giving
-   * each at least {@code minMs}.
+   * Waits for each thread to end, until {@code deadline} (the queue clock's monotonic ns) at the
+   * latest, giving each at least {@code minMs}.
    */
   void join(long deadline, long minMs) {
     for (Thread t : threads) {
-      long left = Math.max(minMs, (deadline - System.nanoTime()) / 1_000_000);
+      long left = Math.max(minMs, (deadline - ctx.clock().monoNs()) / 1_000_000);
       try {
         t.join(left);
       } catch (InterruptedException e) {

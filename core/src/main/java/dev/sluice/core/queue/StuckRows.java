@@ -21,7 +21,7 @@ final class StuckRows {
   /** The least time between two tries of one row, whatever the queue's min_backoff. */
   static final long MIN_DELAY_NS = TimeUnit.SECONDS.toNanos(1);
 
-  /** One row's write, the tries it failed so far and when to try it next (System.nanoTime). */
+  /** One row's write, the tries it failed so far and when to try it next (monotonic ns). */
   static final class Stuck {
     final Completion completion;
     int tries;
@@ -34,6 +34,11 @@ final class StuckRows {
   }
 
   private final List<Stuck> rows = new ArrayList<>();
+  private final Ticker ticker;
+
+  StuckRows(Ticker ticker) {
+    this.ticker = ticker;
+  }
 
   int size() {
     return rows.size();
@@ -61,7 +66,7 @@ final class StuckRows {
    * Keeps {@code s} for another try after {@code delayNs}, no try spent (the database was down).
    */
   void later(Stuck s, long delayNs) {
-    s.dueMono = System.nanoTime() + Math.max(MIN_DELAY_NS, delayNs);
+    s.dueMono = ticker.nanos() + Math.max(MIN_DELAY_NS, delayNs);
     if (!rows.contains(s)) {
       rows.add(s);
     }
@@ -70,7 +75,7 @@ final class StuckRows {
   /** Takes out the rows due for a try now. */
   List<Stuck> takeDue() {
     List<Stuck> due = new ArrayList<>();
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     for (Iterator<Stuck> it = rows.iterator(); it.hasNext(); ) {
       Stuck s = it.next();
       if (now - s.dueMono >= 0) {

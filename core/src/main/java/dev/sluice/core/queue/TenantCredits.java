@@ -59,6 +59,7 @@ final class TenantCredits {
   }
 
   private final Map<String, Account> accounts = new HashMap<>();
+  private final Ticker ticker;
 
   /** Credits held by all tenants. */
   private int held;
@@ -67,15 +68,17 @@ final class TenantCredits {
   private long lastLightArrivalMono = Long.MIN_VALUE / 2;
 
   TenantCredits(TenantLimits limits, boolean fair, int reservePercent) {
-    this(limits, fair, reservePercent, t -> false);
+    this(limits, fair, reservePercent, t -> false, Ticker.SYSTEM);
   }
 
   TenantCredits(
       TenantLimits limits,
       boolean fair,
       int reservePercent,
-      java.util.function.Predicate<String> inWindow) {
+      java.util.function.Predicate<String> inWindow,
+      Ticker ticker) {
     this.limits = limits;
+    this.ticker = ticker;
     this.inWindow = inWindow;
     this.fair = fair;
     this.reservePercent = reservePercent;
@@ -109,7 +112,7 @@ final class TenantCredits {
   }
 
   private boolean reserveStands() {
-    return System.nanoTime() - lastLightArrivalMono < RESERVE_HOLD_NS;
+    return ticker.nanos() - lastLightArrivalMono < RESERVE_HOLD_NS;
   }
 
   private Account account(String tenant) {
@@ -119,7 +122,7 @@ final class TenantCredits {
   void take(String tenant) {
     Account a = account(tenant);
     if (a.held == 0 && held > 0) {
-      lastLightArrivalMono = System.nanoTime();
+      lastLightArrivalMono = ticker.nanos();
     }
     a.held++;
     held++;
@@ -136,7 +139,7 @@ final class TenantCredits {
   /**
    * One of {@code tenant}'s events was fired and sent, {@code waitNs} after it came due.
    *
-   * @param mono when (System.nanoTime)
+   * @param mono when (monotonic ns)
    */
   void dispatched(String tenant, long waitNs, long mono) {
     Account a = account(tenant);

@@ -252,9 +252,9 @@ final class TenantRounds {
   /** One statement's reads; returns whether a tenant came back full (more on disk). */
   private boolean read(List<TenantRead> reads, long dueBeforeNs, int equal, long mono) {
     long seq = feed.settledSeq();
-    long t0 = System.nanoTime();
+    long t0 = ctx.clock().monoNs();
     List<EventRow> rows = ctx.store().pollTenants(reads, dueBeforeNs);
-    ctx.metrics().pollDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+    ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     Map<String, Integer> count = new HashMap<>();
     Map<String, PollPosition> last = new HashMap<>();
     for (EventRow r : rows) {

@@ -5,7 +5,12 @@ package dev.sluice.core.queue;
  * A wake that arrives while the loop is busy is remembered, so it is never lost.
  */
 final class Waiter {
+  private final Ticker ticker;
   private boolean woken;
+
+  Waiter(Ticker ticker) {
+    this.ticker = ticker;
+  }
 
   synchronized void wake() {
     woken = true;
@@ -14,9 +19,9 @@ final class Waiter {
 
   /** Waits up to {@code nanos}, or returns at once if woken since the last wait. */
   synchronized void await(long nanos) throws InterruptedException {
-    long deadline = System.nanoTime() + nanos;
+    long deadline = ticker.nanos() + nanos;
     while (!woken) {
-      long left = deadline - System.nanoTime();
+      long left = deadline - ticker.nanos();
       if (left <= 0) {
         break;
       }

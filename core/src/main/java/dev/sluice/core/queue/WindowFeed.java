@@ -122,14 +122,14 @@ final class WindowFeed {
       }
     }
     if (dueNews) {
-      lastDueNewsMono = System.nanoTime();
+      lastDueNewsMono = ctx.clock().monoNs();
     }
     if (p.global()) {
       lastPollCapped = capped;
     }
     table.forgetSettledUpTo(p.settledSeqAtStart());
     pollerHasMore |= p.full();
-    publishHeld(System.nanoTime());
+    publishHeld(ctx.clock().monoNs());
   }
 
   /**
@@ -163,7 +163,7 @@ final class WindowFeed {
     if (dropped > 0) {
       ctx.metrics().windowTrimmed.increment(dropped);
     }
-    publishHeld(System.nanoTime());
+    publishHeld(ctx.clock().monoNs());
   }
 
   /** Cancelled events leave the window, and are no longer held back if they were parked. */
@@ -290,7 +290,7 @@ final class WindowFeed {
     return lastPollCapped;
   }
 
-  /** When a poll last brought an event new to the window and already due (System.nanoTime). */
+  /** When a poll last brought an event new to the window and already due (monotonic ns). */
   long lastDueNewsMono() {
     return lastDueNewsMono;
   }

@@ -93,7 +93,7 @@ class DispatcherCommandsTest {
     Inbox inbox = new Inbox();
     List<FireBatch> toFire = new ArrayList<>();
     List<Completion> toWrite = new ArrayList<>();
-    Waiter pollerWake = new Waiter();
+    Waiter pollerWake = new Waiter(Ticker.SYSTEM);
     Dispatcher d =
         new Dispatcher(
             ctx, inbox, new Dispatcher.Ports(toFire::add, toWrite::add, pollerWake::wake));
