@@ -69,7 +69,8 @@ class PollerTest {
 
   /** The poller feeding {@code d}'s window and inbox. */
   static Poller poller(QueueContext ctx, Dispatcher d) {
-    return new Poller(ctx, d.feed(), d.inbox(), new Waiter(Ticker.SYSTEM), new RetryCollector(ctx, d.inbox()));
+    return new Poller(
+        ctx, d.feed(), d.inbox(), new Waiter(Ticker.SYSTEM), new RetryCollector(ctx, d.inbox()));
   }
 
   /** One pass of the poller, then the dispatcher takes in what it read. */
