@@ -72,7 +72,6 @@ final class Dispatcher implements Runnable {
   private final Inbox inbox = new Inbox();
 
   // --- owned by the dispatcher thread; the options changed in place by onOptions
-  private long ackWaitNs;
   private RateLimit rate;
   private long pausedUntilNs;
   private boolean dispatching = true;
@@ -98,17 +97,22 @@ final class Dispatcher implements Runnable {
   }
 
   /**
-   * Dispatcher thread: the options that can change while events are in flight (ack_wait for later
-   * fires, max_attempts, max_concurrency, max_qps) take their new values; what is in flight keeps
-   * its deadline.
+   * Dispatcher thread: the options that can change while events are in flight (max_concurrency,
+   * max_qps) take their new values; ack_wait ({@link #ackWaitNs()}), the backoffs and max_attempts
+   * ({@link QueueContext#retry()}) are read from the queue's current options where used; what is in
+   * flight keeps its deadline.
    */
   void onOptions(QueueOptions o) {
     applyOptions(o);
     log.info("{}: options applied in place: {}", ctx.where(), o.asMap());
   }
 
+  /** The queue's ack_wait now, for later fires: the one value every reader of it sees. */
+  private long ackWaitNs() {
+    return ctx.options().ackWait().toNanos();
+  }
+
   private void applyOptions(QueueOptions o) {
-    this.ackWaitNs = o.ackWait().toNanos();
     ledger.maxConcurrency(o.maxConcurrency());
     if (rate == null || rate.perSecond() != o.maxQps()) {
       this.rate = new RateLimit(o.maxQps());
@@ -263,7 +267,7 @@ final class Dispatcher implements Runnable {
     }
     rate.took(mono, events.size());
     table.firing(events);
-    Firer.Batch batch = new Firer.Batch(events, owners, now, Backoff.at(now, ackWaitNs));
+    Firer.Batch batch = new Firer.Batch(events, owners, now, Backoff.at(now, ackWaitNs()));
     firerHolds.add(batch);
     firer.submit(batch);
     stats.inFlightChanged();
@@ -354,7 +358,7 @@ final class Dispatcher implements Runnable {
 
   /** Acks the receiver committed itself: see {@link Settlements#committed}. */
   void onCommitted(AttachedOutlet from, List<EventRef> refs) {
-    settlements.committed(from, refs, ackWaitNs);
+    settlements.committed(from, refs, ackWaitNs());
     stats.publish();
   }
 
