@@ -4,6 +4,7 @@ import dev.sluice.core.config.TenantLimit;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
+import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
@@ -166,30 +167,6 @@ public final class QueueManager {
   // ---------------------------------------------------------------- changes
 
   /**
-   * Options that shape the window, the tenant ledgers or the receiver pool, built once when the
-   * queue starts: a change to one of them needs a restart (which releases the events in flight).
-   */
-  public static final List<String> RESTART_OPTIONS =
-      List.of(
-          "cache_size",
-          "cache_bytes",
-          "fair",
-          "tenant_cache_share",
-          "tenant_max_in_flight",
-          "tenant_reserve",
-          "max_receivers_per_tenant",
-          "class_shares",
-          "actor_max_depth",
-          // a channel's outlet is built from these when the queue starts
-          "channel",
-          "channel_target",
-          "channel_routing_key",
-          "channel_target_column",
-          "channel_key_column",
-          "channel_body",
-          "channel_receivers");
-
-  /**
    * Follows a migration of the table without releasing the events in flight: the new columns and
    * indexes are read by later polls and fires (through {@code store}), and the options ack_wait,
    * min_backoff, max_backoff, max_attempts, purge_after, poll_interval, max_qps and max_concurrency
@@ -204,7 +181,8 @@ public final class QueueManager {
       return "the table name changed";
     }
     List<String> changed = next.options().changedFrom(ctx.options());
-    List<String> needRestart = changed.stream().filter(RESTART_OPTIONS::contains).toList();
+    List<String> needRestart =
+        changed.stream().filter(QueueOptions.RESTART_OPTIONS::contains).toList();
     if (!needRestart.isEmpty()) {
       return "option(s) "
           + String.join(", ", needRestart)
