@@ -343,7 +343,9 @@ final class Dispatcher implements Runnable {
     stats.outletsChanged();
   }
 
-  /** The stream ended or broke: release what it held at once, not after ack_wait. */
+  /**
+   * The outlet ended (its stream ended or broke): release what it held at once, not ack_wait later.
+   */
   void onDetach(AttachedOutlet r, String why) {
     if (!ledger.detach(r, System.nanoTime())) {
       return;

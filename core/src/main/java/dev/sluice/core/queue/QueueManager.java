@@ -270,14 +270,14 @@ public final class QueueManager {
         }
       };
 
-  /** A stream became writable again, or credits changed: let the dispatcher look. */
+  /** An outlet became writable again, or credits changed: let the dispatcher look. */
   public void wake() {
     dispatcher.wake();
   }
 
   /**
-   * Stops new sends to every stream of a receiver opened by {@code principal}. Returns how many
-   * streams that was here.
+   * Stops new sends to every outlet of a receiver opened by {@code principal}. Returns how many
+   * outlets that was here.
    */
   public int drainReceiver(String receiverId, String principal) {
     int n = 0;
@@ -334,7 +334,7 @@ public final class QueueManager {
     return dispatcher.tenants();
   }
 
-  /** Attached receiver streams with their in-flight counts, refreshed about twice a second. */
+  /** Attached outlets with their in-flight counts, refreshed about twice a second. */
   public List<ReceiverStats> receivers() {
     return dispatcher.receivers();
   }
