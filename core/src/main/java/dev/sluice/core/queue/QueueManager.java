@@ -168,10 +168,10 @@ public final class QueueManager {
 
   /**
    * Follows a migration of the table without releasing the events in flight: the new columns and
-   * indexes are read by later polls and fires (through {@code store}), and the options ack_wait,
-   * min_backoff, max_backoff, max_attempts, purge_after, poll_interval, max_qps and max_concurrency
-   * take their new values (events in flight keep their deadline). Returns null when applied, or why
-   * the change needs a restart instead (then nothing was changed).
+   * indexes are read by later polls and fires (through {@code store}), and the options applied in
+   * place (all but {@link QueueOptions#RESTART_OPTIONS}) take their new values (events in flight
+   * keep their deadline). Returns null when applied, or why the change needs a restart instead
+   * (then nothing was changed).
    */
   public synchronized String update(QueueTable next, EventStore store) {
     if (stopped) {
