@@ -11,11 +11,14 @@ import java.util.regex.Pattern;
 /**
  * A queue's options, read from its table comment: {@code sluice_queue key=value ...}.
  *
- * <p>Every option is one row of {@link #OPTIONS}: its name, default, bounds, how it parses and how
- * it prints. A malformed comment is rejected as a whole with a message naming the table, the
- * option, the value and what is accepted, so that a typo never silently runs a queue with a default
- * the DBA did not mean; every problem of a comment is collected before it fails. Parsing throws
- * nothing but {@link QueueConfigException}, whatever the text.
+ * <p>Every option is defined once, as one {@link QueueOption} of {@link #OPTIONS}: its name,
+ * default, bounds, how it parses and prints, whether a change is applied in place or restarts the
+ * queue, and its meaning; the record is built from the parsed values by name, the restart list
+ * ({@link #RESTART_OPTIONS}) and the README's table ({@link QueueOptionsDoc}) are derived. A
+ * malformed comment is rejected as a whole with a message naming the table, the option, the value
+ * and what is accepted, so that a typo never silently runs a queue with a default the DBA did not
+ * mean; every problem of a comment is collected before it fails. Parsing throws nothing but {@link
+ * QueueConfigException}, whatever the text.
  *
  * <p>The {@link #CHANNEL_OPTIONS} bind the queue to a broker channel of the manager's
  * configuration. Here each is only checked for its form; whether they fit together, the channel
