@@ -5,18 +5,20 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
  * A queue's options, read from its table comment: {@code sluice_queue key=value ...}.
  *
- * <p>Every option is one row of {@link #OPTIONS}: its name, default, bounds, how it parses and how
- * it prints. A malformed comment is rejected as a whole with a message naming the table, the
- * option, the value and what is accepted, so that a typo never silently runs a queue with a default
- * the DBA did not mean; every problem of a comment is collected before it fails. Parsing throws
- * nothing but {@link QueueConfigException}, whatever the text.
+ * <p>Every option is defined once, as one {@link QueueOption} of {@link #OPTIONS}: its name,
+ * default, bounds, how it parses and prints, whether a change is applied in place or restarts the
+ * queue, and its meaning; the record is built from the parsed values by name, the restart list
+ * ({@link #RESTART_OPTIONS}) and the README's table ({@link QueueOptionsDoc}) are derived. A
+ * malformed comment is rejected as a whole with a message naming the table, the option, the value
+ * and what is accepted, so that a typo never silently runs a queue with a default the DBA did not
+ * mean; every problem of a comment is collected before it fails. Parsing throws nothing but {@link
+ * QueueConfigException}, whatever the text.
  *
  * <p>The {@link #CHANNEL_OPTIONS} bind the queue to a broker channel of the manager's
  * configuration. Here each is only checked for its form; whether they fit together, the channel
@@ -150,384 +152,287 @@ public record QueueOptions(
 
   private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 
-  /** What kind of value an option takes; each kind parses and prints one way. */
-  public enum Kind {
-    DURATION,
-    COUNT,
-    PERCENT,
-    BOOL,
-    CLASS_SHARES,
-    BYTES,
-    /**
-     * A word of text, checked by the option's {@link TextRule}; an empty value ({@code
-     * channel_target=}) is the default.
-     */
-    TEXT
-  }
-
-  /**
-   * What a {@link Kind#TEXT} option accepts: a pattern (a comment's values never hold whitespace)
-   * and how the docs and errors say it.
-   */
-  public record TextRule(Pattern pattern, String says) {}
-
-  /**
-   * One option: its name in comments, kind, default and bounds (milliseconds for durations, the
-   * number itself for counts and percents), and how the record holds it.
-   */
-  public record Option(
-      String name,
-      Kind kind,
-      Object dflt,
-      long min,
-      long max,
-      Function<QueueOptions, Object> get,
-      TextRule text) {
-
-    /** An option of any kind but {@link Kind#TEXT}. */
-    public Option(
-        String name,
-        Kind kind,
-        Object dflt,
-        long min,
-        long max,
-        Function<QueueOptions, Object> get) {
-      this(name, kind, dflt, min, max, get, null);
-    }
-
-    /** The value as comments write it. */
-    public String format(Object v) {
-      return switch (kind) {
-        case DURATION -> Durations.format((Duration) v);
-        case PERCENT -> v + "%";
-        case CLASS_SHARES -> classSharesText(castShares(v));
-        case BYTES -> ByteSizes.format(((Number) v).longValue());
-        default -> String.valueOf(v);
-      };
-    }
-
-    /** The accepted range, as the README and error messages say it. */
-    public String bounds() {
-      return switch (kind) {
-        case DURATION ->
-            Durations.format(Duration.ofMillis(min))
-                + " to "
-                + Durations.format(Duration.ofMillis(max));
-        case COUNT -> min + " to " + max;
-        case PERCENT -> min + "% to " + max + "%";
-        case BOOL -> "true or false";
-        case CLASS_SHARES ->
-            "none, or up to " + MAX_CLASSES + " class:percent pairs, each 1% to 100%";
-        case BYTES -> ByteSizes.format(min) + " to " + ByteSizes.format(max);
-        case TEXT -> text.says();
-      };
-    }
-
-    private Object parse(String v, List<String> problems) {
-      return switch (kind) {
-        case DURATION -> duration(v, problems);
-        case COUNT -> count(v, problems);
-        case PERCENT -> percent(v, problems);
-        case BOOL -> bool(v, problems);
-        case CLASS_SHARES -> classShares(v, problems);
-        case BYTES -> bytes(v, problems);
-        case TEXT -> text(v, problems);
-      };
-    }
-
-    /** A word matching the option's rule; empty is the default. */
-    private Object text(String v, List<String> problems) {
-      if (v.isEmpty()) {
-        return dflt;
-      }
-      if (!text.pattern().matcher(v).matches()) {
-        problems.add(name + "='" + v + "' must be " + text.says());
-        return dflt;
-      }
-      return v;
-    }
-
-    /** A size such as {@code 512KiB} or {@code 1048576}, within the bounds. */
-    private Object bytes(String v, List<String> problems) {
-      long n;
-      try {
-        n = ByteSizes.parse(v);
-      } catch (IllegalArgumentException e) {
-        problems.add(name + ": " + e.getMessage());
-        return dflt;
-      }
-      if (n < min || n > max) {
-        problems.add(
-            name
-                + "="
-                + v
-                + " must be from "
-                + ByteSizes.format(min)
-                + " to "
-                + ByteSizes.format(max));
-        return dflt;
-      }
-      return n;
-    }
-
-    private Object duration(String v, List<String> problems) {
-      Duration d;
-      try {
-        d = Durations.parse(v);
-      } catch (Durations.TooLargeException e) {
-        problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
-        return dflt;
-      } catch (IllegalArgumentException e) {
-        problems.add(name + ": " + e.getMessage());
-        return dflt;
-      }
-      if (d.compareTo(Duration.ofMillis(min)) < 0) {
-        problems.add(name + "=" + v + " is below the minimum " + fmtMs(min));
-        return dflt;
-      }
-      if (d.compareTo(Duration.ofMillis(max)) > 0) {
-        problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
-        return dflt;
-      }
-      return d;
-    }
-
-    private Object count(String v, List<String> problems) {
-      if (!v.matches("-?[0-9]{1,30}")) {
-        problems.add(name + "='" + v + "' is not a whole number");
-        return dflt;
-      }
-      long n;
-      try {
-        n = Long.parseLong(v);
-      } catch (NumberFormatException e) {
-        n = v.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE;
-      }
-      if (n < min) {
-        problems.add(name + "=" + v + " must be at least " + min);
-        return dflt;
-      }
-      if (n > max) {
-        problems.add(name + "=" + v + " is too large: at most " + max);
-        return dflt;
-      }
-      return (int) n;
-    }
-
-    private Object percent(String v, List<String> problems) {
-      String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
-      if (n.matches("[0-9]{1,3}")) {
-        int p = Integer.parseInt(n);
-        if (p >= min && p <= max) {
-          return p;
-        }
-      }
-      problems.add(name + "='" + v + "' must be a percentage from " + min + "% to " + max + "%");
-      return dflt;
-    }
-
-    private Object bool(String v, List<String> problems) {
-      if (v.equals("true") || v.equals("false")) {
-        return Boolean.parseBoolean(v);
-      }
-      problems.add(name + "='" + v + "' must be true or false");
-      return dflt;
-    }
-
-    /** {@code slow:25,batch:50}: class name, then its percent of a receiver's credits. */
-    private Object classShares(String v, List<String> problems) {
-      if (v.equals("none")) {
-        return Map.of();
-      }
-      Map<String, Integer> out = new TreeMap<>();
-      String[] parts = v.split(",", -1);
-      if (parts.length > MAX_CLASSES) {
-        problems.add(name + " names " + parts.length + " classes: at most " + MAX_CLASSES);
-        return dflt;
-      }
-      for (String part : parts) {
-        String[] kv = part.split(":", -1);
-        if (kv.length != 2 || !kv[0].matches("[A-Za-z0-9_-]{1,32}")) {
-          problems.add(name + ": '" + part + "' is not class:percent (e.g. slow:25)");
-          continue;
-        }
-        String n = kv[1].endsWith("%") ? kv[1].substring(0, kv[1].length() - 1) : kv[1];
-        int p = n.matches("[0-9]{1,3}") ? Integer.parseInt(n) : -1;
-        if (p < 1 || p > 100) {
-          problems.add(
-              name + ": share of class '" + kv[0] + "' must be 1-100 percent, was '" + kv[1] + "'");
-        } else {
-          out.put(kv[0], p);
-        }
-      }
-      return Map.copyOf(out);
-    }
-  }
-
-  private static String fmtMs(long ms) {
-    return Durations.format(Duration.ofMillis(ms));
-  }
-
-  private static Option duration(
+  private static QueueOption duration(
       String name, Duration dflt, Duration min, Duration max, Function<QueueOptions, Object> get) {
-    return new Option(name, Kind.DURATION, dflt, min.toMillis(), max.toMillis(), get);
+    return new QueueOption(
+        name, QueueOption.Kind.DURATION, dflt, min.toMillis(), max.toMillis(), get);
   }
 
-  private static Option count(
+  private static QueueOption count(
       String name, int dflt, int min, int max, Function<QueueOptions, Object> get) {
-    return new Option(name, Kind.COUNT, dflt, min, max, get);
+    return new QueueOption(name, QueueOption.Kind.COUNT, dflt, min, max, get);
   }
 
-  private static Option percent(
+  private static QueueOption percent(
       String name, int dflt, int min, int max, Function<QueueOptions, Object> get) {
-    return new Option(name, Kind.PERCENT, dflt, min, max, get);
+    return new QueueOption(name, QueueOption.Kind.PERCENT, dflt, min, max, get);
   }
 
-  private static Option text(
+  private static QueueOption bool(String name, boolean dflt, Function<QueueOptions, Object> get) {
+    return new QueueOption(name, QueueOption.Kind.BOOL, dflt, 0, 1, get);
+  }
+
+  private static QueueOption bytes(
+      String name, long dflt, long min, long max, Function<QueueOptions, Object> get) {
+    return new QueueOption(name, QueueOption.Kind.BYTES, dflt, min, max, get);
+  }
+
+  private static QueueOption text(
       String name, String dflt, Pattern pattern, String says, Function<QueueOptions, Object> get) {
-    return new Option(name, Kind.TEXT, dflt, 0, 0, get, new TextRule(pattern, says));
+    return new QueueOption(
+        name,
+        QueueOption.Kind.TEXT,
+        dflt,
+        0,
+        0,
+        get,
+        new QueueOption.TextRule(pattern, says),
+        false,
+        "",
+        null,
+        null);
   }
 
-  /** Every option, in the order the docs list them and the record holds them. */
-  public static final List<Option> OPTIONS =
+  /**
+   * Every option, defined once, in the order the docs list them: parsing, defaults, bounds, the
+   * in-place or restart rule ({@link #RESTART_OPTIONS}) and the README's table ({@link
+   * QueueOptionsDoc}) come from here.
+   */
+  public static final List<QueueOption> OPTIONS =
       List.of(
           duration(
-              "ack_wait",
-              DEFAULT_ACK_WAIT,
-              Duration.ofMillis(100),
-              MAX_ACK_WAIT,
-              QueueOptions::ackWait),
+                  "ack_wait",
+                  DEFAULT_ACK_WAIT,
+                  Duration.ofMillis(100),
+                  MAX_ACK_WAIT,
+                  QueueOptions::ackWait)
+              .appliedInPlace()
+              .doc(
+                  "how long a receiver may hold an event before it is retried (a change applies"
+                      + " to later fires). *Consider tuning*: above your slowest handling"),
           duration(
-              "min_backoff",
-              DEFAULT_MIN_BACKOFF,
-              Duration.ZERO,
-              MAX_BACKOFF_LIMIT,
-              QueueOptions::minBackoff),
+                  "min_backoff",
+                  DEFAULT_MIN_BACKOFF,
+                  Duration.ZERO,
+                  MAX_BACKOFF_LIMIT,
+                  QueueOptions::minBackoff)
+              .appliedInPlace()
+              .doc("first retry delay after a nack, timeout or broken stream"),
           duration(
-              "max_backoff",
-              DEFAULT_MAX_BACKOFF,
-              Duration.ZERO,
-              MAX_BACKOFF_LIMIT,
-              QueueOptions::maxBackoff),
+                  "max_backoff",
+                  DEFAULT_MAX_BACKOFF,
+                  Duration.ZERO,
+                  MAX_BACKOFF_LIMIT,
+                  QueueOptions::maxBackoff)
+              .appliedInPlace()
+              .boundsNote("≥ `min_backoff`")
+              .doc("retry delays double per attempt up to this (with jitter); never unbounded"),
           count(
-              "max_attempts",
-              DEFAULT_MAX_ATTEMPTS,
-              1,
-              MAX_ATTEMPTS_LIMIT,
-              QueueOptions::maxAttempts),
+                  "max_attempts",
+                  DEFAULT_MAX_ATTEMPTS,
+                  1,
+                  MAX_ATTEMPTS_LIMIT,
+                  QueueOptions::maxAttempts)
+              .appliedInPlace()
+              .doc("after this many attempts the event becomes `dead`"),
           duration(
-              "purge_after",
-              DEFAULT_PURGE_AFTER,
-              Duration.ZERO,
-              MAX_PURGE_AFTER,
-              QueueOptions::purgeAfter),
-          count("cache_size", DEFAULT_CACHE_SIZE, 1, MAX_CACHE_SIZE, QueueOptions::cacheSize),
+                  "purge_after",
+                  DEFAULT_PURGE_AFTER,
+                  Duration.ZERO,
+                  MAX_PURGE_AFTER,
+                  QueueOptions::purgeAfter)
+              .appliedInPlace()
+              .doc(
+                  "acked and cancelled rows are deleted this long after settling, in batches of"
+                      + " 1000"),
+          count("cache_size", DEFAULT_CACHE_SIZE, 1, MAX_CACHE_SIZE, QueueOptions::cacheSize)
+              .doc("events held in memory per queue (the window)"),
           duration(
-              "poll_interval",
-              DEFAULT_POLL_INTERVAL,
-              Duration.ofMillis(1),
-              MAX_POLL_INTERVAL,
-              QueueOptions::pollInterval),
-          count("max_qps", DEFAULT_MAX_QPS, 0, MAX_RATE, QueueOptions::maxQps),
+                  "poll_interval",
+                  DEFAULT_POLL_INTERVAL,
+                  Duration.ofMillis(1),
+                  MAX_POLL_INTERVAL,
+                  QueueOptions::pollInterval)
+              .appliedInPlace()
+              .doc(
+                  "the longest pause between polls of an idle table; busy tables are polled every"
+                      + " 2 ms, and a full window re-polls as soon as it drains. *Rarely tuned*"),
+          count("max_qps", DEFAULT_MAX_QPS, 0, MAX_RATE, QueueOptions::maxQps)
+              .appliedInPlace()
+              .doc(
+                  "at most this many events fired a second, per queue on each shard, in bursts of"
+                      + " at most a tenth of a second's worth (0 = no limit)"),
           count(
-              "max_concurrency",
-              DEFAULT_MAX_CONCURRENCY,
-              0,
-              MAX_RATE,
-              QueueOptions::maxConcurrency),
+                  "max_concurrency",
+                  DEFAULT_MAX_CONCURRENCY,
+                  0,
+                  MAX_RATE,
+                  QueueOptions::maxConcurrency)
+              .appliedInPlace()
+              .doc("cap on events in flight for the queue across receivers (0 = none)"),
           count(
-              "max_receivers_per_tenant",
-              DEFAULT_MAX_RECEIVERS_PER_TENANT,
-              0,
-              MAX_RECEIVERS_PER_TENANT_LIMIT,
-              QueueOptions::maxReceiversPerTenant),
-          new Option("fair", Kind.BOOL, DEFAULT_FAIR, 0, 1, QueueOptions::fair),
+                  "max_receivers_per_tenant",
+                  DEFAULT_MAX_RECEIVERS_PER_TENANT,
+                  0,
+                  MAX_RECEIVERS_PER_TENANT_LIMIT,
+                  QueueOptions::maxReceiversPerTenant)
+              .doc(
+                  "shuffle sharding: each tenant goes to a stable subset of this many receivers"
+                      + " (0 = all)"),
+          bool("fair", DEFAULT_FAIR, QueueOptions::fair)
+              .doc(
+                  "tenants take turns (see [Fairness](#fairness)); `false` is one FIFO by"
+                      + " (priority, time) across tenants: `tenant_max_in_flight` and the"
+                      + " `tenant_limits`' `max_in_flight` still hold, and an event no receiver"
+                      + " accepts (or of a tenant at its cap) waits aside while the events behind"
+                      + " it go; the window shares (`tenant_cache_share`, `cache_share`) apply"
+                      + " only with `true`"),
           percent(
-              "tenant_cache_share",
-              DEFAULT_TENANT_CACHE_SHARE,
-              1,
-              100,
-              QueueOptions::tenantCacheShare),
+                  "tenant_cache_share",
+                  DEFAULT_TENANT_CACHE_SHARE,
+                  1,
+                  100,
+                  QueueOptions::tenantCacheShare)
+              .doc(
+                  "the most of the window one tenant may hold, so its backlog cannot hide"
+                      + " others' events"),
           count(
-              "tenant_max_in_flight",
-              DEFAULT_TENANT_MAX_IN_FLIGHT,
-              0,
-              MAX_RATE,
-              QueueOptions::tenantMaxInFlight),
+                  "tenant_max_in_flight",
+                  DEFAULT_TENANT_MAX_IN_FLIGHT,
+                  0,
+                  MAX_RATE,
+                  QueueOptions::tenantMaxInFlight)
+              .doc("cap on one tenant's events in flight (0 = none)"),
           percent(
-              "tenant_reserve",
-              DEFAULT_TENANT_RESERVE,
-              0,
-              MAX_TENANT_RESERVE,
-              QueueOptions::tenantReserve),
+                  "tenant_reserve",
+                  DEFAULT_TENANT_RESERVE,
+                  0,
+                  MAX_TENANT_RESERVE,
+                  QueueOptions::tenantReserve)
+              .doc(
+                  "share of all receivers' credits (rounded, at least one unless 0%) kept free"
+                      + " for tenants with nothing in flight while others are busy: their events"
+                      + " go out at once, at the cost of that much of a busy tenant's throughput"
+                      + " (see [Fairness](#fairness))"),
           count(
-              "actor_max_depth",
-              DEFAULT_ACTOR_MAX_DEPTH,
-              1,
-              MAX_ACTOR_DEPTH,
-              QueueOptions::actorMaxDepth),
-          new Option(
-              "class_shares", Kind.CLASS_SHARES, Map.of(), 0, 100, QueueOptions::classShares),
-          new Option(
-              "max_event_bytes",
-              Kind.BYTES,
-              (long) DEFAULT_MAX_EVENT_BYTES,
-              MIN_EVENT_BYTES,
-              MAX_EVENT_BYTES,
-              o -> (long) o.maxEventBytes()),
-          new Option(
-              "cache_bytes",
-              Kind.BYTES,
-              DEFAULT_CACHE_BYTES,
-              MIN_CACHE_BYTES,
-              MAX_CACHE_BYTES,
-              QueueOptions::cacheBytes),
+                  "actor_max_depth",
+                  DEFAULT_ACTOR_MAX_DEPTH,
+                  1,
+                  MAX_ACTOR_DEPTH,
+                  QueueOptions::actorMaxDepth)
+              .doc("how deep an `actor` path may go"),
+          new QueueOption(
+                  "class_shares",
+                  QueueOption.Kind.CLASS_SHARES,
+                  Map.of(),
+                  0,
+                  100,
+                  QueueOptions::classShares)
+              .doc(
+                  "e.g. `slow:25,batch:50`: a work class may hold at most this percent of a"
+                      + " receiver's credits"),
+          bytes(
+                  "max_event_bytes",
+                  DEFAULT_MAX_EVENT_BYTES,
+                  MIN_EVENT_BYTES,
+                  MAX_EVENT_BYTES,
+                  o -> (long) o.maxEventBytes())
+              .appliedInPlace()
+              .doc(
+                  "the largest event (its columns plus Sluice's fields, as sent): a larger one"
+                      + " goes `dead` with the reason `too large: N bytes > limit`, never fired."
+                      + " Events go to a receiver in messages of at most 4 MiB, gRPC's default"
+                      + " inbound limit, which the Java SDK sets explicitly; another client must"
+                      + " accept messages of 4 MiB"),
+          bytes(
+                  "cache_bytes",
+                  DEFAULT_CACHE_BYTES,
+                  MIN_CACHE_BYTES,
+                  MAX_CACHE_BYTES,
+                  QueueOptions::cacheBytes)
+              .boundsNote("≥ `max_event_bytes`")
+              .doc(
+                  "bytes of events held in memory per queue: the window stops at whichever of"
+                      + " `cache_size` and this it reaches first, and the poller sizes its reads"
+                      + " by the largest rows it has seen lately, so large rows cannot exhaust"
+                      + " the heap"),
+          // a channel's outlet is built from the channel options when the queue starts
           text(
-              "channel",
-              "",
-              CHANNEL_NAME,
-              "a channel of the manager's configuration: 1-64 letters, digits, '.', '_' or '-'",
-              QueueOptions::channel),
+                  "channel",
+                  "",
+                  CHANNEL_NAME,
+                  "a channel of the manager's configuration: 1-64 letters, digits, '.', '_' or"
+                      + " '-'",
+                  QueueOptions::channel)
+              .shownDefault("none")
+              .doc(
+                  "publish this queue's events to that broker channel"
+                      + " ([channels](#channel-options-publishing-to-kafka-or-rabbitmq)); none:"
+                      + " gRPC receivers only"),
           text(
-              "channel_target",
-              "",
-              Pattern.compile("[A-Za-z0-9._:-]{1,255}"),
-              "a Kafka topic or RabbitMQ exchange: 1-255 letters, digits, '.', '_', ':' or '-'"
-                  + " (empty: the default)",
-              QueueOptions::channelTarget),
+                  "channel_target",
+                  "",
+                  Pattern.compile("[A-Za-z0-9._:-]{1,255}"),
+                  "a Kafka topic or RabbitMQ exchange: 1-255 letters, digits, '.', '_', ':' or"
+                      + " '-' (empty: the default)",
+                  QueueOptions::channelTarget)
+              .shownDefault("the queue's name (Kafka), the default exchange (RabbitMQ)")
+              .doc(
+                  "the Kafka topic, or the RabbitMQ exchange; `channel_target=` (empty) is the"
+                      + " default"),
           text(
-              "channel_routing_key",
-              "",
-              Pattern.compile("[A-Za-z0-9._:/@+-]{1,255}"),
-              "a RabbitMQ routing key: 1-255 letters, digits, '.', '_', ':', '/', '@', '+' or '-'"
-                  + " (empty: the queue's name)",
-              QueueOptions::channelRoutingKey),
+                  "channel_routing_key",
+                  "",
+                  Pattern.compile("[A-Za-z0-9._:/@+-]{1,255}"),
+                  "a RabbitMQ routing key: 1-255 letters, digits, '.', '_', ':', '/', '@', '+'"
+                      + " or '-' (empty: the queue's name)",
+                  QueueOptions::channelRoutingKey)
+              .shownDefault("the queue's name")
+              .doc("RabbitMQ only: the routing key"),
           text(
-              "channel_target_column",
-              "",
-              COLUMN,
-              "a column name",
-              QueueOptions::channelTargetColumn),
+                  "channel_target_column",
+                  "",
+                  COLUMN,
+                  "a column name",
+                  QueueOptions::channelTargetColumn)
+              .shownDefault("none")
+              .doc(
+                  "the column naming each event's Kafka topic or RabbitMQ routing key; its value"
+                      + " must be one of the channel's `allowed_targets`"),
           text(
-              "channel_key_column",
-              "",
-              COLUMN,
-              "a column name (empty: the tenant)",
-              QueueOptions::channelKeyColumn),
+                  "channel_key_column",
+                  "",
+                  COLUMN,
+                  "a column name (empty: the tenant)",
+                  QueueOptions::channelKeyColumn)
+              .shownDefault("the tenant")
+              .doc("Kafka only: the column holding the record key"),
           text(
-              "channel_body",
-              BODY_JSON,
-              COLUMN,
-              BODY_JSON + " or a column name",
-              QueueOptions::channelBody),
-          new Option("channel_receivers", Kind.BOOL, false, 0, 1, QueueOptions::channelReceivers));
+                  "channel_body",
+                  BODY_JSON,
+                  COLUMN,
+                  BODY_JSON + " or a column name",
+                  QueueOptions::channelBody)
+              .doc(
+                  "the message body: a JSON object of the user columns, or one column's value as"
+                      + " it is"),
+          bool("channel_receivers", false, QueueOptions::channelReceivers)
+              .doc("whether gRPC receivers may subscribe to a channel-bound queue as well"));
 
   /** Option names, as written in comments, in the order the docs list them. */
-  public static final List<String> NAMES = OPTIONS.stream().map(Option::name).toList();
+  public static final List<String> NAMES = OPTIONS.stream().map(QueueOption::name).toList();
+
+  /**
+   * Options that shape the window, the tenant ledgers, the receiver pool or the channel's outlet,
+   * built once when the queue starts: a change to one of them needs a restart (which releases the
+   * events in flight). The others are applied in place.
+   */
+  public static final List<String> RESTART_OPTIONS =
+      OPTIONS.stream().filter(o -> !o.inPlace()).map(QueueOption::name).toList();
 
   /** The option of that name, or null. */
-  public static Option option(String name) {
-    for (Option o : OPTIONS) {
+  public static QueueOption option(String name) {
+    for (QueueOption o : OPTIONS) {
       if (o.name().equals(name)) {
         return o;
       }
@@ -536,41 +441,43 @@ public record QueueOptions(
   }
 
   public static QueueOptions defaults() {
-    return of(OPTIONS.stream().map(Option::dflt).toList());
+    Map<String, Object> v = new LinkedHashMap<>();
+    OPTIONS.forEach(o -> v.put(o.name(), o.dflt()));
+    return of(v);
   }
 
-  /** The record from one value per option, in {@link #OPTIONS} order. */
-  private static QueueOptions of(List<Object> v) {
+  /** The record from one value per option, by the option's name. */
+  private static QueueOptions of(Map<String, Object> v) {
     return new QueueOptions(
-        (Duration) v.get(0),
-        (Duration) v.get(1),
-        (Duration) v.get(2),
-        (Integer) v.get(3),
-        (Duration) v.get(4),
-        (Integer) v.get(5),
-        (Duration) v.get(6),
-        (Integer) v.get(7),
-        (Integer) v.get(8),
-        (Integer) v.get(9),
-        (Boolean) v.get(10),
-        (Integer) v.get(11),
-        (Integer) v.get(12),
-        (Integer) v.get(13),
-        (Integer) v.get(14),
-        castShares(v.get(15)),
-        (int) (long) (Long) v.get(16),
-        (Long) v.get(17),
-        (String) v.get(18),
-        (String) v.get(19),
-        (String) v.get(20),
-        (String) v.get(21),
-        (String) v.get(22),
-        (String) v.get(23),
-        (Boolean) v.get(24));
+        (Duration) v.get("ack_wait"),
+        (Duration) v.get("min_backoff"),
+        (Duration) v.get("max_backoff"),
+        (Integer) v.get("max_attempts"),
+        (Duration) v.get("purge_after"),
+        (Integer) v.get("cache_size"),
+        (Duration) v.get("poll_interval"),
+        (Integer) v.get("max_qps"),
+        (Integer) v.get("max_concurrency"),
+        (Integer) v.get("max_receivers_per_tenant"),
+        (Boolean) v.get("fair"),
+        (Integer) v.get("tenant_cache_share"),
+        (Integer) v.get("tenant_max_in_flight"),
+        (Integer) v.get("tenant_reserve"),
+        (Integer) v.get("actor_max_depth"),
+        castShares(v.get("class_shares")),
+        Math.toIntExact((Long) v.get("max_event_bytes")),
+        (Long) v.get("cache_bytes"),
+        (String) v.get("channel"),
+        (String) v.get("channel_target"),
+        (String) v.get("channel_routing_key"),
+        (String) v.get("channel_target_column"),
+        (String) v.get("channel_key_column"),
+        (String) v.get("channel_body"),
+        (Boolean) v.get("channel_receivers"));
   }
 
   @SuppressWarnings("unchecked")
-  private static Map<String, Integer> castShares(Object v) {
+  static Map<String, Integer> castShares(Object v) {
     return (Map<String, Integer>) v;
   }
 
@@ -604,20 +511,20 @@ public record QueueOptions(
           continue;
         }
         String key = token.substring(0, eq);
-        Option option = option(key);
+        QueueOption option = option(key);
         if (option == null) {
           problems.add("unknown option '" + key + "' (known: " + String.join(", ", NAMES) + ")");
-        } else if (eq == token.length() - 1 && option.kind() != Kind.TEXT) {
+        } else if (eq == token.length() - 1 && option.kind() != QueueOption.Kind.TEXT) {
           problems.add("'" + token + "' is not key=value");
         } else if (values.put(key, token.substring(eq + 1)) != null) {
           problems.add("option '" + key + "' is given twice");
         }
       }
     }
-    List<Object> parsed = new ArrayList<>();
-    for (Option o : OPTIONS) {
+    Map<String, Object> parsed = new LinkedHashMap<>();
+    for (QueueOption o : OPTIONS) {
       String v = values.get(o.name());
-      parsed.add(v == null ? o.dflt() : o.parse(v, problems));
+      parsed.put(o.name(), v == null ? o.dflt() : o.parse(v, problems));
     }
     QueueOptions o = of(parsed);
     o.checkTogether(problems);
@@ -643,10 +550,10 @@ public record QueueOptions(
    */
   public QueueOptions with(Map<String, String> values, String where) {
     List<String> problems = new ArrayList<>();
-    List<Object> parsed = new ArrayList<>();
-    for (Option o : OPTIONS) {
+    Map<String, Object> parsed = new LinkedHashMap<>();
+    for (QueueOption o : OPTIONS) {
       String v = values.get(o.name());
-      parsed.add(v == null ? o.get().apply(this) : o.parse(v.strip(), problems));
+      parsed.put(o.name(), v == null ? o.get().apply(this) : o.parse(v.strip(), problems));
     }
     for (String key : values.keySet()) {
       if (option(key) == null) {
@@ -698,7 +605,7 @@ public record QueueOptions(
   /** Every option and its value, as written in comments. */
   public Map<String, String> asMap() {
     Map<String, String> m = new LinkedHashMap<>();
-    for (Option o : OPTIONS) {
+    for (QueueOption o : OPTIONS) {
       m.put(o.name(), o.format(o.get().apply(this)));
     }
     return m;
@@ -707,7 +614,7 @@ public record QueueOptions(
   /** The names of the options whose values differ between this and {@code other}. */
   public List<String> changedFrom(QueueOptions other) {
     List<String> out = new ArrayList<>();
-    for (Option o : OPTIONS) {
+    for (QueueOption o : OPTIONS) {
       if (!o.get().apply(this).equals(o.get().apply(other))) {
         out.add(o.name());
       }
@@ -715,7 +622,7 @@ public record QueueOptions(
     return out;
   }
 
-  private static String classSharesText(Map<String, Integer> shares) {
+  static String classSharesText(Map<String, Integer> shares) {
     StringBuilder sb = new StringBuilder();
     shares.forEach(
         (k, v) -> sb.append(sb.length() == 0 ? "" : ",").append(k).append(':').append(v));

@@ -28,7 +28,7 @@ class OptionsFuzzTest {
       assertThat(e.getMessage()).contains("fuzz_q");
       return;
     }
-    for (QueueOptions.Option opt : QueueOptions.OPTIONS) {
+    for (QueueOption opt : QueueOptions.OPTIONS) {
       Object v = opt.get().apply(o);
       if (v instanceof Duration d) {
         assertThat(d.toMillis()).as(opt.name()).isBetween(opt.min(), opt.max());

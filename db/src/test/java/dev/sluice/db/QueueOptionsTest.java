@@ -99,7 +99,7 @@ class QueueOptionsTest {
         .hasMessageContaining("purge_after=400d is too large: at most 365d")
         .hasMessageContaining("max_qps=9999999 is too large: at most 1000000")
         .hasMessageContaining("actor_max_depth=17 is too large: at most 16");
-    for (QueueOptions.Option o : QueueOptions.OPTIONS) {
+    for (QueueOption o : QueueOptions.OPTIONS) {
       assertThat(o.bounds()).as(o.name()).isNotBlank();
     }
   }

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.client.AckSql;
 import dev.sluice.client.EventProducer;
+import dev.sluice.client.QueueColumns;
 import dev.sluice.proto.v1.QueueStatsEntry;
 import dev.sluice.proto.v1.QueueStatsRequest;
 import dev.sluice.receiver.ReceiverStats;
@@ -150,5 +152,9 @@ class TransactionalAckTest {
     assertThatThrownBy(() -> TransactionalAck.sql("bad name", false))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(TransactionalAck.sql("q", true)).contains("`state` = 'acked'");
+    // The manager's ack statement, shared with the SDK: the same SET and the same guard.
+    assertThat(TransactionalAck.sql("q", true))
+        .contains(AckSql.set("'acked'", QueueColumns.NOW_NS_SQL))
+        .endsWith(AckSql.guard(1, "'fired'"));
   }
 }

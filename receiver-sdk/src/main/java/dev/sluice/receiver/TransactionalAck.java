@@ -1,5 +1,7 @@
 package dev.sluice.receiver;
 
+import dev.sluice.client.AckSql;
+import dev.sluice.client.QueueColumns;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,21 +27,25 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>The connection must reach the database that holds the event's queue table (the event's shard)
- * and be inside a transaction (auto-commit off). The statement is the manager's own ack: {@code
- * fired → acked} guarded by the id, the state and the delivered epoch, so it applies only to the
- * attempt this handler was given. When the handler then returns normally, the receiver tells the
- * manager that the ack is committed: the manager lets go of the event without an UPDATE of its own
- * and without counting a stale ack. When the transaction rolls back and the handler throws, the
- * event is nacked and retried as usual; the rolled-back ack left no trace.
+ * and be inside a transaction (auto-commit off). The statement is the manager's own ack ({@link
+ * AckSql}, shared with it): {@code fired → acked} guarded by the id, the state and the delivered
+ * epoch, so it applies only to the attempt this handler was given. When the handler then returns
+ * normally, the receiver tells the manager that the ack is committed: the manager lets go of the
+ * event without an UPDATE of its own and without counting a stale ack. When the transaction rolls
+ * back and the handler throws, the event is nacked and retried as usual; the rolled-back ack left
+ * no trace.
  *
  * <p>For a queue whose {@code state} column is the default TINYINT, the statement is
  *
  * <pre>
- * UPDATE `queue` SET `state` = 2,
+ * update `queue` set `state` = 2,
  *     `time_acked` = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000),
  *     `time_next`  = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)
- *  WHERE `id` = ? AND `state` = 1 AND `epoch` = ?
+ *  where `id` in (?) and `state` = 1 and `epoch` = ?
  * </pre>
+ *
+ * <p>(the database's now in ns, {@link QueueColumns#NOW_NS_SQL}, whatever the session's time zone,
+ * as Sluice's own clock)
  *
  * <p>(with an ENUM state column: {@code 'acked'} and {@code 'fired'}). One row changed: acked;
  * none: this attempt no longer applies (it timed out and was fired again, or was acked already).
@@ -48,10 +54,6 @@ import java.util.regex.Pattern;
  */
 public final class TransactionalAck {
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
-
-  /** The database's now in ns, whatever the session's time zone (as Sluice's own clock). */
-  private static final String NOW_NS =
-      "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)";
 
   /** Per schema and table: whether {@code state} is an ENUM (else TINYINT codes). */
   private static final Map<String, Boolean> ENUM_STATE = new ConcurrentHashMap<>();
@@ -97,17 +99,12 @@ public final class TransactionalAck {
     }
     String acked = enumState ? "'acked'" : "2";
     String fired = enumState ? "'fired'" : "1";
-    return "UPDATE `"
+    return "update `"
         + table
-        + "` SET `state` = "
-        + acked
-        + ", `time_acked` = "
-        + NOW_NS
-        + ", `time_next` = "
-        + NOW_NS
-        + " WHERE `id` = ? AND `state` = "
-        + fired
-        + " AND `epoch` = ?";
+        + "` set "
+        + AckSql.set(acked, QueueColumns.NOW_NS_SQL)
+        + " where "
+        + AckSql.guard(1, fired);
   }
 
   private static boolean enumState(Connection c, String table) throws SQLException {

@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * instead of one per ack, and as many fewer commits for the database to flush, which every other
  * writer (the applications' inserts, the fires) waits on. Nothing waits on these writes: the
  * dispatcher frees an acked event's credit when the ack arrives. Each result goes back to the
- * dispatcher (to free the in-flight entry) and to the receiver that asked (an {@code AckResults}
- * message).
+ * dispatcher (to free the in-flight entry) and to the outlet the ack came from ({@link
+ * dev.sluice.core.outlet.Outlet#settled}).
  *
  * <p>A failed write is retried with backoff while the manager runs: nothing here is lost, because
  * until a change applies the row stays fired and comes back through its deadline. A write that

@@ -7,7 +7,7 @@ import dev.sluice.db.store.Release;
  * A change to a fired event on its way to the database through the {@link AckBatcher}: an ack, or a
  * release back to pending (nack, timeout, broken stream, orphan) or to dead.
  *
- * @param from the stream to answer, or null when nobody waits for an answer
+ * @param from the outlet to answer, or null when nobody waits for an answer
  * @param reason why a release happens, for logs and metrics
  */
 record Completion(

@@ -77,7 +77,6 @@ final class Dispatcher implements Runnable {
   private final Ports ports;
 
   // --- owned by the dispatcher thread; the options changed in place by Alter
-  private long ackWaitNs;
   private RateLimit rate;
   private long pausedUntilNs;
   private boolean dispatching = true;
@@ -109,8 +108,12 @@ final class Dispatcher implements Runnable {
     applyOptions(ctx.options());
   }
 
+  /** The queue's ack_wait now, for later fires: the one value every reader of it sees. */
+  private long ackWaitNs() {
+    return ctx.options().ackWait().toNanos();
+  }
+
   private void applyOptions(QueueOptions o) {
-    this.ackWaitNs = o.ackWait().toNanos();
     ledger.maxConcurrency(o.maxConcurrency());
     if (rate == null || rate.perSecond() != o.maxQps()) {
       this.rate = new RateLimit(o.maxQps());
@@ -270,7 +273,7 @@ final class Dispatcher implements Runnable {
     } else if (command instanceof Acked a) {
       settlements.acked(a.from(), a.refs());
     } else if (command instanceof Committed c) {
-      settlements.committed(c.from(), c.refs(), ackWaitNs);
+      settlements.committed(c.from(), c.refs(), ackWaitNs());
       stats.publish();
     } else if (command instanceof Nacked n) {
       settlements.nacked(n.from(), n.nacks());

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Events taken from the window with a receiver's credit reserved for each, to be fired together.
+ * Events taken from the window with an outlet's credit reserved for each, to be fired together.
  * Built and read on the dispatcher thread; the firer thread only sets {@link #outcome} or {@link
  * #error} before handing it back in a {@link DispatcherCommand.Fired} (the inbox's queue orders
  * those writes before the reads).

@@ -25,7 +25,7 @@ final class InFlight {
   /** An ack, nack, timeout or release is on its way to the database. */
   boolean settling;
 
-  /** The receiver's credit (and the tenant's and class's counts) was given back. */
+  /** The outlet's credit (and the tenant's and class's counts) was given back. */
   boolean freed;
 
   InFlight(CachedEvent event, long epoch, AttachedOutlet owner, long firedAtNs, long deadlineNs) {

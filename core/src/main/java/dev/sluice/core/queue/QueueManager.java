@@ -7,6 +7,7 @@ import dev.sluice.core.queue.DispatcherCommand.Alter;
 import dev.sluice.core.queue.DispatcherCommand.Cancelled;
 import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
 import dev.sluice.core.queue.DispatcherCommand.StopSending;
+import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventStore;
@@ -144,35 +145,11 @@ public final class QueueManager {
   // ---------------------------------------------------------------- changes
 
   /**
-   * Options that shape the window, the tenant ledgers or the receiver pool, built once when the
-   * queue starts: a change to one of them needs a restart (which releases the events in flight).
-   */
-  public static final List<String> RESTART_OPTIONS =
-      List.of(
-          "cache_size",
-          "cache_bytes",
-          "fair",
-          "tenant_cache_share",
-          "tenant_max_in_flight",
-          "tenant_reserve",
-          "max_receivers_per_tenant",
-          "class_shares",
-          "actor_max_depth",
-          // a channel's outlet is built from these when the queue starts
-          "channel",
-          "channel_target",
-          "channel_routing_key",
-          "channel_target_column",
-          "channel_key_column",
-          "channel_body",
-          "channel_receivers");
-
-  /**
    * Follows a migration of the table without releasing the events in flight: the new columns and
-   * indexes are read by later polls and fires (through {@code store}), and the options ack_wait,
-   * min_backoff, max_backoff, max_attempts, purge_after, poll_interval, max_qps and max_concurrency
-   * take their new values (events in flight keep their deadline). Returns null when applied, or why
-   * the change needs a restart instead (then nothing was changed).
+   * indexes are read by later polls and fires (through {@code store}), and the options applied in
+   * place (all but {@link QueueOptions#RESTART_OPTIONS}) take their new values (events in flight
+   * keep their deadline). Returns null when applied, or why the change needs a restart instead
+   * (then nothing was changed).
    */
   public synchronized String update(QueueTable next, EventStore store) {
     if (stopped) {
@@ -182,7 +159,8 @@ public final class QueueManager {
       return "the table name changed";
     }
     List<String> changed = next.options().changedFrom(ctx.options());
-    List<String> needRestart = changed.stream().filter(RESTART_OPTIONS::contains).toList();
+    List<String> needRestart =
+        changed.stream().filter(QueueOptions.RESTART_OPTIONS::contains).toList();
     if (!needRestart.isEmpty()) {
       return "option(s) "
           + String.join(", ", needRestart)
@@ -227,14 +205,14 @@ public final class QueueManager {
     return streams;
   }
 
-  /** A stream became writable again, or credits changed: let the dispatcher look. */
+  /** An outlet became writable again, or credits changed: let the dispatcher look. */
   public void wake() {
     dispatcher.wake();
   }
 
   /**
-   * Stops new sends to every stream of a receiver opened by {@code principal}. Returns how many
-   * streams that was here.
+   * Stops new sends to every outlet of a receiver opened by {@code principal}. Returns how many
+   * outlets that was here.
    */
   public int drainReceiver(String receiverId, String principal) {
     return streams.drainReceiver(receiverId, principal);
@@ -279,7 +257,7 @@ public final class QueueManager {
     return dispatcher.tenants();
   }
 
-  /** Attached receiver streams with their in-flight counts, refreshed about twice a second. */
+  /** Attached outlets with their in-flight counts, refreshed about twice a second. */
   public List<ReceiverStats> receivers() {
     return dispatcher.receivers();
   }

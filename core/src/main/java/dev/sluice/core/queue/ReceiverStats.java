@@ -1,7 +1,8 @@
 package dev.sluice.core.queue;
 
 /**
- * One receiver stream on one queue, as the dispatcher last published it (for the status page).
+ * One outlet (a receiver's stream, or a channel) on one queue, as the dispatcher last published it
+ * (for the status page).
  *
  * @param inFlight events sent to it and not yet settled
  * @param maxInFlight the credits it granted

@@ -8,6 +8,9 @@ import java.util.concurrent.TimeUnit;
  * Finds fired rows whose ack deadline passed with no live owner — left by a manager that crashed or
  * lost its shard — and has them returned to pending (or dead) through the usual CAS. Events this
  * manager holds are skipped: their own deadline handles them. Runs on the poller's thread.
+ *
+ * <p>How often it looks follows the queue's current ack_wait ({@link QueueContext#options()}), so
+ * an in-place {@code ALTER} of ack_wait takes effect at the next pass.
  */
 final class RetryCollector {
   static final int BATCH = 500;
@@ -17,18 +20,16 @@ final class RetryCollector {
   /** Where the orphans found go: the dispatcher's inbox. */
   private final Inbox dispatcher;
 
-  private final long intervalNs;
-
   RetryCollector(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
-    long half = ctx.options().ackWait().toNanos() / 2;
-    this.intervalNs =
-        Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(TimeUnit.SECONDS.toNanos(1), half));
   }
 
+  /** Half of the current ack_wait, from 100 ms to 1 s. */
   long intervalNs() {
-    return intervalNs;
+    long half = ctx.options().ackWait().toNanos() / 2;
+    return Math.max(
+        TimeUnit.MILLISECONDS.toNanos(100), Math.min(TimeUnit.SECONDS.toNanos(1), half));
   }
 
   void scan() {

@@ -2,6 +2,7 @@ package dev.sluice.db.store;
 
 import static dev.sluice.db.QueueConvention.*;
 
+import dev.sluice.client.AckSql;
 import dev.sluice.db.ColumnInfo;
 import dev.sluice.db.ColumnKind;
 import dev.sluice.db.EventState;
@@ -414,11 +415,12 @@ final class HotSql {
     return new Change("`state` = ?", List.of(sv(EventState.DEAD)));
   }
 
-  /** fired → acked at {@code nowNs} (time_next too, so that the purge can use the index). */
+  /**
+   * fired → acked at {@code nowNs}: the statement the receiver SDK's transactional ack writes too
+   * ({@link AckSql}).
+   */
   Change ack(long nowNs) {
-    return new Change(
-        "`state` = ?, `time_acked` = ?, `time_next` = ?",
-        List.of(sv(EventState.ACKED), nowNs, nowNs));
+    return new Change(AckSql.set("?", "?"), List.of(sv(EventState.ACKED), nowNs, nowNs));
   }
 
   /**
@@ -458,8 +460,8 @@ final class HotSql {
             // any row an application holds locked, not only on ours.
             .append(" force index (PRIMARY) set ")
             .append(change.set())
-            .append(" where `id` in (?");
-    sb.append(",?".repeat(width - 1)).append(") and `state` = ? and `epoch` = ?");
+            .append(" where ")
+            .append(AckSql.guard(width, "?"));
     List<Object> values = new ArrayList<>(change.values().size() + width + 4);
     values.addAll(change.values());
     values.addAll(ids);

@@ -27,17 +27,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * {@link EnvOverrides}), and with {@link #loadEnvironment()} no file is needed at all.
  *
  * <pre>
- * manager_id: m1
+ * manager_id: m1            # the scalar settings: see ManagerSettings
  * grpc_port: 7470
- * discovery_interval: 5s
- * shutdown_timeout: 10s
- * http_port: 7471              # status page, /metrics, /healthz, /readyz
- * migrations: db/migration     # relative to this file's directory
- * lease_ttl: 2s
- * lease_renew: 500ms
- * forget_delay: 0s
- * grpc_keepalive_time: 10s     # ping a receiver connection silent this long (at least 10s)
- * grpc_keepalive_timeout: 5s   # and close it if the ping is not answered within this
+ * migrations: db/migration  # relative to this file's directory
  * shards:
  *   - name: main
  *     url: jdbc:mysql://127.0.0.1:3306/app
@@ -79,30 +71,27 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 public final class ConfigLoader {
   private static final Pattern VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?}");
-  private static final Set<String> TOP =
-      Set.of(
-          "manager_id",
-          "grpc_host",
-          "grpc_port",
-          "discovery_interval",
-          "shutdown_timeout",
-          "http_host",
-          "http_port",
-          "migrations",
-          "lease_ttl",
-          "lease_renew",
-          "forget_delay",
-          "grpc_keepalive_time",
-          "grpc_keepalive_timeout",
-          "shards",
-          "tenant_limits",
-          "grpc_bind",
-          "http_bind",
-          "tls",
-          "auth",
-          "allow_insecure",
-          "channels",
-          "queues");
+
+  /** The top-level settings: the scalar ones of {@link ManagerSettings}, then the structured. */
+  private static final Set<String> TOP = topLevel();
+
+  private static Set<String> topLevel() {
+    Set<String> top = new java.util.LinkedHashSet<>();
+    ManagerSettings.ALL.forEach(s -> top.add(s.name()));
+    top.addAll(
+        List.of(
+            "shards",
+            "tenant_limits",
+            "grpc_bind",
+            "http_bind",
+            "tls",
+            "auth",
+            "allow_insecure",
+            "channels",
+            "queues"));
+    return Set.copyOf(top);
+  }
+
   private static final Set<String> SHARD =
       Set.of("name", "url", "user", "password", "pool_size", "key_range");
   private static final Set<String> TENANT_LIMIT =
@@ -186,54 +175,16 @@ public final class ConfigLoader {
                 (Map<String, Object>) top,
                 TOP,
                 Map.of("shards", SHARD, "channels", CHANNEL_SCALARS));
-    if (m.containsKey("manager_id")) {
-      b.managerId(str(m, "manager_id"));
-    }
-    if (m.containsKey("grpc_host")) {
-      b.grpcHost(str(m, "grpc_host"));
-    }
-    if (m.containsKey("grpc_port")) {
-      b.grpcPort(integer(m, "grpc_port"));
-    }
-    if (m.containsKey("discovery_interval")) {
-      b.discoveryInterval(Durations.parse(str(m, "discovery_interval")));
-    }
-    if (m.containsKey("shutdown_timeout")) {
-      b.shutdownTimeout(Durations.parse(str(m, "shutdown_timeout")));
-    }
-    if (m.containsKey("lease_ttl")) {
-      b.leaseTtl(Durations.parse(str(m, "lease_ttl")));
-    }
-    if (m.containsKey("lease_renew")) {
-      b.leaseRenew(Durations.parse(str(m, "lease_renew")));
-    }
-    if (m.containsKey("forget_delay")) {
-      b.forgetDelay(Durations.parse(str(m, "forget_delay")));
-    }
-    if (m.containsKey("grpc_keepalive_time")) {
-      b.grpcKeepaliveTime(Durations.parse(str(m, "grpc_keepalive_time")));
-    }
-    if (m.containsKey("grpc_keepalive_timeout")) {
-      b.grpcKeepaliveTimeout(Durations.parse(str(m, "grpc_keepalive_timeout")));
-    }
-    if (m.containsKey("http_host")) {
-      b.httpHost(str(m, "http_host"));
-    }
-    if (m.containsKey("http_port")) {
-      b.httpPort(integer(m, "http_port"));
+    for (ManagerSetting<?> setting : ManagerSettings.ALL) {
+      if (m.containsKey(setting.name())) {
+        set(b, setting, str(m, setting.name()), source);
+      }
     }
     bind(m, "grpc", source, b::grpcHost, b::grpcPort);
     bind(m, "http", source, b::httpHost, b::httpPort);
     b.security(
         new SecurityConfigParser((k, v) -> interpolate(k, String.valueOf(v)), env, base, source)
             .parse(m));
-    if (m.containsKey("migrations")) {
-      String dir = str(m, "migrations");
-      if (dir == null || dir.isBlank()) {
-        throw new IllegalArgumentException(source + ": migrations must name a directory");
-      }
-      b.migrations(Path.of(dir));
-    }
     Object shards = m.get("shards");
     if (!(shards instanceof List<?> list)) {
       throw new IllegalArgumentException(source + ": 'shards' must be a list of shards");
@@ -287,6 +238,18 @@ public final class ConfigLoader {
       }
       throw e;
     }
+  }
+
+  /** Sets {@code setting} from its text; an error names the source and the setting. */
+  private static <T> void set(
+      ManagerConfig.Builder b, ManagerSetting<T> setting, String text, String source) {
+    T value;
+    try {
+      value = setting.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+    }
+    b.set(setting, value);
   }
 
   /** {@code channels}: a list of brokers; each error names the entry and the setting. */

@@ -19,63 +19,82 @@ import java.util.Set;
 /**
  * The manager's configuration, validated once by {@link Builder#build()} and immutable after.
  *
- * @param managerId this process's name among managers (logs, leases)
- * @param grpcHost address the gRPC server binds
- * @param grpcPort gRPC port; 0 picks a free one
- * @param discoveryInterval how often each shard is searched for new or changed queue tables
- * @param shutdownTimeout the bound on a graceful stop
- * @param leaseTtl how long a shard lease lasts without renewal: the longest a dead manager's shards
- *     go undispatched
- * @param leaseRenew how often leases are renewed (and free ones sought)
- * @param forgetDelay how long a receiver id keeps its place after its last stream drops
- * @param httpHost address the HTTP server (status page, /metrics, /healthz) binds
- * @param httpPort HTTP port; 0 picks a free one
- * @param migrations the user's Flyway migration directory, for {@code sluice queue create} and
- *     {@code sluice migrate}
+ * <p>The scalar settings (ports, hosts, timings) are defined once in {@link ManagerSettings} and
+ * held in {@code settings}; the accessors below read them from there.
+ *
+ * @param settings the values of the scalar settings ({@link ManagerSettings#ALL}), each checked
  * @param tenantLimits per-tenant overrides of the queues' tenant limits
  * @param security TLS, principals and grants, and the safe-default rule's switch
- * @param grpcKeepaliveTime how long a receiver's connection may be silent before the manager pings
- *     it (gRPC allows no less than 10 s)
- * @param grpcKeepaliveTimeout how long that ping may go unanswered before the connection is closed
- *     and its events are released: a receiver host that vanished (no FIN or RST) is found within
- *     the two together
  * @param channels the brokers queues may publish to, by name
  * @param queueOverrides per queue name, channel options ({@link QueueOptions#CHANNEL_OPTIONS}) as
  *     comments write them, which win over the table comment's: for DBAs who cannot change comments
  */
 public record ManagerConfig(
-    String managerId,
-    String grpcHost,
-    int grpcPort,
+    SettingValues settings,
     List<ShardConfig> shards,
-    Duration discoveryInterval,
-    Duration shutdownTimeout,
-    Duration leaseTtl,
-    Duration leaseRenew,
-    Duration forgetDelay,
-    String httpHost,
-    int httpPort,
-    Path migrations,
     List<TenantLimit> tenantLimits,
     SecurityConfig security,
-    Duration grpcKeepaliveTime,
-    Duration grpcKeepaliveTimeout,
     List<ChannelConfig> channels,
     Map<String, Map<String, String>> queueOverrides) {
 
-  public static final int DEFAULT_GRPC_PORT = 7470;
-
-  /** Loopback: a manager is reachable from other hosts only when configured so. */
-  public static final String DEFAULT_GRPC_HOST = "127.0.0.1";
-
-  public static final Duration DEFAULT_DISCOVERY_INTERVAL = Duration.ofSeconds(5);
-  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
-  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(2);
-  public static final Duration DEFAULT_LEASE_RENEW = Duration.ofMillis(500);
-  public static final Duration DEFAULT_FORGET_DELAY = Duration.ZERO;
-  public static final String DEFAULT_HTTP_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 7471;
-  public static final Path DEFAULT_MIGRATIONS = Path.of("db", "migration");
+  public static final Path DEFAULT_MIGRATIONS = ManagerSettings.MIGRATIONS.dflt();
+
+  /** This process's name among managers (logs, leases). */
+  public String managerId() {
+    return settings.get(ManagerSettings.MANAGER_ID);
+  }
+
+  public String grpcHost() {
+    return settings.get(ManagerSettings.GRPC_HOST);
+  }
+
+  public int grpcPort() {
+    return settings.get(ManagerSettings.GRPC_PORT);
+  }
+
+  public Duration discoveryInterval() {
+    return settings.get(ManagerSettings.DISCOVERY_INTERVAL);
+  }
+
+  public Duration shutdownTimeout() {
+    return settings.get(ManagerSettings.SHUTDOWN_TIMEOUT);
+  }
+
+  public Duration leaseTtl() {
+    return settings.get(ManagerSettings.LEASE_TTL);
+  }
+
+  public Duration leaseRenew() {
+    return settings.get(ManagerSettings.LEASE_RENEW);
+  }
+
+  public Duration forgetDelay() {
+    return settings.get(ManagerSettings.FORGET_DELAY);
+  }
+
+  public String httpHost() {
+    return settings.get(ManagerSettings.HTTP_HOST);
+  }
+
+  public int httpPort() {
+    return settings.get(ManagerSettings.HTTP_PORT);
+  }
+
+  /**
+   * The user's Flyway migration directory ({@code sluice queue create}, {@code sluice migrate}).
+   */
+  public Path migrations() {
+    return settings.get(ManagerSettings.MIGRATIONS);
+  }
+
+  public Duration grpcKeepaliveTime() {
+    return settings.get(ManagerSettings.GRPC_KEEPALIVE_TIME);
+  }
+
+  public Duration grpcKeepaliveTimeout() {
+    return settings.get(ManagerSettings.GRPC_KEEPALIVE_TIMEOUT);
+  }
 
   /**
    * {@code <hostname>-<pid>-<4 hex digits>}: unique per process even where every container's
@@ -95,14 +114,6 @@ public record ManagerConfig(
         + String.format("%04x", java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
   }
 
-  /**
-   * 10 s, the least gRPC allows, and 5 s: a vanished receiver's events come back within about 15 s,
-   * well inside the default ack_wait (30 s), for one small ping per silent connection every 10 s.
-   */
-  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
-
-  public static final Duration DEFAULT_GRPC_KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
-
   public static Builder builder() {
     return new Builder();
   }
@@ -110,22 +121,10 @@ public record ManagerConfig(
   /** The same configuration with the migration directory replaced. */
   public ManagerConfig withMigrations(Path dir) {
     return new ManagerConfig(
-        managerId,
-        grpcHost,
-        grpcPort,
+        settings.with(ManagerSettings.MIGRATIONS, dir),
         shards,
-        discoveryInterval,
-        shutdownTimeout,
-        leaseTtl,
-        leaseRenew,
-        forgetDelay,
-        httpHost,
-        httpPort,
-        dir,
         tenantLimits,
         security,
-        grpcKeepaliveTime,
-        grpcKeepaliveTimeout,
         channels,
         queueOverrides);
   }
@@ -150,13 +149,13 @@ public record ManagerConfig(
   /** What the queue engine needs of this configuration. */
   public dev.sluice.core.EngineConfig engine() {
     return new dev.sluice.core.EngineConfig(
-        managerId,
+        managerId(),
         shards,
-        discoveryInterval,
-        shutdownTimeout,
-        leaseTtl,
-        leaseRenew,
-        forgetDelay,
+        discoveryInterval(),
+        shutdownTimeout(),
+        leaseTtl(),
+        leaseRenew(),
+        forgetDelay(),
         tenantLimits);
   }
 
@@ -167,46 +166,35 @@ public record ManagerConfig(
 
   /** Builds and validates a {@link ManagerConfig}; errors name the field. */
   public static final class Builder {
-    private String managerId;
-    private String grpcHost = DEFAULT_GRPC_HOST;
-    private int grpcPort = DEFAULT_GRPC_PORT;
+    private final Map<ManagerSetting<?>, Object> values = new LinkedHashMap<>();
     private final List<ShardConfig> shards = new ArrayList<>();
-    private Duration discoveryInterval = DEFAULT_DISCOVERY_INTERVAL;
-    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
-    private Duration leaseTtl = DEFAULT_LEASE_TTL;
-    private Duration leaseRenew = DEFAULT_LEASE_RENEW;
-    private Duration forgetDelay = DEFAULT_FORGET_DELAY;
-    private Duration grpcKeepaliveTime = DEFAULT_GRPC_KEEPALIVE_TIME;
-    private Duration grpcKeepaliveTimeout = DEFAULT_GRPC_KEEPALIVE_TIMEOUT;
+
+    /** Sets a scalar setting; its bounds are checked by {@link #build()}. */
+    public <T> Builder set(ManagerSetting<T> setting, T value) {
+      values.put(setting, value);
+      return this;
+    }
 
     public Builder grpcKeepaliveTime(Duration d) {
-      this.grpcKeepaliveTime = d;
-      return this;
+      return set(ManagerSettings.GRPC_KEEPALIVE_TIME, d);
     }
 
     public Builder grpcKeepaliveTimeout(Duration d) {
-      this.grpcKeepaliveTimeout = d;
-      return this;
+      return set(ManagerSettings.GRPC_KEEPALIVE_TIMEOUT, d);
     }
 
     public Builder leaseTtl(Duration d) {
-      this.leaseTtl = d;
-      return this;
+      return set(ManagerSettings.LEASE_TTL, d);
     }
 
     public Builder leaseRenew(Duration d) {
-      this.leaseRenew = d;
-      return this;
+      return set(ManagerSettings.LEASE_RENEW, d);
     }
 
     public Builder forgetDelay(Duration d) {
-      this.forgetDelay = d;
-      return this;
+      return set(ManagerSettings.FORGET_DELAY, d);
     }
 
-    private String httpHost = DEFAULT_HTTP_HOST;
-    private Integer httpPort;
-    private Path migrations = DEFAULT_MIGRATIONS;
     private final List<TenantLimit> tenantLimits = new ArrayList<>();
     private SecurityConfig security = SecurityConfig.NONE;
     private final List<ChannelConfig> channels = new ArrayList<>();
@@ -240,18 +228,15 @@ public record ManagerConfig(
     }
 
     public Builder managerId(String id) {
-      this.managerId = id;
-      return this;
+      return set(ManagerSettings.MANAGER_ID, id);
     }
 
     public Builder grpcHost(String host) {
-      this.grpcHost = host;
-      return this;
+      return set(ManagerSettings.GRPC_HOST, host);
     }
 
     public Builder grpcPort(int port) {
-      this.grpcPort = port;
-      return this;
+      return set(ManagerSettings.GRPC_PORT, port);
     }
 
     public Builder shard(ShardConfig s) {
@@ -264,18 +249,15 @@ public record ManagerConfig(
     }
 
     public Builder discoveryInterval(Duration d) {
-      this.discoveryInterval = d;
-      return this;
+      return set(ManagerSettings.DISCOVERY_INTERVAL, d);
     }
 
     public Builder shutdownTimeout(Duration d) {
-      this.shutdownTimeout = d;
-      return this;
+      return set(ManagerSettings.SHUTDOWN_TIMEOUT, d);
     }
 
     public Builder httpHost(String host) {
-      this.httpHost = host;
-      return this;
+      return set(ManagerSettings.HTTP_HOST, host);
     }
 
     /**
@@ -284,25 +266,38 @@ public record ManagerConfig(
      * collide on a fixed HTTP port.
      */
     public Builder httpPort(int port) {
-      this.httpPort = port;
-      return this;
+      return set(ManagerSettings.HTTP_PORT, port);
     }
 
     public Builder migrations(Path dir) {
-      this.migrations = dir;
-      return this;
+      return set(ManagerSettings.MIGRATIONS, dir);
     }
 
     public ManagerConfig build() {
-      if (grpcPort < 0 || grpcPort > 65535) {
-        throw new IllegalArgumentException("grpc_port must be 0-65535, was " + grpcPort);
+      Map<ManagerSetting<?>, Object> v = new LinkedHashMap<>();
+      for (ManagerSetting<?> setting : ManagerSettings.ALL) {
+        v.put(setting, values.containsKey(setting) ? values.get(setting) : setting.dflt());
       }
-      int http = httpPort != null ? httpPort : grpcPort == 0 ? 0 : DEFAULT_HTTP_PORT;
-      if (http < 0 || http > 65535) {
-        throw new IllegalArgumentException("http_port must be 0-65535, was " + http);
+      if (v.get(ManagerSettings.HTTP_PORT) == null) {
+        v.put(
+            ManagerSettings.HTTP_PORT,
+            (Integer) v.get(ManagerSettings.GRPC_PORT) == 0 ? 0 : DEFAULT_HTTP_PORT);
       }
-      if (migrations == null) {
-        throw new IllegalArgumentException("migrations must name a directory");
+      String id = (String) v.get(ManagerSettings.MANAGER_ID);
+      if (id == null || id.isBlank()) {
+        v.put(ManagerSettings.MANAGER_ID, defaultManagerId());
+      }
+      for (ManagerSetting<?> setting : ManagerSettings.ALL) {
+        setting.check(v.get(setting));
+      }
+      Duration leaseTtl = (Duration) v.get(ManagerSettings.LEASE_TTL);
+      Duration leaseRenew = (Duration) v.get(ManagerSettings.LEASE_RENEW);
+      if (leaseRenew.compareTo(leaseTtl.dividedBy(2)) > 0) {
+        throw new IllegalArgumentException(
+            "lease_renew must be positive and at most half of lease_ttl ("
+                + leaseTtl
+                + "), was "
+                + leaseRenew);
       }
       if (shards.isEmpty()) {
         throw new IllegalArgumentException("shards: at least one shard is required");
@@ -312,41 +307,6 @@ public record ManagerConfig(
         if (!names.add(s.name())) {
           throw new IllegalArgumentException("shards: the name '" + s.name() + "' is used twice");
         }
-      }
-      if (discoveryInterval == null || discoveryInterval.toMillis() < 100) {
-        throw new IllegalArgumentException(
-            "discovery_interval must be at least 100ms, was " + discoveryInterval);
-      }
-      if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
-        throw new IllegalArgumentException(
-            "shutdown_timeout must not be negative, was " + shutdownTimeout);
-      }
-      if (leaseTtl == null || leaseTtl.toMillis() < 500) {
-        throw new IllegalArgumentException("lease_ttl must be at least 500ms, was " + leaseTtl);
-      }
-      if (leaseRenew == null
-          || leaseRenew.isZero()
-          || leaseRenew.compareTo(leaseTtl.dividedBy(2)) > 0) {
-        throw new IllegalArgumentException(
-            "lease_renew must be positive and at most half of lease_ttl ("
-                + leaseTtl
-                + "), was "
-                + leaseRenew);
-      }
-      if (forgetDelay == null || forgetDelay.isNegative()) {
-        throw new IllegalArgumentException("forget_delay must not be negative, was " + forgetDelay);
-      }
-      if (grpcKeepaliveTime == null
-          || grpcKeepaliveTime.getSeconds() < 10
-          || grpcKeepaliveTime.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException(
-            "grpc_keepalive_time must be from 10s to 1h, was " + grpcKeepaliveTime);
-      }
-      if (grpcKeepaliveTimeout == null
-          || grpcKeepaliveTimeout.toMillis() < 100
-          || grpcKeepaliveTimeout.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException(
-            "grpc_keepalive_timeout must be from 100ms to 1h, was " + grpcKeepaliveTimeout);
       }
       Set<String> limited = new HashSet<>();
       for (TenantLimit t : tenantLimits) {
@@ -369,27 +329,11 @@ public record ManagerConfig(
       Map<String, Map<String, String>> overrides = new LinkedHashMap<>();
       queueOverrides.forEach(
           (queue, options) -> overrides.put(queue, checkOverride(queue, options)));
-      String id = managerId;
-      if (id == null || id.isBlank()) {
-        id = defaultManagerId();
-      }
       return new ManagerConfig(
-          id,
-          grpcHost,
-          grpcPort,
+          new SettingValues(v),
           List.copyOf(shards),
-          discoveryInterval,
-          shutdownTimeout,
-          leaseTtl,
-          leaseRenew,
-          forgetDelay,
-          httpHost,
-          http,
-          migrations,
           List.copyOf(tenantLimits),
           security == null ? SecurityConfig.NONE : security,
-          grpcKeepaliveTime,
-          grpcKeepaliveTimeout,
           List.copyOf(channels),
           java.util.Collections.unmodifiableMap(overrides));
     }

@@ -28,9 +28,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One receiver's Subscribe stream: its identity, credits and the gRPC call. It is attached to the
- * queue's manager on every shard this process leads whose key range overlaps the subscription's
- * (one {@link ReceiverStream} per shard), and all of them share its credits.
+ * One receiver's Subscribe stream: its identity, credits and the gRPC call, as the core's {@link
+ * Outlet}. It is attached to the queue's manager on every shard this process leads whose key range
+ * overlaps the subscription's (the core keeps one {@code AttachedOutlet} per shard for it), and all
+ * of them share its credits.
  *
  * <p>Threads: credits are atomics shared by the shards' dispatcher threads; flags are volatile;
  * writes to the gRPC call are serialized by {@link #send} and {@link #close} (gRPC observers are
