@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -19,16 +20,38 @@ final class Purger implements Runnable {
   private final LoopRunner runner;
   private volatile boolean running = true;
   private volatile ScheduledFuture<?> task;
+  private volatile ScheduledExecutorService maintenance;
 
   Purger(QueueContext ctx) {
     this.ctx = ctx;
     this.runner = new LoopRunner(ctx.faults(), FaultHook.PURGER);
   }
 
-  /** Runs every tenth of purge_after (between 1 s and 1 min) on {@code maintenance}. */
+  /** Runs every {@link #intervalMs} on {@code maintenance}, until {@link #stop}. */
   void start(ScheduledExecutorService maintenance) {
-    long purgeEvery = Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
-    task = maintenance.scheduleWithFixedDelay(this, purgeEvery, purgeEvery, TimeUnit.MILLISECONDS);
+    this.maintenance = maintenance;
+    scheduleNext();
+  }
+
+  /**
+   * A tenth of the queue's current purge_after, between 1 s and 1 min. Read anew for each turn, so
+   * that an in-place {@code ALTER} of purge_after changes how often the purge runs, not only its
+   * cutoff.
+   */
+  long intervalMs() {
+    return Math.max(1_000, Math.min(60_000, ctx.options().purgeAfter().toMillis() / 10));
+  }
+
+  private void scheduleNext() {
+    ScheduledExecutorService m = maintenance;
+    if (!running || m == null) {
+      return;
+    }
+    try {
+      task = m.schedule(this, intervalMs(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // the shard's maintenance executor is shutting down: the queue is stopping with it
+    }
   }
 
   void stop() {
@@ -42,9 +65,11 @@ final class Purger implements Runnable {
   @Override
   public void run() {
     try {
-      runner.once(this::pass); // counted and logged; the schedule runs it again at its next turn
-    } catch (FaultHook.InjectedFault fatal) { // an Error would cancel the scheduled purge for good
+      runner.once(this::pass); // counted and logged; it runs again at its next turn
+    } catch (FaultHook.InjectedFault fatal) { // reported as the loop's death; the turns go on
       ctx.faults().handler(FaultHook.PURGER).uncaughtException(Thread.currentThread(), fatal);
+    } finally {
+      scheduleNext();
     }
   }
 
