@@ -610,6 +610,11 @@ public final class AdminActions {
         queue, shard, r.id(), r.epoch(), r.tenant(), r.timeCreatedNs(), reason, r.userColumns());
   }
 
+  /** The page token of the page after {@code afterId} (for callers that page by id). */
+  public static String pageTokenAfter(long afterId) {
+    return encodeToken(afterId);
+  }
+
   static String encodeToken(long afterId) {
     return Base64.getUrlEncoder()
         .withoutPadding()
