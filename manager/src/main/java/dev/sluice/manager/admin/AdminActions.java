@@ -226,10 +226,19 @@ public final class AdminActions {
         () -> {
           require(p, queue, Action.STATS);
           if (pageSize < 0 || pageSize > MAX_PAGE) {
-            throw invalid("page_size must be 1.." + MAX_PAGE + " (0 = " + DEFAULT_PAGE + ")");
+            throw invalid(
+                "page_size must be 1.."
+                    + MAX_PAGE
+                    + " (0 = "
+                    + DEFAULT_PAGE
+                    + "), was "
+                    + pageSize
+                    + " (queue "
+                    + queue
+                    + ")");
           }
           int size = pageSize == 0 ? DEFAULT_PAGE : pageSize;
-          long after = decodeToken(pageToken);
+          long after = decodeToken(queue, pageToken);
           DeadFilter f = filter == null ? DeadFilter.NONE : filter;
           Predicate<String> tenants = tenants(p, queue, Action.STATS);
           Located at = locate(queue, shard);
@@ -336,7 +345,7 @@ public final class AdminActions {
         shard,
         () -> {
           require(p, queue, Action.CANCEL);
-          List<Long> unique = checkIds(ids);
+          List<Long> unique = checkIds(queue, ids);
           Located at = locate(queue, shard);
           Map<Long, CasOutcome> r =
               engine.cancel(queue, at.shard().name(), unique, tenants(p, queue, Action.CANCEL));
@@ -462,7 +471,7 @@ public final class AdminActions {
         shard,
         () -> {
           require(p, queue, grant);
-          List<Long> unique = filter == null ? checkIds(ids) : List.of();
+          List<Long> unique = filter == null ? checkIds(queue, ids) : List.of();
           Located at = locate(queue, shard);
           EventStore store = at.store();
           Predicate<String> tenants = tenants(p, queue, grant);
@@ -611,9 +620,16 @@ public final class AdminActions {
     }
   }
 
-  private static List<Long> checkIds(List<Long> ids) {
+  private static List<Long> checkIds(String queue, List<Long> ids) {
     if (ids == null || ids.isEmpty() || ids.size() > MAX_IDS) {
-      throw invalid("ids: give 1.." + MAX_IDS + " ids, got " + (ids == null ? 0 : ids.size()));
+      throw invalid(
+          "ids: give 1.."
+              + MAX_IDS
+              + " ids, got "
+              + (ids == null ? 0 : ids.size())
+              + " (queue "
+              + queue
+              + ")");
     }
     return List.copyOf(new LinkedHashSet<>(ids));
   }
@@ -647,7 +663,7 @@ public final class AdminActions {
         .encodeToString(("after:" + afterId).getBytes(StandardCharsets.UTF_8));
   }
 
-  static long decodeToken(String token) {
+  static long decodeToken(String queue, String token) {
     if (token == null || token.isEmpty()) {
       return Long.MIN_VALUE;
     }
@@ -659,7 +675,7 @@ public final class AdminActions {
     } catch (IllegalArgumentException e) {
       // falls through
     }
-    throw invalid("page_token: not a token this API gave");
+    throw invalid("page_token: not a token this API gave (queue " + queue + ")");
   }
 
   @FunctionalInterface
