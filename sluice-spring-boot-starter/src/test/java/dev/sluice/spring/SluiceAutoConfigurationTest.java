@@ -176,6 +176,32 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void theListenersEndpointIsThereWhenExposedAndWithActuatorOnly() {
+    ApplicationContextRunner withEndpoint =
+        runner
+            .withConfiguration(AutoConfigurations.of(SluiceEndpointAutoConfiguration.class))
+            .withUserConfiguration(OneListener.class);
+    withEndpoint.run(
+        ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceListenersEndpoint.class));
+    withEndpoint
+        .withPropertyValues("management.endpoints.web.exposure.include=sluice")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SluiceListenersEndpoint.class));
+    withEndpoint
+        .withPropertyValues("management.endpoints.web.exposure.include=sluice")
+        // (Actuator's endpoint API hidden; without Actuator at all, Spring Boot drops the
+        // auto-configuration by its class condition before reading it.)
+        .withClassLoader(
+            new org.springframework.boot.test.context.FilteredClassLoader(
+                "org.springframework.boot.actuate.endpoint",
+                "org.springframework.boot.actuate.autoconfigure.endpoint"))
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceListenersEndpoint.class);
+              assertThat(ctx).hasSingleBean(SluiceListenerContainer.class);
+            });
+  }
+
+  @Test
   void connectionDetailsWinOverTheProperties() {
     runner
         .withUserConfiguration(OneListener.class)
