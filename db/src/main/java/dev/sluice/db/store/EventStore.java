@@ -121,6 +121,12 @@ public interface EventStore {
    */
   Map<EventRef, CasOutcome> replayDead(Collection<EventRef> refs);
 
+  /** One event read by id, whatever its state (for operators: {@code ShowEvent}). */
+  record Found(dev.sluice.db.EventState state, EventRow row) {}
+
+  /** The event {@code id} in any state, or empty when there is none (or its id is out of range). */
+  java.util.Optional<Found> find(long id);
+
   /** Deletes each dead event whose epoch is current. */
   Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs);
 

@@ -193,6 +193,11 @@ final class HotSql {
         List.of(sv(EventState.DEAD), afterId, limit));
   }
 
+  /** The row {@code id}, in any state. */
+  Sql byId(long rowId) {
+    return new Sql(selectFrom + " where `id` = ?", List.of(rowId));
+  }
+
   /** Dead rows whose id is above 2^63 - 1, by id (none unless the id column is unsigned). */
   Sql deadOutOfRange(int limit) {
     return new Sql(

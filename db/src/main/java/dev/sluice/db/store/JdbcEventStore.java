@@ -563,6 +563,19 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public java.util.Optional<Found> find(long rowId) {
+    List<EventRow> rows = hot.query(hot.byId(rowId));
+    if (rows.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    // Read apart from the row: a change in between shows the newer state (operators only).
+    Object st = ctx.select(state).from(t).where(id.eq(rowId)).fetchOne(state);
+    return st == null
+        ? java.util.Optional.empty()
+        : java.util.Optional.of(new Found(stateOf(rowId, st), rows.get(0)));
+  }
+
+  @Override
   public Map<EventRef, CasOutcome> purgeDead(Collection<EventRef> refs) {
     // An operator's command: unfenced.
     return cas(

@@ -10,8 +10,17 @@ public enum Action {
   CANCEL,
   /** Read the queue's statistics and see it listed. */
   STATS,
-  /** Operator actions: pause, resume, dead replay and purge (when they get RPCs), reflection. */
-  ADMIN;
+  /**
+   * Every operator action (it implies {@link #REPLAY}, {@link #PURGE}, {@link #PAUSE}, {@link
+   * #CANCEL} and {@link #STATS} in the admin API), and reflection.
+   */
+  ADMIN,
+  /** Replay dead events (admin API). */
+  REPLAY,
+  /** Purge dead events (admin API). */
+  PURGE,
+  /** Pause and resume the queue (admin API). */
+  PAUSE;
 
   /** The name as written in sluice.yaml. */
   public String configName() {
@@ -26,6 +35,9 @@ public enum Action {
       }
     }
     throw new IllegalArgumentException(
-        field + ": unknown action '" + s + "' (known: subscribe, cancel, stats, admin)");
+        field
+            + ": unknown action '"
+            + s
+            + "' (known: subscribe, cancel, stats, admin, replay, purge, pause)");
   }
 }
