@@ -202,6 +202,22 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void theAdminBeanIsOptInAndRefusesATokenInPlainText() {
+    runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceAdmin.class));
+    runner
+        .withPropertyValues("sluice.admin.enabled=true")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SluiceAdmin.class));
+    runner
+        .withPropertyValues("sluice.admin.enabled=true", "sluice.admin.token=secret")
+        .run(
+            ctx ->
+                assertThat(ctx)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("refusing to send the token in plain text"));
+  }
+
+  @Test
   void connectionDetailsWinOverTheProperties() {
     runner
         .withUserConfiguration(OneListener.class)
@@ -301,6 +317,8 @@ class SluiceAutoConfigurationTest {
             "sluice.health.readiness",
             "sluice.migrations.enabled",
             "sluice.migrations.locations",
+            "sluice.admin.enabled",
+            "sluice.admin.token",
             "management.health.sluice.enabled");
     assertThat(byName.values())
         .allSatisfy(
