@@ -125,12 +125,17 @@ public class SluiceListenersEndpoint {
   public record Listeners(List<Listener> listeners) implements OperationResponseBody {}
 
   /**
-   * One listener.
+   * One listener. The counters are its receiver's since it last started, null while it has no
+   * receiver (paused or stopped).
    *
+   * @param id the listener id
+   * @param queue the queue it receives from
    * @param state {@code RUNNING}, {@code PAUSED} or {@code STOPPED}
    * @param inFlight events received whose handler has not finished (0 without a receiver)
-   * @param streamsConnected, received, acked, nacked its receiver's counters since it last started;
-   *     null while it has no receiver (paused or stopped)
+   * @param streamsConnected managers it has a subscribed stream to
+   * @param received events delivered to it
+   * @param acked handlings that ended in an ack
+   * @param nacked handlings that ended in a nack
    */
   public record Listener(
       String id,
