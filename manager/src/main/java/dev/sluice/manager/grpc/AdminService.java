@@ -81,7 +81,9 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                   req.getShard(),
                   filter(req.getFilter()),
                   req.getPageSize(),
-                  req.getPageToken());
+                  req.hasAfterId()
+                      ? AdminActions.pageTokenAfter(req.getAfterId())
+                      : req.getPageToken());
           ListDeadResponse.Builder b = ListDeadResponse.newBuilder();
           for (AdminActions.DeadEvent e : page.events()) {
             b.addEvents(
