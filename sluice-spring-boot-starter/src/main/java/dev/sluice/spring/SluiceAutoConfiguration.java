@@ -1,8 +1,10 @@
 package dev.sluice.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.receiver.ManagerChannels;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
+import java.nio.file.Path;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,8 +28,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Sluice for Spring Boot: a {@link SluiceProducer} on the application's DataSource, the {@link
  * SluiceListener} methods run by a {@link SluiceListenerContainer} (also the {@link
  * SluiceListenerRegistry}), Micrometer observations of both, and, with Micrometer, the receivers'
- * meters ({@link SluiceHealthAutoConfiguration} adds the health indicator with Actuator). {@code
- * sluice.enabled=false} turns it all off.
+ * meters ({@link SluiceHealthAutoConfiguration} adds the health indicator with Actuator), and with
+ * {@code sluice.admin.enabled=true} the {@link SluiceAdmin} client of the managers' admin API.
+ * {@code sluice.enabled=false} turns it all off.
  *
  * <p>It brings neither Flyway nor jOOQ: Sluice's own tables are the operator's (the {@code sluice
  * migrate} command), or, with {@code sluice.migrations.enabled=true} and {@code sluice-db} on the
@@ -116,6 +119,40 @@ public class SluiceAutoConfiguration {
               new MaxAttempts(endpoint.queue(), over == null ? null : over.getMaxAttempts(), ds));
         },
         observer.getIfAvailable(() -> ListenerObserver.NONE));
+  }
+
+  /**
+   * The admin API as a bean, with {@code sluice.admin.enabled=true}: on the receivers' targets and
+   * TLS settings, with {@code sluice.admin.token} (else the receivers' token).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "sluice.admin", name = "enabled")
+  static class AdminOn {
+    @Bean
+    @ConditionalOnMissingBean
+    SluiceAdmin sluiceAdmin(SluiceProperties properties, SluiceConnectionDetails connection) {
+      SluiceProperties.Tls tls = properties.getReceiver().getTls();
+      String token = properties.getAdmin().getToken();
+      if (token == null || token.isBlank()) {
+        token = connection.getToken();
+      }
+      if (token != null && token.isBlank()) {
+        token = null;
+      }
+      if (token != null && tls.getCaFile() == null) {
+        throw new IllegalStateException(
+            "sluice.admin: a token is set without sluice.receiver.tls.ca-file: refusing to send"
+                + " the token in plain text");
+      }
+      Path ca = tls.getCaFile() == null ? null : Path.of(tls.getCaFile());
+      Path cert = tls.getCertFile() == null ? null : Path.of(tls.getCertFile());
+      Path key = tls.getKeyFile() == null ? null : Path.of(tls.getKeyFile());
+      String bearer = token;
+      return new SluiceAdmin(
+          connection.getTargets(),
+          target -> ManagerChannels.open(target, ca, cert, key, bearer),
+          properties.getAdmin().getTimeout());
+    }
   }
 
   /** Receiver meters, when Micrometer is on the class path. */

@@ -28,6 +28,9 @@ public class SluiceProperties {
   /** Sluice's own tables by Flyway at startup (needs sluice-db): sluice.migrations.*. */
   private final Migrations migrations = new Migrations();
 
+  /** The SluiceAdmin bean (the managers' admin API): sluice.admin.*. */
+  private final Admin admin = new Admin();
+
   /**
    * Overrides for one listener, by listener id (which defaults to the queue name): concurrency,
    * max-in-flight, key-range, auto-startup, enabled, max-attempts.
@@ -56,6 +59,10 @@ public class SluiceProperties {
 
   public Migrations getMigrations() {
     return migrations;
+  }
+
+  public Admin getAdmin() {
+    return admin;
   }
 
   public Map<String, Listener> getListeners() {
@@ -414,6 +421,48 @@ public class SluiceProperties {
 
     public void setLocations(List<String> locations) {
       this.locations = locations;
+    }
+  }
+
+  /** sluice.admin.*: opt-in. */
+  public static class Admin {
+    /**
+     * Create the SluiceAdmin bean: a client of the managers' admin API (sluice.v1.Admin) on the
+     * receivers' targets and TLS settings.
+     */
+    private boolean enabled = false;
+
+    /**
+     * Bearer token of the admin calls, whose principal needs the admin grant (or replay, purge,
+     * cancel, pause, stats) on the queues; unset: sluice.receiver.token. Sent only over TLS.
+     */
+    private String token;
+
+    /** How long one admin call may take (its gRPC deadline). */
+    private Duration timeout = Duration.ofSeconds(10);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getToken() {
+      return token;
+    }
+
+    public void setToken(String token) {
+      this.token = token;
+    }
+
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
     }
   }
 }

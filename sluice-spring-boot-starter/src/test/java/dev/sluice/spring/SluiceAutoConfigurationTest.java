@@ -176,6 +176,48 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void theListenersEndpointIsThereWhenExposedAndWithActuatorOnly() {
+    ApplicationContextRunner withEndpoint =
+        runner
+            .withConfiguration(AutoConfigurations.of(SluiceEndpointAutoConfiguration.class))
+            .withUserConfiguration(OneListener.class);
+    withEndpoint.run(
+        ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceListenersEndpoint.class));
+    withEndpoint
+        .withPropertyValues("management.endpoints.web.exposure.include=sluice")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SluiceListenersEndpoint.class));
+    withEndpoint
+        .withPropertyValues("management.endpoints.web.exposure.include=sluice")
+        // (Actuator's endpoint API hidden; without Actuator at all, Spring Boot drops the
+        // auto-configuration by its class condition before reading it.)
+        .withClassLoader(
+            new org.springframework.boot.test.context.FilteredClassLoader(
+                "org.springframework.boot.actuate.endpoint",
+                "org.springframework.boot.actuate.autoconfigure.endpoint"))
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceListenersEndpoint.class);
+              assertThat(ctx).hasSingleBean(SluiceListenerContainer.class);
+            });
+  }
+
+  @Test
+  void theAdminBeanIsOptInAndRefusesATokenInPlainText() {
+    runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(SluiceAdmin.class));
+    runner
+        .withPropertyValues("sluice.admin.enabled=true")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SluiceAdmin.class));
+    runner
+        .withPropertyValues("sluice.admin.enabled=true", "sluice.admin.token=secret")
+        .run(
+            ctx ->
+                assertThat(ctx)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("refusing to send the token in plain text"));
+  }
+
+  @Test
   void connectionDetailsWinOverTheProperties() {
     runner
         .withUserConfiguration(OneListener.class)
@@ -275,6 +317,8 @@ class SluiceAutoConfigurationTest {
             "sluice.health.readiness",
             "sluice.migrations.enabled",
             "sluice.migrations.locations",
+            "sluice.admin.enabled",
+            "sluice.admin.token",
             "management.health.sluice.enabled");
     assertThat(byName.values())
         .allSatisfy(
