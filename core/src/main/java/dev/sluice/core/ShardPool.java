@@ -14,8 +14,8 @@ import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.JdbcEventStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,13 +62,19 @@ final class ShardPool {
     dbClock = new DbClock(clock, ticker);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);
-    maintenance =
-        Executors.newSingleThreadScheduledExecutor(
+    ScheduledThreadPoolExecutor m =
+        new ScheduledThreadPoolExecutor(
+            1,
             r -> {
               Thread t = new Thread(r, "sluice-" + config.name() + "-maintenance");
               t.setDaemon(true);
               return t;
             });
+    // A purger schedules its next turn itself (a one-shot delay): at shutdown such a turn is
+    // dropped, as a periodic task would be, instead of holding the thread until it is due.
+    m.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    m.setRemoveOnCancelPolicy(true);
+    maintenance = m;
   }
 
   HikariDataSource dataSource() {
