@@ -2,6 +2,7 @@ package dev.sluice.manager;
 
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
+import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.SluiceService;
@@ -96,6 +97,7 @@ public final class SluiceServer implements AutoCloseable {
         security.tls() != null && security.tls().config().mutual(),
         security.tls() != null && security.tls().config().requireClientCert(),
         security.http());
+    http.admin(new AdminActions(engine, registry)); // the status page's operator endpoints
     engine.onHealthChange(this::refreshHealth);
   }
 
