@@ -9,6 +9,7 @@
 
 const view = {
   queue: null, shard: null, may: {}, events: [], next: '', status: null, selected: new Set(),
+  counted: 0, // when the shown counts were sampled: a new sample re-reads the shown event
 };
 
 function api(path) {
@@ -191,6 +192,8 @@ async function act(action) {
     }
     box.dataset.action = action;
     await loadDead(false);
+    const shown = document.getElementById('event');
+    if (!shown.hidden && shown.dataset.id) showEvent(shown.dataset.id);
   } catch (e) {
     showResult(action + ' refused: ' + e.message, false);
   }
@@ -208,6 +211,9 @@ function onStatus(s) {
   state.textContent = (q.paused ? 'paused' : 'serving') + ' · pending ' + num(q.pending) + ' · fired '
     + num(q.fired) + ' · acked ' + num(q.acked) + ' · dead ' + num(q.dead);
   const v = document.getElementById('queue-view');
+  const box = document.getElementById('event');
+  if (q.counted_at_ms !== view.counted && !box.hidden && box.dataset.id) showEvent(box.dataset.id);
+  view.counted = q.counted_at_ms;
   v.dataset.paused = q.paused;
   v.dataset.acked = q.acked;
   v.dataset.dead = q.dead;

@@ -109,6 +109,8 @@ class DeadLetterPageBrowserTest {
       receiver.ack(again);
       b.waitFor("document.getElementById('queue-view').dataset.acked === '1'");
       b.waitFor("document.getElementById('queue-view').dataset.dead === '2'");
+      // The event shown below the list follows it: acked, after a second attempt.
+      b.waitFor("document.getElementById('event').dataset.state === 'acked'");
       assertThat(h.queryLong("SELECT state FROM payments WHERE id = ?", declined))
           .as("acked")
           .isEqualTo(2);
