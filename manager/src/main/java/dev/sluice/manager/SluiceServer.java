@@ -5,6 +5,7 @@ import dev.sluice.core.ShardManager;
 import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.config.ManagerConfig;
+import dev.sluice.manager.grpc.AdminService;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
@@ -43,6 +44,7 @@ public final class SluiceServer implements AutoCloseable {
   private final ManagerConfig config;
   private final QueueEngine engine;
   private final ChannelOutlets channels;
+  private final AdminActions admin;
   private final HealthStatusManager health = new HealthStatusManager();
   private final MeterRegistry registry;
   private final Telemetry telemetry;
@@ -65,6 +67,7 @@ public final class SluiceServer implements AutoCloseable {
     this.engine = new QueueEngine(config.engine(), clock, registry);
     this.channels = new ChannelOutlets(config, engine, registry);
     engine.listen(channels);
+    this.admin = new AdminActions(engine, registry);
     this.telemetry = new Telemetry(engine, registry, clock);
     this.security =
         new ServerSecurity(
@@ -130,6 +133,7 @@ public final class SluiceServer implements AutoCloseable {
           security
               .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
               .addService(new SluiceService(engine, security.guard(), channels))
+              .addService(new AdminService(admin))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())
               // grpc_server_processing_duration_seconds, grpc_server_requests_received_messages,
@@ -180,6 +184,11 @@ public final class SluiceServer implements AutoCloseable {
 
   public QueueEngine engine() {
     return engine;
+  }
+
+  /** Every operator action, checked, bounded and audited (the Admin API, the status page). */
+  public AdminActions admin() {
+    return admin;
   }
 
   /** The channels queues publish to, and their figures. */

@@ -11,6 +11,7 @@ import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.grpc.CountsCache;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.Grant;
 import dev.sluice.manager.security.Principal;
@@ -66,6 +67,9 @@ public final class AdminActions {
 
   private final QueueEngine engine;
   private final MeterRegistry registry;
+
+  /** Counting scans a table: each queue's counts are reused for a second, however many ask. */
+  private final CountsCache counts = new CountsCache(System::nanoTime);
 
   public AdminActions(QueueEngine engine, MeterRegistry registry) {
     this.engine = engine;
@@ -174,7 +178,7 @@ public final class AdminActions {
               StateCounts c = null;
               if (allows(p, name, Action.STATS)) {
                 EventStore st = s.directStore(name);
-                c = st == null ? null : st.counts();
+                c = st == null ? null : counts.counts(s.name(), name, st::counts);
               }
               out.add(
                   new QueueSummary(
@@ -337,7 +341,10 @@ public final class AdminActions {
               case UNKNOWN -> left.add(new Unchanged(e.getKey(), "unknown id"));
             }
           }
-          return new Outcome<>(new ChangeResult(queue, at.shard().name(), changed, left), changed);
+          return new Outcome<>(
+              new ChangeResult(queue, at.shard().name(), changed, left),
+              changed,
+              at.shard().name());
         });
   }
 
@@ -500,7 +507,10 @@ public final class AdminActions {
               after = rows.get(rows.size() - 1).id();
             }
           }
-          return new Outcome<>(new ChangeResult(queue, at.shard().name(), changed, left), changed);
+          return new Outcome<>(
+              new ChangeResult(queue, at.shard().name(), changed, left),
+              changed,
+              at.shard().name());
         });
   }
 
@@ -610,6 +620,11 @@ public final class AdminActions {
         queue, shard, r.id(), r.epoch(), r.tenant(), r.timeCreatedNs(), reason, r.userColumns());
   }
 
+  /** The page token of the page after {@code afterId} (for callers that page by id). */
+  public static String pageTokenAfter(long afterId) {
+    return encodeToken(afterId);
+  }
+
   static String encodeToken(long afterId) {
     return Base64.getUrlEncoder()
         .withoutPadding()
@@ -636,8 +651,12 @@ public final class AdminActions {
     Map<EventRef, CasOutcome> apply(EventStore store, List<EventRef> refs);
   }
 
-  /** A call's result and how many things it concerned (for the audit line). */
-  private record Outcome<T>(T value, long count) {}
+  /** A call's result, how many things it concerned and on which shard (for the audit line). */
+  private record Outcome<T>(T value, long count, String shard) {
+    Outcome(T value, long count) {
+      this(value, count, null);
+    }
+  }
 
   /** Runs {@code body}, then writes the audit line and counts the call, whatever its outcome. */
   private <T> T audited(
@@ -654,7 +673,7 @@ public final class AdminActions {
           p.name(),
           action,
           queue,
-          where,
+          o.shard() != null ? o.shard() : where,
           o.count());
       count(action, "ok", p);
       return o.value();

@@ -4,6 +4,10 @@ import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.proto.v1.AdminGrpc;
+import dev.sluice.proto.v1.DeadChangeRequest;
+import dev.sluice.proto.v1.DeadChangeResponse;
+import dev.sluice.proto.v1.Unchanged;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -51,16 +55,68 @@ abstract class DeadChangeCommand extends BaseCommand {
 
   @Mixin ConfigOption config;
 
+  @Mixin ManagerOption manager;
+
   /** The verb for messages: replayed, purged. */
   abstract String done();
 
   abstract Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs);
+
+  /** The Admin API's call for this command. */
+  abstract DeadChangeResponse rpc(AdminGrpc.AdminBlockingStub stub, DeadChangeRequest req);
 
   @Override
   public Integer call() {
     queueName(name);
     long changed = 0;
     List<Object> problems = new ArrayList<>();
+    if (manager.given()) {
+      // Through the manager: it checks the grant, bounds each call to 1000 ids and audits it.
+      List<DeadChangeRequest> calls = new ArrayList<>();
+      DeadChangeRequest.Builder base =
+          DeadChangeRequest.newBuilder().setQueue(name).setShard(shard == null ? "" : shard);
+      if (which.all) {
+        calls.add(base.clone().setAll(true).build());
+      } else {
+        List<Long> ids = List.copyOf(new LinkedHashSet<>(which.ids));
+        for (int i = 0; i < ids.size(); i += BATCH) {
+          calls.add(
+              base.clone().addAllIds(ids.subList(i, Math.min(ids.size(), i + BATCH))).build());
+        }
+      }
+      for (DeadChangeRequest req : calls) {
+        DeadChangeResponse r = manager.call(stub -> rpc(stub, req));
+        changed += r.getChanged();
+        for (Unchanged u : r.getUnchangedList()) {
+          Map<String, Object> m = new LinkedHashMap<>();
+          m.put("shard", shard == null ? "" : shard);
+          m.put("id", u.getId());
+          m.put("problem", u.getWhy());
+          problems.add(m);
+          if (!json) {
+            note("id " + u.getId() + ": " + u.getWhy() + ", left unchanged");
+          }
+        }
+      }
+      if (!json) {
+        println(done() + " " + changed + " dead events of " + name + " through " + manager.manager);
+      }
+    } else {
+      changed = overSql(problems);
+    }
+    if (json) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("queue", name);
+      m.put(done(), changed);
+      m.put("unchanged", problems);
+      printJson(m);
+    }
+    return problems.isEmpty() ? CliException.OK : CliException.FAILED;
+  }
+
+  /** The SQL path: straight to the shards with the config's credentials. */
+  private long overSql(List<Object> problems) {
+    long changed = 0;
     try (ShardPools pools = new ShardPools(config.load())) {
       if (which.all) {
         for (ShardPools.Found f : pools.find(name, shard)) {
@@ -102,14 +158,7 @@ abstract class DeadChangeCommand extends BaseCommand {
         }
       }
     }
-    if (json) {
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("queue", name);
-      m.put(done(), changed);
-      m.put("unchanged", problems);
-      printJson(m);
-    }
-    return problems.isEmpty() ? CliException.OK : CliException.FAILED;
+    return changed;
   }
 
   /** Every dead event, in batches by id (each batch one CAS per epoch). */
@@ -155,6 +204,11 @@ abstract class DeadChangeCommand extends BaseCommand {
     Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs) {
       return store.replayDead(refs);
     }
+
+    @Override
+    DeadChangeResponse rpc(AdminGrpc.AdminBlockingStub stub, DeadChangeRequest req) {
+      return stub.replay(req);
+    }
   }
 
   @Command(
@@ -170,6 +224,11 @@ abstract class DeadChangeCommand extends BaseCommand {
     @Override
     Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs) {
       return store.purgeDead(refs);
+    }
+
+    @Override
+    DeadChangeResponse rpc(AdminGrpc.AdminBlockingStub stub, DeadChangeRequest req) {
+      return stub.purge(req);
     }
   }
 }

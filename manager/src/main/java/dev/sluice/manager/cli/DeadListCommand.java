@@ -4,6 +4,10 @@ import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.db.store.OutOfRangeRow;
 import dev.sluice.manager.json.Json;
+import dev.sluice.proto.v1.DeadEvent;
+import dev.sluice.proto.v1.ListDeadRequest;
+import dev.sluice.proto.v1.ListDeadResponse;
+import dev.sluice.proto.v1.Value;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,6 +47,8 @@ final class DeadListCommand extends BaseCommand {
 
   @Mixin ConfigOption config;
 
+  @Mixin ManagerOption manager;
+
   @Override
   public Integer call() {
     queueName(name);
@@ -52,6 +58,89 @@ final class DeadListCommand extends BaseCommand {
     List<Object> events = new ArrayList<>();
     TextTable table =
         new TextTable("SHARD", "ID", "ATTEMPTS", "TENANT", "CREATED_AGO", "COLUMNS", "REASON");
+    if (manager.given()) {
+      overApi(events, table);
+    } else {
+      overSql(events, table);
+    }
+    if (json) {
+      printJson(Map.of("queue", name, "dead", events));
+    } else if (table.isEmpty()) {
+      note(
+          "queue "
+              + name
+              + " has no dead events"
+              + (after != Long.MIN_VALUE ? " after id " + after : ""));
+    } else {
+      table.print(out());
+    }
+    return CliException.OK;
+  }
+
+  /** Through the manager's Admin API: pages of up to 500 until --limit. */
+  private void overApi(List<Object> events, TextTable table) {
+    long now = System.currentTimeMillis() * 1_000_000;
+    ListDeadRequest.Builder req =
+        ListDeadRequest.newBuilder()
+            .setQueue(name)
+            .setShard(shard == null ? "" : shard)
+            .setAfterId(after);
+    int left = limit;
+    while (left > 0) {
+      ListDeadRequest r = req.setPageSize(Math.min(left, 500)).build();
+      ListDeadResponse page = manager.call(s -> s.listDead(r));
+      for (DeadEvent e : page.getEventsList()) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("shard", e.getShard());
+        m.put("id", e.getId());
+        m.put("attempts", e.getAttempts());
+        m.put("tenant", e.getTenant());
+        m.put("time_created_ns", e.getTimeCreatedNs());
+        m.put("reason", e.getReason());
+        Map<String, Object> cols = new LinkedHashMap<>();
+        e.getColumnsMap().forEach((k, v) -> cols.put(k, plain(v)));
+        m.put("columns", cols);
+        events.add(m);
+        String text = Json.write(cols);
+        table.row(
+            e.getShard(),
+            e.getId(),
+            e.getAttempts(),
+            e.getTenant().isEmpty() ? "''" : e.getTenant(),
+            QueueStatsCommand.age((now - e.getTimeCreatedNs()) / 1_000_000),
+            text.length() > 80 ? text.substring(0, 77) + "..." : text,
+            e.getReason().isEmpty() ? "-" : shorten(e.getReason(), 100));
+      }
+      left -= page.getEventsCount();
+      if (page.getNextPageToken().isEmpty()) {
+        return;
+      }
+      req.clearAfterId().setPageToken(page.getNextPageToken());
+    }
+  }
+
+  /** A column's value as JSON shows it (the kinds the SQL path prints alike). */
+  private static Object plain(Value v) {
+    return switch (v.getKindCase()) {
+      case NULL_VALUE, KIND_NOT_SET -> null;
+      case INT_VALUE -> v.getIntValue();
+      case DOUBLE_VALUE -> v.getDoubleValue();
+      case BOOL_VALUE -> v.getBoolValue();
+      case UINT_VALUE -> Long.toUnsignedString(v.getUintValue());
+      case BYTES_VALUE -> hex(v.getBytesValue().toByteArray());
+      case TIMESTAMP_VALUE ->
+          v.getTimestampValue().getSeconds() + "." + v.getTimestampValue().getNanos();
+      case TIME_VALUE -> v.getTimeValue().getSeconds() + "s";
+      case STRING_VALUE -> v.getStringValue();
+      case DECIMAL_VALUE -> v.getDecimalValue();
+      case DATE_VALUE -> v.getDateValue();
+      case DATETIME_VALUE -> v.getDatetimeValue();
+      case JSON_VALUE -> v.getJsonValue();
+    };
+  }
+
+  /** Straight to the shards with the config's credentials. */
+  private void overSql(List<Object> events, TextTable table) {
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Found f : pools.find(name, shard)) {
         JdbcEventStore store = f.store();
@@ -106,18 +195,6 @@ final class DeadListCommand extends BaseCommand {
         }
       }
     }
-    if (json) {
-      printJson(Map.of("queue", name, "dead", events));
-    } else if (table.isEmpty()) {
-      note(
-          "queue "
-              + name
-              + " has no dead events"
-              + (after != Long.MIN_VALUE ? " after id " + after : ""));
-    } else {
-      table.print(out());
-    }
-    return CliException.OK;
   }
 
   private static String shorten(String s, int max) {

@@ -2,6 +2,8 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.QueueControl;
 import dev.sluice.db.SluiceMigrations;
+import dev.sluice.proto.v1.PauseRequest;
+import dev.sluice.proto.v1.PauseResponse;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,22 +23,26 @@ abstract class QueuePauseCommand extends BaseCommand {
 
   @Mixin ConfigOption config;
 
+  @Mixin ManagerOption manager;
+
   abstract boolean pause();
 
   @Override
   public Integer call() {
     queueName(name);
     List<Object> shards = new ArrayList<>();
-    try (ShardPools pools = new ShardPools(config.load())) {
-      for (ShardPools.Found f : pools.find(name, null)) {
-        // The control table is Sluice's own (migration V2): make sure it is there.
-        SluiceMigrations.migrateSluice(f.shard().dataSource());
-        new QueueControl(f.shard().dataSource()).setPaused(name, pause());
-        shards.add(f.shard().name());
+    if (manager.given()) {
+      // Through the manager: it checks the pause grant, audits, and applies it at once itself.
+      PauseRequest req = PauseRequest.newBuilder().setQueue(name).build();
+      PauseResponse r = manager.call(s -> pause() ? s.pause(req) : s.resume(req));
+      for (String s : r.getShardsList()) {
+        shards.add(s);
         if (!json) {
-          println((pause() ? "paused " : "resumed ") + name + " on shard " + f.shard().name());
+          println((pause() ? "paused " : "resumed ") + name + " on shard " + s);
         }
       }
+    } else {
+      overSql(shards);
     }
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -48,6 +54,20 @@ abstract class QueuePauseCommand extends BaseCommand {
       note("managers apply it at their next discovery round (discovery_interval, 5s by default)");
     }
     return CliException.OK;
+  }
+
+  private void overSql(List<Object> shards) {
+    try (ShardPools pools = new ShardPools(config.load())) {
+      for (ShardPools.Found f : pools.find(name, null)) {
+        // The control table is Sluice's own (migration V2): make sure it is there.
+        SluiceMigrations.migrateSluice(f.shard().dataSource());
+        new QueueControl(f.shard().dataSource()).setPaused(name, pause());
+        shards.add(f.shard().name());
+        if (!json) {
+          println((pause() ? "paused " : "resumed ") + name + " on shard " + f.shard().name());
+        }
+      }
+    }
   }
 
   @Command(

@@ -15,7 +15,7 @@ import java.util.function.LongSupplier;
  * <p>Threads: any (gRPC executor threads). Entries are replaced whole; each queue's count runs
  * under that queue's lock, which guards nothing else and is never held with another.
  */
-final class CountsCache {
+public final class CountsCache {
   static final long FRESH_NS = TimeUnit.SECONDS.toNanos(1);
 
   private record Entry(long atMono, StateCounts counts) {}
@@ -24,12 +24,18 @@ final class CountsCache {
   private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
 
-  CountsCache(LongSupplier ticker) {
+  public CountsCache(LongSupplier ticker) {
     this.ticker = ticker;
   }
 
   StateCounts counts(QueueManager q) {
-    String key = q.shard() + "\u0000" + q.queue();
+    return counts(q.shard(), q.queue(), q::counts);
+  }
+
+  /** The counts of {@code queue} on {@code shard}, from {@code count} at most once per FRESH_NS. */
+  public StateCounts counts(
+      String shard, String queue, java.util.function.Supplier<StateCounts> count) {
+    String key = shard + "\u0000" + queue;
     Entry e = entries.get(key);
     if (fresh(e)) {
       return e.counts();
@@ -39,7 +45,7 @@ final class CountsCache {
       if (fresh(e)) {
         return e.counts(); // counted by another caller while this one waited
       }
-      StateCounts c = q.counts();
+      StateCounts c = count.get();
       entries.put(key, new Entry(ticker.getAsLong(), c));
       return c;
     }
