@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code /api/status} — the JSON behind it ({@link StatusReport})
  *   <li>{@code /metrics} — Prometheus text format, when the registry is a {@link
  *       PrometheusMeterRegistry}; 503 otherwise
- *   <li>{@code /api/queues/...} — the operator's reads and actions ({@link AdminHttp}), when an
- *       {@link AdminActions} was given; actions are POSTs guarded by {@link CrossSite}
+ *   <li>{@code /api/queues/...} — the operator's reads and actions ({@code AdminHttp}), when an
+ *       {@link AdminActions} was given; actions are POSTs guarded by {@code CrossSite}
  *   <li>{@code /healthz} — 200 while the process runs; {@code /readyz} — 200 when started and not
  *       stopping, else 503
  * </ul>
