@@ -111,6 +111,49 @@ class SecureDeadLetterPageBrowserTest {
     assertThat(state(1)).as("still dead").isEqualTo(3);
   }
 
+  /**
+   * A foreign page (another origin) opened in a browser that holds the operator's credentials (sent
+   * with every request, as basic auth or a client certificate would be) tries both forgeries a page
+   * can make: a fetch without the header (no-cors) and a form posted as text/plain whose body is
+   * the JSON. Both are refused; the event stays dead.
+   */
+  @Test
+  void aForeignPageInTheBrowserCannotReplay() throws Exception {
+    Chromium.assumeInstalled();
+    String target = h.httpBase() + "/api/queues/refunds/replay";
+    String html =
+        "<!doctype html><body><form id=f method=post enctype=text/plain action='"
+            + target
+            + "'><input name='{\"shard\":\"s1\",\"ids\":[1],\"x\":\"' value='\"}'></form>"
+            + "<script>fetch('"
+            + target
+            + "', {method: 'POST', mode: 'no-cors', body: '{\"shard\":\"s1\",\"ids\":[1]}'})"
+            + ".finally(() => { document.body.dataset.fetched = 1;"
+            + " document.getElementById('f').submit(); });</script></body>";
+    com.sun.net.httpserver.HttpServer evil =
+        com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 8);
+    evil.createContext(
+        "/",
+        x -> {
+          byte[] b = html.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          x.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+          x.sendResponseHeaders(200, b.length);
+          x.getResponseBody().write(b);
+          x.close();
+        });
+    evil.start();
+    try (Browser b = Browser.open(800, 600)) {
+      b.header("Authorization", "Bearer " + OPS);
+      b.navigate("http://127.0.0.1:" + evil.getAddress().getPort() + "/");
+      // The form's answer replaces the foreign page: the manager's refusal.
+      b.waitFor("location.pathname === '/api/queues/refunds/replay'");
+      b.waitFor("document.body && document.body.innerText.includes('an action needs')");
+    } finally {
+      evil.stop(0);
+    }
+    assertThat(state(1)).as("still dead").isEqualTo(3);
+  }
+
   /** No browser needed: runs also where Chromium is missing. */
   @Test
   void aForgedCrossSitePostIsRefusedAndChangesNothing() throws Exception {
