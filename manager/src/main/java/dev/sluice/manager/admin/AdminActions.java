@@ -96,6 +96,14 @@ public final class AdminActions {
       String reasonContains, String tenant, long createdFromNs, long createdBeforeNs) {
     public static final DeadFilter NONE = new DeadFilter(null, null, 0, 0);
 
+    /** Whether it filters nothing out. */
+    boolean isEmpty() {
+      return (reasonContains == null || reasonContains.isEmpty())
+          && (tenant == null || tenant.isEmpty())
+          && createdFromNs == 0
+          && createdBeforeNs == 0;
+    }
+
     boolean matches(EventRow r, String reason) {
       if (tenant != null && !tenant.isEmpty() && !tenant.equals(r.tenant())) {
         return false;
@@ -218,17 +226,26 @@ public final class AdminActions {
         () -> {
           require(p, queue, Action.STATS);
           if (pageSize < 0 || pageSize > MAX_PAGE) {
-            throw invalid("page_size must be 1.." + MAX_PAGE + " (0 = " + DEFAULT_PAGE + ")");
+            throw invalid(
+                "page_size must be 1.."
+                    + MAX_PAGE
+                    + " (0 = "
+                    + DEFAULT_PAGE
+                    + "), was "
+                    + pageSize
+                    + " (queue "
+                    + queue
+                    + ")");
           }
           int size = pageSize == 0 ? DEFAULT_PAGE : pageSize;
-          long after = decodeToken(pageToken);
+          long after = decodeToken(queue, pageToken);
           DeadFilter f = filter == null ? DeadFilter.NONE : filter;
           Predicate<String> tenants = tenants(p, queue, Action.STATS);
           Located at = locate(queue, shard);
           List<DeadEvent> out = new ArrayList<>();
           int scanned = 0;
           while (true) {
-            int want = f == DeadFilter.NONE ? size - out.size() : MAX_PAGE;
+            int want = f.isEmpty() ? size - out.size() : MAX_PAGE;
             List<EventRow> rows = at.store().listDead(after, want);
             Map<Long, String> reasons =
                 at.store().deadReasons(rows.stream().map(EventRow::id).toList());
@@ -328,7 +345,7 @@ public final class AdminActions {
         shard,
         () -> {
           require(p, queue, Action.CANCEL);
-          List<Long> unique = checkIds(ids);
+          List<Long> unique = checkIds(queue, ids);
           Located at = locate(queue, shard);
           Map<Long, CasOutcome> r =
               engine.cancel(queue, at.shard().name(), unique, tenants(p, queue, Action.CANCEL));
@@ -350,8 +367,9 @@ public final class AdminActions {
 
   /**
    * Sets the queue's pause switch on one shard, or on every shard of this manager that has the
-   * queue ({@code shard} null or empty). This manager applies it at once to what it dispatches;
-   * every manager reads the switch at its next discovery round.
+   * queue ({@code shard} null or empty). This manager applies it before answering (it runs a
+   * discovery round of each shard on the caller's thread); every other manager reads the switch at
+   * its next discovery round.
    */
   public PauseResult pause(Principal p, String queue, String shard) {
     return setPaused(p, queue, shard, true);
@@ -415,16 +433,24 @@ public final class AdminActions {
    * The tenants of the grants giving {@code a} (or admin) on the queue; any when one names none.
    */
   private static Predicate<String> tenants(Principal p, String queue, Action a) {
-    List<Grant> gs =
-        p.grants().stream()
-            .filter(g -> g.allows(queue, a) || g.allows(queue, Action.ADMIN))
-            .toList();
-    if (gs.isEmpty() || gs.stream().anyMatch(g -> g.tenants().isEmpty())) {
+    if (!narrowed(p, queue, a)) {
       return t -> true;
     }
     Set<String> ts = new java.util.HashSet<>();
-    gs.forEach(g -> ts.addAll(g.tenants()));
+    grants(p, queue, a).forEach(g -> ts.addAll(g.tenants()));
     return ts::contains;
+  }
+
+  /** Whether the grants giving {@code a} (or admin) on the queue all name tenants. */
+  private static boolean narrowed(Principal p, String queue, Action a) {
+    List<Grant> gs = grants(p, queue, a);
+    return !gs.isEmpty() && gs.stream().noneMatch(g -> g.tenants().isEmpty());
+  }
+
+  private static List<Grant> grants(Principal p, String queue, Action a) {
+    return p.grants().stream()
+        .filter(g -> g.allows(queue, a) || g.allows(queue, Action.ADMIN))
+        .toList();
   }
 
   // ---------------------------------------------------------------- internals
@@ -445,7 +471,7 @@ public final class AdminActions {
         shard,
         () -> {
           require(p, queue, grant);
-          List<Long> unique = filter == null ? checkIds(ids) : List.of();
+          List<Long> unique = filter == null ? checkIds(queue, ids) : List.of();
           Located at = locate(queue, shard);
           EventStore store = at.store();
           Predicate<String> tenants = tenants(p, queue, grant);
@@ -462,7 +488,7 @@ public final class AdminActions {
                 refs.add(new EventRef(id, epoch));
               }
             }
-            if (!tenants.test(null)) {
+            if (narrowed(p, queue, grant)) {
               // A narrowed grant: another tenant's event is answered as an unknown id.
               List<EventRef> mine = new ArrayList<>();
               for (EventRef r : refs) {
@@ -539,10 +565,9 @@ public final class AdminActions {
           for (ShardManager s : on) {
             // The switch every manager reads at discovery (sluice_queue_control, migration V2).
             new QueueControl(s.dataSource()).setPaused(queue, paused);
-            QueueManager q = s.queue(queue);
-            if (q != null) {
-              q.setPaused(paused);
-            }
+            // A discovery round here, on the caller's thread: rounds are serialized, so a round
+            // that read the old switch finishes first and cannot undo this one afterwards.
+            s.discover();
             names.add(s.name());
           }
           return new Outcome<>(new PauseResult(queue, paused, names), names.size());
@@ -595,9 +620,16 @@ public final class AdminActions {
     }
   }
 
-  private static List<Long> checkIds(List<Long> ids) {
+  private static List<Long> checkIds(String queue, List<Long> ids) {
     if (ids == null || ids.isEmpty() || ids.size() > MAX_IDS) {
-      throw invalid("ids: give 1.." + MAX_IDS + " ids, got " + (ids == null ? 0 : ids.size()));
+      throw invalid(
+          "ids: give 1.."
+              + MAX_IDS
+              + " ids, got "
+              + (ids == null ? 0 : ids.size())
+              + " (queue "
+              + queue
+              + ")");
     }
     return List.copyOf(new LinkedHashSet<>(ids));
   }
@@ -631,7 +663,7 @@ public final class AdminActions {
         .encodeToString(("after:" + afterId).getBytes(StandardCharsets.UTF_8));
   }
 
-  static long decodeToken(String token) {
+  static long decodeToken(String queue, String token) {
     if (token == null || token.isEmpty()) {
       return Long.MIN_VALUE;
     }
@@ -643,7 +675,7 @@ public final class AdminActions {
     } catch (IllegalArgumentException e) {
       // falls through
     }
-    throw invalid("page_token: not a token this API gave");
+    throw invalid("page_token: not a token this API gave (queue " + queue + ")");
   }
 
   @FunctionalInterface

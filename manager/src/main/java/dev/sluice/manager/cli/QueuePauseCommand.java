@@ -50,6 +50,11 @@ abstract class QueuePauseCommand extends BaseCommand {
       m.put("paused", pause());
       m.put("shards", shards);
       printJson(m);
+    } else if (manager.given()) {
+      note(
+          manager.manager
+              + " applied it; other managers do at their next discovery round"
+              + " (discovery_interval, 5s by default)");
     } else {
       note("managers apply it at their next discovery round (discovery_interval, 5s by default)");
     }

@@ -211,7 +211,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   private static void checkAllOrIds(DeadChangeRequest req) {
     if (req.getAll() && req.getIdsCount() > 0) {
-      throw Statuses.invalid("ids: give ids or set all, not both");
+      throw Statuses.invalid("ids: give ids or set all, not both (queue " + req.getQueue() + ")");
     }
   }
 

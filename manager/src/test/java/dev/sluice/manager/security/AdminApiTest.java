@@ -64,7 +64,7 @@ class AdminApiTest {
     pki = TestPki.create(dir, "main");
     TestPki.Issued server = pki.server("server");
     h = new Harness(AdminApiTest.class);
-    for (String q : List.of("big_q", "grant_q", "replay_q", "bad_q", "pause_q")) {
+    for (String q : List.of("big_q", "grant_q", "replay_q", "bad_q", "pause_q", "tenant_q")) {
       h.createQueue(q, "max_attempts=1 min_backoff=0s");
     }
     SecurityConfig sec =
@@ -79,7 +79,13 @@ class AdminApiTest {
                 principal("ops", grant("*", Action.ADMIN, Action.SUBSCRIBE)),
                 principal("viewer", grant("*", Action.STATS)),
                 principal("replayer", grant("grant_q", Action.REPLAY, Action.STATS)),
-                principal("stranger", grant("other_*", Action.SUBSCRIBE))),
+                principal("stranger", grant("other_*", Action.SUBSCRIBE)),
+                principal(
+                    "acme-ops",
+                    new Grant(
+                        List.of("tenant_q"),
+                        EnumSet.of(Action.REPLAY, Action.STATS),
+                        List.of("acme")))),
             true,
             true,
             false);
@@ -92,7 +98,7 @@ class AdminApiTest {
                 admin("ops")
                         .listQueues(AdminListQueuesRequest.getDefaultInstance())
                         .getQueuesCount()
-                    == 5);
+                    == 6);
   }
 
   @AfterAll
@@ -374,6 +380,39 @@ class AdminApiTest {
       assertThat(e.getId()).isEqualTo(1);
       r.ack(e);
     }
+  }
+
+  @Test
+  void aGrantNarrowedToTenantsSeesAndReplaysOnlyTheirEvents() throws Exception {
+    insertDead("tenant_q", 1, 1, "acme");
+    insertDead("tenant_q", 2, 2, "globex");
+    assertThat(
+            admin("acme-ops")
+                .listDead(ListDeadRequest.newBuilder().setQueue("tenant_q").build())
+                .getEventsList())
+        .extracting(DeadEvent::getId)
+        .containsExactly(1L);
+    assertThat(
+            refused(
+                    () ->
+                        admin("acme-ops")
+                            .showEvent(
+                                ShowEventRequest.newBuilder()
+                                    .setQueue("tenant_q")
+                                    .setId(2)
+                                    .build()))
+                .getCode())
+        .isEqualTo(Status.Code.NOT_FOUND);
+    DeadChangeResponse r =
+        admin("acme-ops")
+            .replay(
+                DeadChangeRequest.newBuilder().setQueue("tenant_q").addIds(1).addIds(2).build());
+    assertThat(r.getChanged()).isEqualTo(1);
+    assertThat(r.getUnchangedList())
+        .extracting(u -> u.getId() + " " + u.getWhy())
+        .containsExactly("2 unknown id");
+    assertThat(state("tenant_q", 1)).isNotEqualTo(3);
+    assertThat(state("tenant_q", 2)).isEqualTo(3);
   }
 
   @Test
