@@ -100,6 +100,7 @@ public final class SluiceServer implements AutoCloseable {
         security.tls() != null && security.tls().config().mutual(),
         security.tls() != null && security.tls().config().requireClientCert(),
         security.http());
+    http.admin(admin); // the status page's operator endpoints, the same facade as gRPC
     engine.onHealthChange(this::refreshHealth);
   }
 

@@ -185,6 +185,7 @@ public final class DemoCommand implements Callable<Integer> {
     DemoSecurity sec = secure ? new DemoSecurity() : null;
     SecureRun attacks = null;
     String outletSummary = "";
+    String statusPage = null;
     try (DemoDatabase db = DemoDatabase.start();
         OutletSide side = outlet == null ? null : OutletSide.start(outlet, tally);
         MissingTopicFault.Broker poisonKafka = poison ? MissingTopicFault.Broker.start() : null) {
@@ -196,9 +197,9 @@ public final class DemoCommand implements Callable<Integer> {
         err.printf(
             "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
             db.port(), target, eventCount(), rate, seedUsed);
-        err.printf(
-            "demo: status page %s://127.0.0.1:%d/  (metrics at /metrics)%n",
-            sec == null ? "http" : "https", manager.httpPort());
+        statusPage =
+            String.format("%s://127.0.0.1:%d/", sec == null ? "http" : "https", manager.httpPort());
+        err.printf("demo: status page %s  (metrics at /metrics)%n", statusPage);
         if (side != null) {
           err.printf("demo: the queue publishes to %s; a consumer reads it%n", side.describe());
         }
@@ -263,6 +264,7 @@ public final class DemoCommand implements Callable<Integer> {
           ledger.resolveInDoubt(db::eventOfOrder);
           report = DemoReport.compute(ledger, tally, db, null);
           printDiagnostics(err, ledger, tally, report, startNs);
+          printStatusPage(err, statusPage);
           int code =
               summarize(out, err, report, poisoned, attacks, side == null ? "" : side.summary());
           err.printf(
@@ -280,7 +282,24 @@ public final class DemoCommand implements Callable<Integer> {
       outletSummary = side == null ? "" : side.summary();
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
+    printStatusPage(err, statusPage);
     return summarize(out, err, report, poisoned, attacks, outletSummary);
+  }
+
+  /**
+   * Where the status page was, just before the summary line (stdout's last line, which tests parse,
+   * stays last): it showed the demo's queues live while the demo ran; {@code --linger} keeps it up.
+   */
+  private void printStatusPage(PrintWriter err, String statusPage) {
+    if (statusPage != null) {
+      err.printf(
+          "demo: status page %s (while the demo runs%s)%n",
+          statusPage,
+          linger > 0
+              ? "; up " + linger + " s more after the summary"
+              : "; --linger SECONDS keeps it up");
+      err.flush();
+    }
   }
 
   /**

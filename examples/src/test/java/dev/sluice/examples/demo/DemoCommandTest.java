@@ -47,6 +47,11 @@ class DemoCommandTest {
     assertThat(committed).isBetween(200L, 299L);
     assertThat(delivered + dead + cancelled).isEqualTo(committed);
     assertThat(lines).anyMatch(l -> l.matches("\\[ *\\d+s] committed=\\d+ rolled_back=\\d+ .*"));
+    // Just before the summary: where the status page (with this demo's queue, live) was.
+    List<String> errLines = err.toString().lines().toList();
+    assertThat(errLines.get(errLines.size() - 1))
+        .as("stderr's last line")
+        .matches("demo: status page http://127\\.0\\.0\\.1:\\d+/ \\(while the demo runs.*\\)");
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.sluice.manager.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.manager.json.Json;
 import dev.sluice.manager.security.HttpAccess;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code /api/status} — the JSON behind it ({@link StatusReport})
  *   <li>{@code /metrics} — Prometheus text format, when the registry is a {@link
  *       PrometheusMeterRegistry}; 503 otherwise
+ *   <li>{@code /api/queues/...} — the operator's reads and actions ({@code AdminHttp}), when an
+ *       {@link AdminActions} was given; actions are POSTs guarded by {@code CrossSite}
  *   <li>{@code /healthz} — 200 while the process runs; {@code /readyz} — 200 when started and not
  *       stopping, else 503
  * </ul>
@@ -38,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * reads a request on the thread that will handle it, so a client that sends its request slowly
  * holds a thread: each request must arrive within {@link #REQUEST_SECONDS} and its answer be taken
  * within {@link #RESPONSE_SECONDS}, or the server closes the connection (two slow clients used to
- * take both threads and hang /healthz). Handlers only read published snapshots and meters: no
- * request queries the database. {@link #start()} and {@link #stop()} are idempotent.
+ * take both threads and hang /healthz). Handlers only read published snapshots and meters, except
+ * the operator's {@code /api/queues/...} calls: each reads or changes the database once, bounded by
+ * {@link AdminActions}' page and id limits. {@link #start()} and {@link #stop()} are idempotent.
  *
  * <p>The JDK server takes those bounds from the system properties {@code
  * sun.net.httpserver.maxReqTime} and {@code maxRspTime}, read once per process when its first
@@ -92,6 +96,16 @@ public final class StatusHttpServer {
   private boolean wantClientCert;
   private boolean needClientCert;
   private HttpAccess access = HttpAccess.open();
+  private AdminHttp admin;
+
+  /**
+   * Serves the operator's endpoints over {@code actions} (without it, {@code /api/queues/...} is
+   * 404 and the page shows no queue actions). Call before {@link #start()}.
+   */
+  public synchronized StatusHttpServer admin(AdminActions actions) {
+    this.admin = actions == null ? null : new AdminHttp(actions);
+    return this;
+  }
 
   /**
    * Serves HTTPS with {@code ssl} (null = plain HTTP) and checks each request with {@code access}.
@@ -186,13 +200,23 @@ public final class StatusHttpServer {
   private void handle(HttpExchange x) throws IOException {
     try (x) {
       String method = x.getRequestMethod();
-      if (!method.equals("GET") && !method.equals("HEAD")) {
-        x.getResponseHeaders().set("Allow", "GET, HEAD");
+      String path = x.getRequestURI().getPath();
+      boolean operator = admin != null && path.startsWith(AdminHttp.PREFIX);
+      if (!method.equals("GET") && !method.equals("HEAD") && !(operator && method.equals("POST"))) {
+        x.getResponseHeaders().set("Allow", operator ? "GET, POST" : "GET, HEAD");
         send(x, 405, "text/plain", "only GET and HEAD are served here\n");
         return;
       }
-      String path = x.getRequestURI().getPath();
       if (!SecureHttp.admit(x, path, access)) {
+        return;
+      }
+      if (operator) {
+        admin.handle(
+            x,
+            path,
+            access.principal(
+                x.getRequestHeaders().getFirst("Authorization"),
+                x instanceof com.sun.net.httpserver.HttpsExchange h ? h.getSSLSession() : null));
         return;
       }
       switch (path) {
@@ -208,6 +232,7 @@ public final class StatusHttpServer {
             send(x, 200, "application/json", Json.write(report.get().toMap()) + "\n");
         case "/", "/index.html" -> resource(x, "index.html", "text/html");
         case "/status.js" -> resource(x, "status.js", "text/javascript");
+        case "/actions.js" -> resource(x, "actions.js", "text/javascript");
         case "/status.css" -> resource(x, "status.css", "text/css");
         default -> send(x, 404, "text/plain", "not found: " + path + "\n");
       }

@@ -34,6 +34,22 @@ public final class HttpAccess {
     return new HttpAccess(SecurityConfig.NONE, new Authenticator(java.util.List.of()), null);
   }
 
+  /**
+   * Who sent a request that {@link #check} allowed: the authenticated principal, or {@link
+   * Principal#ANONYMOUS} (who may do everything) when authentication is off. The status page's
+   * actions ask it what this principal may do.
+   */
+  public Principal principal(String authorization, SSLSession tls) {
+    if (!config.authEnabled()) {
+      return Principal.ANONYMOUS;
+    }
+    Authenticator.Result r = authenticator.authenticate(authorization, tls);
+    if (!r.ok()) {
+      throw new IllegalStateException("principal() asked for a request check() did not allow");
+    }
+    return r.principal();
+  }
+
   public Verdict check(String path, String authorization, SSLSession tls) {
     if (!config.authEnabled()) {
       return Verdict.ALLOW;

@@ -63,7 +63,10 @@ function renderQueues(s) {
         'data-queue': q.queue, 'data-shard': q.shard, 'data-paused': q.paused,
         'data-pending': q.pending, 'data-fired': q.fired, 'data-acked': q.acked,
         'data-dead': q.dead, 'data-cancelled': q.cancelled, 'data-in-flight': q.in_flight },
-      el('td', {}, q.shard), el('td', {}, el('b', {}, q.queue)), el('td', {}, status),
+      el('td', {}, q.shard),
+      el('td', {}, el('a', { href: '#queue=' + encodeURIComponent(q.queue) + '&shard='
+        + encodeURIComponent(q.shard), 'data-open': q.queue }, el('b', {}, q.queue))),
+      el('td', {}, status),
       cell(q.pending), cell(q.fired), cell(q.acked), cell(q.dead, 'dead'), cell(q.cancelled),
       el('td', { class: 'n' }, age(q.oldest_due_age_ms)),
       cell(q.window), cell(q.in_flight), cell(q.receivers), cell(q.dispatched_total));
@@ -207,6 +210,7 @@ function render(s) {
   renderQueues(s);
   renderSides(s);
   renderCharts(s);
+  document.dispatchEvent(new CustomEvent('sluice-status', { detail: s })); // actions.js
   document.body.dataset.updates = Number(document.body.dataset.updates || 0) + 1;
 }
 

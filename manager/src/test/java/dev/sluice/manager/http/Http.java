@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** A plain HTTP GET and a reader of Prometheus' text format, for tests. */
+/** Plain HTTP GETs and POSTs and a reader of Prometheus' text format, for tests. */
 final class Http {
   private static final HttpClient CLIENT =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -30,6 +30,46 @@ final class Http {
           CLIENT.send(
               HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.ofString());
+      return new Response(
+          r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A POST of {@code body} with {@code headers} (name, value, name, value...). */
+  static Response post(String url, String body, String... headers) {
+    try {
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(URI.create(url))
+              .timeout(Duration.ofSeconds(10))
+              .POST(HttpRequest.BodyPublishers.ofString(body));
+      for (int i = 0; i < headers.length; i += 2) {
+        b.header(headers[i], headers[i + 1]);
+      }
+      HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      return new Response(
+          r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A GET with {@code headers} (name, value, name, value...). */
+  static Response get(String url, String... headers) {
+    try {
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10));
+      for (int i = 0; i < headers.length; i += 2) {
+        b.header(headers[i], headers[i + 1]);
+      }
+      HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
       return new Response(
           r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body());
     } catch (IOException e) {
