@@ -152,7 +152,8 @@ class DeadLetterPageBrowserTest {
       b.waitFor("document.querySelectorAll('#queues tr[data-queue]').length >= 1");
       for (int width : new int[] {1400, 390}) {
         b.resize(width, 900);
-        Thread.sleep(300); // a layout at the new width
+        // The window has the new width; the reads below force the layout at it.
+        b.waitFor("window.innerWidth === " + width);
         // The page itself never scrolls sideways; every card is within the window; a table wider
         // than its card scrolls inside it (the card or its .scroll box clips it).
         assertThat(b.eval("document.documentElement.scrollWidth <= window.innerWidth").asBoolean())
