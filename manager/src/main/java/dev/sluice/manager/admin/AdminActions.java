@@ -71,6 +71,20 @@ public final class AdminActions {
   /** Counting scans a table: each queue's counts are reused for a second, however many ask. */
   private final CountsCache counts = new CountsCache(System::nanoTime);
 
+  /**
+   * The database clock's time now (ns), as shard {@code shard} (any shard of this manager when
+   * empty) measures it: what the ages of events are judged against. 0 when no such shard has
+   * measured its clock yet.
+   */
+  public long serverTimeNs(String shard) {
+    for (ShardManager s : engine.shards()) {
+      if ((shard == null || shard.isEmpty() || s.name().equals(shard)) && s.clock() != null) {
+        return s.clock().nowNs();
+      }
+    }
+    return 0;
+  }
+
   public AdminActions(QueueEngine engine, MeterRegistry registry) {
     this.engine = engine;
     this.registry = registry;

@@ -79,7 +79,6 @@ final class DeadListCommand extends BaseCommand {
 
   /** Through the manager's Admin API: pages of up to 500 until --limit. */
   private void overApi(List<Object> events, TextTable table) {
-    long now = System.currentTimeMillis() * 1_000_000;
     ListDeadRequest.Builder req =
         ListDeadRequest.newBuilder()
             .setQueue(name)
@@ -89,6 +88,11 @@ final class DeadListCommand extends BaseCommand {
     while (left > 0) {
       ListDeadRequest r = req.setPageSize(Math.min(left, 500)).build();
       ListDeadResponse page = manager.call(s -> s.listDead(r));
+      // Ages against the database's clock, as the SQL path does (this host's may be skewed).
+      long now =
+          page.getServerTimeNs() != 0
+              ? page.getServerTimeNs()
+              : java.time.Clock.systemUTC().millis() * 1_000_000L;
       for (DeadEvent e : page.getEventsList()) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("shard", e.getShard());

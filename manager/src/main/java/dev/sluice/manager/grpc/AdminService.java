@@ -100,6 +100,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
           if (page.nextPageToken() != null) {
             b.setNextPageToken(page.nextPageToken());
           }
+          b.setServerTimeNs(admin.serverTimeNs(req.getShard()));
           return b.build();
         });
   }

@@ -264,6 +264,12 @@ class AdminApiTest {
                       .setPageToken(token)
                       .build());
       page.getEventsList().forEach(e -> seen.add(e.getId()));
+      // Ages are judged against the shard's database clock, which each page carries.
+      assertThat(page.getServerTimeNs())
+          .as("the database clock's time with the page")
+          .isCloseTo(
+              java.time.Clock.systemUTC().millis() * 1_000_000L,
+              org.assertj.core.data.Offset.offset(60_000_000_000L));
       token = page.getNextPageToken();
       pages++;
     } while (!token.isEmpty() && pages < 100);
