@@ -6,6 +6,7 @@ import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.grpc.AdminService;
+import dev.sluice.manager.grpc.CountsCache;
 import dev.sluice.manager.grpc.SluiceService;
 import dev.sluice.manager.http.StatusHttpServer;
 import dev.sluice.manager.http.StatusReport;
@@ -61,13 +62,19 @@ public final class SluiceServer implements AutoCloseable {
 
   private volatile String state = "starting";
 
+  /**
+   * Table counts for QueueStats and the admin API's ListQueues: one cache, so that the two never
+   * scan the same table twice within its second.
+   */
+  private final CountsCache counts = new CountsCache(System::nanoTime);
+
   public SluiceServer(ManagerConfig config, Clock clock, MeterRegistry registry) {
     this.config = config;
     this.registry = registry;
     this.engine = new QueueEngine(config.engine(), clock, registry);
     this.channels = new ChannelOutlets(config, engine, registry);
     engine.listen(channels);
-    this.admin = new AdminActions(engine, registry);
+    this.admin = new AdminActions(engine, registry, counts);
     this.telemetry = new Telemetry(engine, registry, clock);
     this.security =
         new ServerSecurity(
@@ -132,7 +139,7 @@ public final class SluiceServer implements AutoCloseable {
       server =
           security
               .grpcServer(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-              .addService(new SluiceService(engine, security.guard(), channels))
+              .addService(new SluiceService(engine, security.guard(), channels, counts))
               .addService(new AdminService(admin))
               .addService(health.getHealthService())
               .addService(ProtoReflectionServiceV1.newInstance())

@@ -69,7 +69,7 @@ public final class AdminActions {
   private final MeterRegistry registry;
 
   /** Counting scans a table: each queue's counts are reused for a second, however many ask. */
-  private final CountsCache counts = new CountsCache(System::nanoTime);
+  private final CountsCache counts;
 
   /**
    * The database clock's time now (ns), as shard {@code shard} (any shard of this manager when
@@ -85,9 +85,13 @@ public final class AdminActions {
     return 0;
   }
 
-  public AdminActions(QueueEngine engine, MeterRegistry registry) {
+  /**
+   * @param counts the server's one cache of table counts, shared with {@code QueueStats}
+   */
+  public AdminActions(QueueEngine engine, MeterRegistry registry, CountsCache counts) {
     this.engine = engine;
     this.registry = registry;
+    this.counts = counts;
   }
 
   // ---------------------------------------------------------------- results

@@ -44,14 +44,16 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   private final StreamGuard guard;
 
   /** QueueStats' table counts, at most one a second per queue (see {@link CountsCache}). */
-  private final CountsCache counts = new CountsCache(System::nanoTime);
+  private final CountsCache counts;
 
   private final ChannelOutlets channels;
 
-  public SluiceService(QueueEngine engine, StreamGuard guard, ChannelOutlets channels) {
+  public SluiceService(
+      QueueEngine engine, StreamGuard guard, ChannelOutlets channels, CountsCache counts) {
     this.engine = engine;
     this.guard = guard;
     this.channels = channels;
+    this.counts = counts;
   }
 
   @Override
