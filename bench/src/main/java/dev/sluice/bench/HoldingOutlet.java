@@ -2,6 +2,7 @@ package dev.sluice.bench;
 
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.OutletCredits;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -13,14 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class HoldingOutlet implements Outlet {
   private final long streamId;
-  private final int max;
   private final AtomicLong delivered;
   private final AtomicInteger attached;
-  private final AtomicInteger inFlight = new AtomicInteger();
+  private final OutletCredits credits;
 
   HoldingOutlet(long streamId, int max, AtomicLong delivered, AtomicInteger attached) {
     this.streamId = streamId;
-    this.max = max;
+    this.credits = new OutletCredits(max);
     this.delivered = delivered;
     this.attached = attached;
   }
@@ -37,26 +37,22 @@ final class HoldingOutlet implements Outlet {
 
   @Override
   public int maxInFlight() {
-    return max;
+    return credits.max();
   }
 
   @Override
   public int free() {
-    return Math.max(0, max - inFlight.get());
+    return credits.free();
   }
 
   @Override
   public boolean tryReserve(String workClass) {
-    if (inFlight.incrementAndGet() <= max) {
-      return true;
-    }
-    inFlight.decrementAndGet();
-    return false;
+    return credits.tryTake();
   }
 
   @Override
   public void unreserve(String workClass) {
-    inFlight.decrementAndGet();
+    credits.giveBack();
   }
 
   @Override

@@ -2,6 +2,7 @@ package dev.sluice.examples.demo;
 
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.outlet.OutletCredits;
 import dev.sluice.core.queue.ShuffleSharder;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
@@ -184,7 +185,7 @@ final class TenantNoReceiverFault implements Fault {
     private final long streamId = STREAM_IDS.incrementAndGet();
     private final PoisonRun run;
     private final ExecutorService acker;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final OutletCredits credits = new OutletCredits(MAX);
     final AtomicInteger took = new AtomicInteger();
     final AtomicInteger wrongTenant = new AtomicInteger();
 
@@ -206,26 +207,22 @@ final class TenantNoReceiverFault implements Fault {
 
     @Override
     public int maxInFlight() {
-      return MAX;
+      return credits.max();
     }
 
     @Override
     public int free() {
-      return Math.max(0, MAX - inFlight.get());
+      return credits.free();
     }
 
     @Override
     public boolean tryReserve(String workClass) {
-      if (inFlight.incrementAndGet() <= MAX) {
-        return true;
-      }
-      inFlight.decrementAndGet();
-      return false;
+      return credits.tryTake();
     }
 
     @Override
     public void unreserve(String workClass) {
-      inFlight.decrementAndGet();
+      credits.giveBack();
     }
 
     @Override
