@@ -95,7 +95,9 @@ public final class QueueCatalog {
     Map<String, ColumnInfo> columns = columns(c.table());
     Map<String, List<String>> indexes = indexes(c.table());
     List<SchemaProblem> problems =
-        QueueSchemaValidator.validate(c.table(), columns, indexes, engine(c.table()));
+        new ArrayList<>(
+            QueueSchemaValidator.validate(c.table(), columns, indexes, engine(c.table())));
+    problems.addAll(QueueSchemaValidator.validateOrdering(c.table(), options, columns, indexes));
     if (!problems.isEmpty()) {
       List<String> texts = problems.stream().map(SchemaProblem::toString).toList();
       return new Discovered(
@@ -133,7 +135,8 @@ public final class QueueCatalog {
                 QueueConvention.STATE,
                 QueueConvention.TENANT,
                 QueueConvention.TIME_NEXT),
-            Map.copyOf(columns));
+            Map.copyOf(columns),
+            QueueSchemaValidator.orderingIndex(options, indexes));
     return new Discovered(c.table(), c.comment(), q, null);
   }
 

@@ -37,6 +37,20 @@ public final class QueueConvention {
   /** Name of the index the poller's query needs: (state, time_next). */
   public static final String POLL_INDEX = "sluice_poll";
 
+  /** The default key column of an ordered queue ({@code ordering=key}). */
+  public static final String ORDERING_KEY = "ordering_key";
+
+  /** The conventional name of the ordered queue's (key, state, id) index. */
+  public static final String ORDERING_INDEX = "sluice_ordering";
+
+  /**
+   * What an ordered queue adds to the {@code time_next} of a pending event that waits behind an
+   * earlier event of its key (held): 2^62 ns, so that held rows lie past every poll's range on the
+   * (state, time_next) index and cost no read until their turn. The original time is {@code
+   * time_next - HELD_NS}; a {@code time_next} of 2^62 ns (the year 2116) or more reads as held.
+   */
+  public static final long HELD_NS = 1L << 62;
+
   /**
    * Name of the index that lets the poller read one tenant's events when another tenant's backlog
    * fills the poll index's range: (state, tenant, time_next). Optional, but without it fairness

@@ -52,7 +52,10 @@ public record QueueOptions(
     String channelTargetColumn,
     String channelKeyColumn,
     String channelBody,
-    boolean channelReceivers) {
+    boolean channelReceivers,
+    String ordering,
+    String orderingColumn,
+    String orderingOnDead) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -129,6 +132,17 @@ public record QueueOptions(
 
   public static final int MAX_RECEIVERS_PER_TENANT_LIMIT = 10_000;
   public static final int MAX_CLASSES = 32;
+
+  /** {@code ordering}'s values: none (the default), one key column, the whole queue. */
+  public static final String ORDERING_NONE = "none";
+
+  public static final String ORDERING_KEY = "key";
+  public static final String ORDERING_QUEUE = "queue";
+
+  /** {@code ordering_on_dead}'s values: the key goes on past a dead event, or stops at it. */
+  public static final String ON_DEAD_SKIP = "skip";
+
+  public static final String ON_DEAD_HALT = "halt";
 
   /** {@code channel_body}'s value for a JSON object of the user columns (the default). */
   public static final String BODY_JSON = "json";
@@ -417,7 +431,37 @@ public record QueueOptions(
                   "the message body: a JSON object of the user columns, or one column's value as"
                       + " it is"),
           bool("channel_receivers", false, QueueOptions::channelReceivers)
-              .doc("whether gRPC receivers may subscribe to a channel-bound queue as well"));
+              .doc("whether gRPC receivers may subscribe to a channel-bound queue as well"),
+          text(
+                  "ordering",
+                  ORDERING_NONE,
+                  Pattern.compile("none|key|queue"),
+                  "none, key or queue",
+                  QueueOptions::ordering)
+              .doc(
+                  "[ordered delivery](#ordered-delivery): `key` delivers the events that share"
+                      + " the `ordering_column`'s value one at a time, in `id` order; `queue`"
+                      + " makes the whole queue one key; `none` delivers in parallel"),
+          text(
+                  "ordering_column",
+                  QueueConvention.ORDERING_KEY,
+                  COLUMN,
+                  "a column name",
+                  QueueOptions::orderingColumn)
+              .doc(
+                  "with `ordering=key`: the column holding the key (an integer or a string of"
+                      + " at most 255 characters, with an index on (column, `state`)); a row"
+                      + " whose key is NULL is not ordered"),
+          text(
+                  "ordering_on_dead",
+                  ON_DEAD_SKIP,
+                  Pattern.compile("skip|halt"),
+                  "skip or halt",
+                  QueueOptions::orderingOnDead)
+              .doc(
+                  "when a key's event goes `dead`: `skip` lets the next event of the key go;"
+                      + " `halt` stops the key until the dead event is replayed or skipped"
+                      + " (`sluice ordering`)"));
 
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES = OPTIONS.stream().map(QueueOption::name).toList();
@@ -473,7 +517,10 @@ public record QueueOptions(
         (String) v.get("channel_target_column"),
         (String) v.get("channel_key_column"),
         (String) v.get("channel_body"),
-        (Boolean) v.get("channel_receivers"));
+        (Boolean) v.get("channel_receivers"),
+        (String) v.get("ordering"),
+        (String) v.get("ordering_column"),
+        (String) v.get("ordering_on_dead"));
   }
 
   @SuppressWarnings("unchecked")
@@ -627,6 +674,21 @@ public record QueueOptions(
     shares.forEach(
         (k, v) -> sb.append(sb.length() == 0 ? "" : ",").append(k).append(':').append(v));
     return sb.length() == 0 ? "none" : sb.toString();
+  }
+
+  /** Whether events are ordered: {@code ordering=key} or {@code ordering=queue}. */
+  public boolean ordered() {
+    return !ORDERING_NONE.equals(ordering) && !ordering.isEmpty();
+  }
+
+  /** Whether the whole queue is one key ({@code ordering=queue}). */
+  public boolean orderedAsOneKey() {
+    return ORDERING_QUEUE.equals(ordering);
+  }
+
+  /** Whether a dead event stops its key ({@code ordering_on_dead=halt}). */
+  public boolean haltOnDead() {
+    return ordered() && ON_DEAD_HALT.equals(orderingOnDead);
   }
 
   /** The window slots one tenant may hold: tenant_cache_share of cache_size, at least one. */

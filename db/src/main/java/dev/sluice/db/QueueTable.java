@@ -13,6 +13,8 @@ import java.util.Map;
  * @param pollIndex the name of the (state, time_next) index the poll query is read from (the
  *     validation requires one; {@link QueueConvention#POLL_INDEX} when that one has this shape)
  * @param tenantIndex the name of the (state, tenant, time_next) index, or null when there is none
+ * @param orderingIndex for an ordered queue, the index its key checks read: (key column, state)
+ *     for {@code ordering=key}, (state) or (state, id) for {@code ordering=queue}; null otherwise
  */
 public record QueueTable(
     String name,
@@ -23,7 +25,40 @@ public record QueueTable(
     boolean hasClass,
     String pollIndex,
     String tenantIndex,
-    Map<String, ColumnInfo> columns) {
+    Map<String, ColumnInfo> columns,
+    String orderingIndex) {
+
+  /** The same table without an ordering index (tests and unordered queues). */
+  public QueueTable(
+      String name,
+      QueueOptions options,
+      boolean stateIsEnum,
+      List<String> userColumns,
+      boolean hasActor,
+      boolean hasClass,
+      String pollIndex,
+      String tenantIndex,
+      Map<String, ColumnInfo> columns) {
+    this(
+        name,
+        options,
+        stateIsEnum,
+        userColumns,
+        hasActor,
+        hasClass,
+        pollIndex,
+        tenantIndex,
+        columns,
+        null);
+  }
+
+  /**
+   * The column whose value orders events ({@code ordering=key}), or null: not ordered, or the whole
+   * queue is one key.
+   */
+  public String orderingColumn() {
+    return options.ordered() && !options.orderedAsOneKey() ? options.orderingColumn() : null;
+  }
 
   /** Whether the (state, tenant, time_next) index exists. */
   public boolean hasTenantIndex() {

@@ -19,6 +19,8 @@ import java.util.Map;
  * @param firedNs when this attempt was fired (ns since the epoch, database clock)
  * @param workClass the event's work class ("" when none)
  * @param actorPath the actor path under the tenant (may be empty)
+ * @param orderingKey for an ordered queue, the event's key as text (the ordering column's value;
+ *     empty for a queue ordered as one key); null when the queue is not ordered or the key is NULL
  */
 public record Delivery(
     String shard,
@@ -32,7 +34,38 @@ public record Delivery(
     long firedNs,
     String workClass,
     List<String> actorPath,
-    Map<String, Object> columns) {
+    Map<String, Object> columns,
+    String orderingKey) {
+
+  /** A delivery of an unordered queue's event. */
+  public Delivery(
+      String shard,
+      String queue,
+      long id,
+      long epoch,
+      String tenant,
+      int priority,
+      long dueNs,
+      long createdNs,
+      long firedNs,
+      String workClass,
+      List<String> actorPath,
+      Map<String, Object> columns) {
+    this(
+        shard,
+        queue,
+        id,
+        epoch,
+        tenant,
+        priority,
+        dueNs,
+        createdNs,
+        firedNs,
+        workClass,
+        actorPath,
+        columns,
+        null);
+  }
 
   /** "queue orders_events, shard s1, event 42 (attempt 3)": for errors and logs. */
   public String describe() {

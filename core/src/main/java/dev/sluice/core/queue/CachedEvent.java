@@ -28,6 +28,12 @@ public final class CachedEvent {
    */
   final int bytes;
 
+  /**
+   * For an ordered queue, the event's key ({@link OrderingKey}): at most one event of a key is in
+   * the window or in flight. Null when the queue is not ordered or the key is NULL.
+   */
+  final Object orderingKey;
+
   CachedEvent(
       long id,
       long epoch,
@@ -52,6 +58,22 @@ public final class CachedEvent {
       String workClass,
       Map<String, Object> columns,
       int bytes) {
+    this(id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes, null);
+  }
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Object> columns,
+      int bytes,
+      Object orderingKey) {
+    this.orderingKey = orderingKey;
     this.id = id;
     this.epoch = epoch;
     this.dueNs = dueNs;
@@ -67,7 +89,17 @@ public final class CachedEvent {
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
   CachedEvent retry(long newEpoch, long newDueNs) {
     return new CachedEvent(
-        id, newEpoch, newDueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes);
+        id,
+        newEpoch,
+        newDueNs,
+        createdNs,
+        priority,
+        tenant,
+        actorPath,
+        workClass,
+        columns,
+        bytes,
+        orderingKey);
   }
 
   public long id() {
@@ -92,6 +124,11 @@ public final class CachedEvent {
 
   public int bytes() {
     return bytes;
+  }
+
+  /** The event's ordering key, or null: see {@link #orderingKey}. */
+  public Object orderingKey() {
+    return orderingKey;
   }
 
   public int priority() {

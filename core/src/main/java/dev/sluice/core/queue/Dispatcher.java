@@ -87,9 +87,20 @@ final class Dispatcher implements Runnable {
   /**
    * The workers' ends the dispatcher hands work to, each safe from any thread: the firer's queue of
    * batches to fire, the ack batcher's queue of changes to write, and the poller's wake-up (the
-   * window drained while the last poll came back full).
+   * window drained while the last poll came back full), and where an ordered queue's freed keys
+   * go ({@link KeyTurns#freed}).
    */
-  record Ports(Consumer<FireBatch> fire, Consumer<Completion> write, Runnable wakePoller) {}
+  record Ports(
+      Consumer<FireBatch> fire,
+      Consumer<Completion> write,
+      Runnable wakePoller,
+      Consumer<Object> keyFreed) {
+
+    /** For an unordered queue (and tests): no key is ever freed. */
+    Ports(Consumer<FireBatch> fire, Consumer<Completion> write, Runnable wakePoller) {
+      this(fire, write, wakePoller, k -> {});
+    }
+  }
 
   Dispatcher(QueueContext ctx, Inbox inbox, Ports ports) {
     this(ctx, 0, inbox, ports);
@@ -99,7 +110,7 @@ final class Dispatcher implements Runnable {
     this.ctx = ctx;
     this.inbox = inbox;
     this.ports = ports;
-    this.feed = new WindowFeed(ctx, table);
+    this.feed = new WindowFeed(ctx, table, ports.keyFreed());
     this.ledger =
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
     this.stats = new PublishedStats(table, ledger, feed, ctx.clock().ticker());

@@ -104,6 +104,7 @@ final class FiringBatches {
           feed.letGo(e); // rescheduled or changed since the poll: read again, as it is now
         } else {
           ctx.metrics().casMisses.increment();
+          feed.left(e); // acked, cancelled or fired elsewhere meanwhile
         }
         continue;
       }

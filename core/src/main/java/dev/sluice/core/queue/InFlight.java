@@ -56,6 +56,7 @@ final class InFlight {
         firedAtNs,
         e.workClass,
         e.actorPath,
-        columns);
+        columns,
+        OrderingKey.text(e.orderingKey));
   }
 }

@@ -40,9 +40,13 @@ final class PolledEvents {
 
   private long nextTooLargeWarnMono = Long.MIN_VALUE / 2;
 
-  PolledEvents(QueueContext ctx, LongConsumer rowSizes) {
+  /** An ordered queue's holds: the rows that wait behind their key never become events. */
+  private final KeyTurns turns;
+
+  PolledEvents(QueueContext ctx, LongConsumer rowSizes, KeyTurns turns) {
     this.ctx = ctx;
     this.rowSizes = rowSizes;
+    this.turns = turns;
   }
 
   /**
@@ -50,7 +54,8 @@ final class PolledEvents {
    * them: it is made dead here with the reason "too large: N bytes > limit" (epoch CAS; never
    * fired, so no attempt is spent), as no receiver could be sent it.
    */
-  List<CachedEvent> of(List<EventRow> rows) {
+  List<CachedEvent> of(List<EventRow> read) {
+    List<EventRow> rows = turns.admit(read);
     List<CachedEvent> out = new ArrayList<>(rows.size());
     Map<EventRef, String> tooLarge = null;
     long largest = 0;
@@ -78,9 +83,10 @@ final class PolledEvents {
               actorPath(row),
               row.workClass() == null ? "" : row.workClass(),
               columns,
-              bytes));
+              bytes,
+              turns.keyOf(row)));
     }
-    if (!rows.isEmpty()) {
+    if (!read.isEmpty()) {
       rowSizes.accept(largest);
     }
     if (tooLarge != null) {

@@ -100,12 +100,26 @@ final class Poller implements Runnable {
 
   private long lastRecentMono = Long.MIN_VALUE / 2;
 
+  /** An ordered queue's holds and turns (a no-op for an unordered queue's rows). */
+  private final KeyTurns turns;
+
   Poller(
       QueueContext ctx,
       WindowFeed feed,
       Inbox dispatcher,
       Waiter waiter,
       RetryCollector collector) {
+    this(ctx, feed, dispatcher, waiter, collector, new KeyTurns(ctx, waiter));
+  }
+
+  Poller(
+      QueueContext ctx,
+      WindowFeed feed,
+      Inbox dispatcher,
+      Waiter waiter,
+      RetryCollector collector,
+      KeyTurns turns) {
+    this.turns = turns;
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.feed = feed;
@@ -116,7 +130,7 @@ final class Poller implements Runnable {
     this.limit = ctx.options().cacheSize();
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
-    this.polled = new PolledEvents(ctx, feed::sawRows);
+    this.polled = new PolledEvents(ctx, feed::sawRows, turns);
     this.rounds = new TenantRounds(ctx, feed, dispatcher, polled, this::handOver);
   }
 
@@ -228,6 +242,18 @@ final class Poller implements Runnable {
     }
   }
 
+  /**
+   * An ordered queue's keys whose events the dispatcher let go of: their next events, released and
+   * due soon, go straight to the window (without waiting for a poll to reach them).
+   */
+  private void keyTurns() {
+    long seq = feed.settledSeq();
+    List<EventRow> next = turns.pass(ctx.clock().nowNs() + lookahead());
+    if (!next.isEmpty()) {
+      handOver(Polled.recent(polled.of(next), seq, Integer.MAX_VALUE));
+    }
+  }
+
   /** Gives a poll's events to the dispatcher (made into window events here, off its thread). */
   private void handOver(Polled polled) {
     dispatcher.post(polled);
@@ -275,6 +301,7 @@ final class Poller implements Runnable {
       collector.scan();
       lastCollect = mono;
     }
+    keyTurns();
     if (fair
         && !tenantMode
         && !feed.lastPollCapped()

@@ -73,18 +73,27 @@ public final class QueueManager {
     this.acks = new AckBatcher(ctx, inbox);
     this.firer = new Firer(ctx, inbox);
     Waiter pollerWake = new Waiter(ctx.clock().ticker());
+    KeyTurns turns = new KeyTurns(ctx, pollerWake);
     this.dispatcher =
         new Dispatcher(
             ctx,
             forgetDelay.toNanos(),
             inbox,
-            new Dispatcher.Ports(firer::submit, acks::submit, pollerWake::wake));
+            new Dispatcher.Ports(firer::submit, acks::submit, pollerWake::wake, turns::freed));
     this.poller =
-        new Poller(ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox));
+        new Poller(
+            ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox), turns);
     this.purger = new Purger(ctx);
     this.streams = new AttachedOutlets(ctx, inbox);
     this.threads = new QueueThreads(ctx);
     dispatcher.gauges(ctx.metrics());
+    if (table.options().haltOnDead()) {
+      ctx.metrics()
+          .gauge(
+              "sluice.ordering.halted.keys",
+              "keys of an ordered queue stopped at a dead event (ordering_on_dead=halt)",
+              turns::haltedKeys);
+    }
   }
 
   /** This queue's meters (counters and latency timers). */

@@ -45,6 +45,11 @@ public final class QueueMetrics {
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
   final Counter windowTrimmed;
 
+  /** Ordered queues: events held behind an earlier event of their key, and released again. */
+  final Counter keyHeld;
+
+  final Counter keyReleased;
+
   /** From the time an event became due to the time it was fired. */
   final Timer dueToDispatch;
 
@@ -84,6 +89,8 @@ public final class QueueMetrics {
     polledRows = r.counter("sluice.poll.rows", t);
     casMisses = r.counter("sluice.fire.cas.misses", t);
     windowTrimmed = r.counter("sluice.window.trimmed", t);
+    keyHeld = r.counter("sluice.ordering.held", t);
+    keyReleased = r.counter("sluice.ordering.released", t);
     actorTooDeep = r.counter("sluice.actor.path.too.deep", t);
     tooLarge = r.counter("sluice.events.too.large", t);
     dueToDispatch = latency("sluice.due.to.dispatch", "due time to fire", r);

@@ -163,6 +163,7 @@ final class Settlements {
       }
       table.settled(f);
       ledger.free(f);
+      feed.left(f.event);
       long firedAt = f.deadlineNs - ackWaitNs;
       ctx.metrics().dispatchToAck.record(Math.max(0, now - firedAt), TimeUnit.NANOSECONDS);
       ctx.metrics().acked.increment();
@@ -225,6 +226,8 @@ final class Settlements {
       ledger.free(f);
       if (ok && c.kind() == Completion.Kind.RELEASE && !c.dead()) {
         feed.keep(f.event.retry(c.epochAfter(), c.retryAtNs()));
+      } else {
+        feed.left(f.event);
       }
     }
   }

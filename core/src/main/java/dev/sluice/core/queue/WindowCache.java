@@ -146,6 +146,11 @@ public final class WindowCache {
     return Added.ADDED;
   }
 
+  /** The event of that id, or null. */
+  public CachedEvent get(long id) {
+    return byId.get(id);
+  }
+
   /** Forgets an event (cancelled, say). Returns whether it was held. */
   public boolean remove(long id) {
     CachedEvent e = byId.remove(id);

@@ -63,9 +63,20 @@ final class WindowFeed {
   /** The last poll brought rows a tenant's share of the window could not take. */
   private volatile boolean lastPollCapped;
 
+  /** An ordered queue's heads: one event per key in the window or in flight. */
+  private final KeyLedger keys;
+
   WindowFeed(QueueContext ctx, InFlightTable table) {
+    this(ctx, table, k -> {});
+  }
+
+  /**
+   * @param keyFreed told the key of an ordered queue's event that left (for {@link KeyTurns})
+   */
+  WindowFeed(QueueContext ctx, InFlightTable table, java.util.function.Consumer<Object> keyFreed) {
     this.ctx = ctx;
     this.table = table;
+    this.keys = new KeyLedger(this::knows, keyFreed);
     this.window =
         new WindowCache(
             ctx.options().cacheSize(),
@@ -109,6 +120,9 @@ final class WindowFeed {
       if (knows(e.id) || table.settledSince(e.id, p.settledSeqAtStart())) {
         continue;
       }
+      if (!keys.admit(e)) {
+        continue; // another event of its key is here: the table keeps this one
+      }
       if (full || window.held(e.tenant) >= p.part() || pastGap(p, e)) {
         letGo(e);
         continue;
@@ -128,6 +142,7 @@ final class WindowFeed {
       lastPollCapped = capped;
     }
     table.forgetSettledUpTo(p.settledSeqAtStart());
+    keys.forgetAbsent(2 * (window.capacity() + table.count()));
     pollerHasMore |= p.full();
     publishHeld(ctx.clock().monoNs());
   }
@@ -169,9 +184,21 @@ final class WindowFeed {
   /** Cancelled events leave the window, and are no longer held back if they were parked. */
   void cancel(List<Long> ids) {
     for (Long id : ids) {
+      CachedEvent e = window.get(id);
       window.remove(id);
       table.cancel(id);
+      if (e != null) {
+        keys.left(e);
+      }
     }
+  }
+
+  /**
+   * An event left this manager for good (settled, or changed so that it is no longer pending at
+   * the epoch it was taken at): an ordered queue's key may have its next event.
+   */
+  void left(CachedEvent e) {
+    keys.left(e);
   }
 
   /** Puts a pending event (back) in the window, or records that it was let go. */

@@ -8,6 +8,8 @@ import java.util.Map;
  * @param userColumns the user data columns, by name, in table order, with exact values: null, Long,
  *     BigInteger, Double, BigDecimal, String, {@link JsonText}, byte[], Boolean, LocalDate,
  *     LocalDateTime, Instant or Duration (see {@link dev.sluice.db.ColumnKind})
+ * @param keyPlace for an ordered queue's poll, where the row stands in its key; {@link
+ *     KeyPlace#FIRST} otherwise
  */
 public record EventRow(
     long id,
@@ -18,4 +20,40 @@ public record EventRow(
     String tenant,
     String actor,
     String workClass,
-    Map<String, Object> userColumns) {}
+    Map<String, Object> userColumns,
+    KeyPlace keyPlace) {
+
+  /** An unordered row (or one read without its key's place). */
+  public EventRow(
+      long id,
+      long epoch,
+      long timeNextNs,
+      long timeCreatedNs,
+      int priority,
+      String tenant,
+      String actor,
+      String workClass,
+      Map<String, Object> userColumns) {
+    this(
+        id,
+        epoch,
+        timeNextNs,
+        timeCreatedNs,
+        priority,
+        tenant,
+        actor,
+        workClass,
+        userColumns,
+        KeyPlace.FIRST);
+  }
+
+  /** Whether the row waits behind its key (held or to be held): see {@link KeyPlace}. */
+  public boolean waitsForKey() {
+    return keyPlace != KeyPlace.FIRST;
+  }
+
+  /** Whether {@code time_next} marks the row as held behind its key. */
+  public boolean held() {
+    return timeNextNs >= dev.sluice.db.QueueConvention.HELD_NS;
+  }
+}

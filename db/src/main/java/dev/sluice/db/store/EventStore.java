@@ -146,4 +146,37 @@ public interface EventStore {
 
   /** The database server's clock, ns since the epoch. */
   long serverTimeNs();
+
+  // ---------------------------------------------------------------- ordered queues
+
+  /**
+   * Ordered queues: these pending rows wait behind an earlier event of their key, out of every
+   * poll's range ({@code time_next + HELD_NS}; a compare-and-set on the epoch, of rows not held
+   * yet).
+   */
+  Map<EventRef, CasOutcome> hold(Collection<EventRef> refs);
+
+  /** Held rows whose turn came: their own {@code time_next} again (a CAS on the epoch). */
+  Map<EventRef, CasOutcome> unhold(Collection<EventRef> refs);
+
+  /**
+   * Each key's first pending row, held or not, with its {@link KeyPlace}; for a queue that is one
+   * key, its first pending row whatever {@code keys} holds. One statement.
+   */
+  List<EventRow> firstPendingOfKeys(Collection<Object> keys);
+
+  /** Up to {@code limit} held rows whose turn it is (their earlier events settled): to unhold. */
+  List<EventRef> heldFirst(int limit);
+
+  /** The queue is no longer ordered: unholds up to {@code limit} held rows; returns how many. */
+  int unholdAll(int limit);
+
+  /** Up to {@code limit} keys halted at a dead event, by the dead event's id. */
+  List<HaltedKey> haltedKeys(int limit);
+
+  /**
+   * Skips a halted key's dead event: it becomes {@code cancelled} (a compare-and-set on its epoch;
+   * an operator's command), and the next event of its key, if its turn has come, is released.
+   */
+  CasOutcome skipDead(EventRef ref, long nowNs);
 }

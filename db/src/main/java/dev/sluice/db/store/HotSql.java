@@ -42,6 +42,12 @@ final class HotSql {
   private final QueueTable q;
   private final String table;
   private final String selectFrom;
+
+  /** The row's columns, without FROM: what every read of event rows selects. */
+  private final String selectColumns;
+
+  /** An ordered queue's statements (null for an unordered queue). */
+  private final KeySql keys;
   private final String selectFromPollIndex;
   private final String selectFromTenantIndex;
   private final int userFrom;
@@ -103,16 +109,18 @@ final class HotSql {
           .append(", ")
           .append(userKinds[i] == null ? quote(c) : userKinds[i].selectExpression(quote(c)));
     }
-    select.append(" from ").append(table);
-    this.selectFrom = select.toString();
+    this.selectColumns = select.toString();
+    this.keys = q.options().ordered() && q.orderingIndex() != null ? new KeySql(q) : null;
+    this.selectFrom = selectColumns + " from " + table;
+    // An ordered queue's polls add where each row stands in its key (two columns at the end).
+    String pollFrom =
+        (keys == null ? selectColumns : selectColumns + keys.placeColumns()) + " from " + table;
     this.selectFromPollIndex =
-        q.pollIndex() != null
-            ? selectFrom + " force index (" + quote(q.pollIndex()) + ")"
-            : selectFrom;
+        q.pollIndex() != null ? pollFrom + " force index (" + quote(q.pollIndex()) + ")" : pollFrom;
     this.selectFromTenantIndex =
         q.hasTenantIndex()
-            ? selectFrom + " force index (" + quote(q.tenantIndex()) + ")"
-            : selectFrom;
+            ? pollFrom + " force index (" + quote(q.tenantIndex()) + ")"
+            : pollFrom;
   }
 
   static String quote(String name) {
@@ -121,6 +129,28 @@ final class HotSql {
 
   private Object sv(EventState s) {
     return q.stateValue(s);
+  }
+
+  // ---------------------------------------------------------------- ordered queues
+
+  /** Whether this is an ordered queue's (with its ordering index). */
+  boolean ordered() {
+    return keys != null;
+  }
+
+  /** Each key's first pending row, with its place (ordered queues). */
+  Sql firstPending(java.util.Collection<Object> keyValues) {
+    return keys.firstPending(selectColumns, keyValues);
+  }
+
+  /** Held rows whose turn it is, by id and epoch: see {@link KeySql#heldFirst}. */
+  Sql heldFirst(int limit) {
+    return new Sql(keys.heldFirst(q.pollIndex()), List.of(limit));
+  }
+
+  /** The halted keys: see {@link KeySql#halted}. */
+  Sql halted(int limit) {
+    return new Sql(keys.halted(), List.of(limit));
   }
 
   // ---------------------------------------------------------------- polls
@@ -253,9 +283,12 @@ final class HotSql {
       bind(ps, sql.values());
       try (ResultSet rs = ps.executeQuery()) {
         List<EventRow> out = new ArrayList<>();
+        int placeAt = userFrom + userKinds.length;
+        boolean placed = rs.getMetaData().getColumnCount() > placeAt;
         while (rs.next()) {
           try {
-            out.add(row(rs));
+            EventRow r = row(rs);
+            out.add(placed ? placed(r, rs, placeAt) : r);
           } catch (SQLException | RuntimeException e) {
             if (!fitsLong(rs, 1) || !fitsLong(rs, 2)) {
               if (outOfRange != null) {
@@ -377,6 +410,27 @@ final class HotSql {
       // fall through to the first error
     }
     return "the row cannot be read: " + first.getMessage();
+  }
+
+  /** {@code r} with its key's place, read from the two columns at {@code at}. */
+  private static EventRow placed(EventRow r, ResultSet rs, int at) throws SQLException {
+    KeyPlace place =
+        rs.getLong(at) != 0
+            ? KeyPlace.BEHIND
+            : rs.getLong(at + 1) != 0 ? KeyPlace.HALTED : KeyPlace.FIRST;
+    return place == KeyPlace.FIRST
+        ? r
+        : new EventRow(
+            r.id(),
+            r.epoch(),
+            r.timeNextNs(),
+            r.timeCreatedNs(),
+            r.priority(),
+            r.tenant(),
+            r.actor(),
+            r.workClass(),
+            r.userColumns(),
+            place);
   }
 
   EventRow row(ResultSet rs) throws SQLException {

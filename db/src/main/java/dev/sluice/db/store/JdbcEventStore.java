@@ -859,4 +859,125 @@ public final class JdbcEventStore implements EventStore {
     }
     return v.toString();
   }
+
+  // ---------------------------------------------------------------- ordered queues
+
+  @Override
+  public Map<EventRef, CasOutcome> hold(Collection<EventRef> refs) {
+    return cas(
+        refs,
+        EventState.PENDING,
+        true,
+        (tx, ids, guard) ->
+            tx.update(t)
+                .set(timeNext, timeNext.plus(HELD_NS))
+                .where(guard.and(timeNext.lt(HELD_NS)))
+                .execute());
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> unhold(Collection<EventRef> refs) {
+    return cas(
+        refs,
+        EventState.PENDING,
+        true,
+        (tx, ids, guard) ->
+            tx.update(t)
+                .set(timeNext, timeNext.minus(HELD_NS))
+                .where(guard.and(timeNext.ge(HELD_NS)))
+                .execute());
+  }
+
+  @Override
+  public List<EventRow> firstPendingOfKeys(Collection<Object> keys) {
+    if (!hot.ordered() || (keys.isEmpty() && q.orderingColumn() != null)) {
+      return List.of();
+    }
+    return hot.query(hot.firstPending(keys));
+  }
+
+  @Override
+  public List<EventRef> heldFirst(int limit) {
+    if (!hot.ordered()) {
+      return List.of();
+    }
+    HotSql.Sql sql = hot.heldFirst(limit);
+    return ctx.fetch(sql.text(), sql.values().toArray()).stream()
+        .map(r -> new EventRef(r.get(0, Long.class), r.get(1, Long.class)))
+        .toList();
+  }
+
+  @Override
+  public int unholdAll(int limit) {
+    return ctx.update(t)
+        .set(timeNext, timeNext.minus(HELD_NS))
+        .where(state.eq(sv(EventState.PENDING)).and(timeNext.ge(HELD_NS)))
+        .and(fenced)
+        .limit(limit)
+        .execute();
+  }
+
+  @Override
+  public List<HaltedKey> haltedKeys(int limit) {
+    if (!hot.ordered() || !q.options().haltOnDead()) {
+      return List.of();
+    }
+    HotSql.Sql sql = hot.halted(limit);
+    return ctx.fetch(sql.text(), sql.values().toArray()).stream()
+        .map(
+            r ->
+                new HaltedKey(
+                    String.valueOf(plain(r.get(0))), r.get(1, Long.class), r.get(2, Long.class)))
+        .toList();
+  }
+
+  @Override
+  public CasOutcome skipDead(EventRef ref, long nowNs) {
+    java.util.Optional<Found> found = find(ref.id());
+    // An operator's command: unfenced (its CAS on the epoch makes it right whoever leads).
+    CasOutcome out =
+        cas(
+                List.of(ref),
+                EventState.DEAD,
+                false,
+                (tx, ids, guard) -> {
+                  int n =
+                      tx.update(t)
+                          .set(state, sv(EventState.CANCELLED))
+                          .set(timeAcked, nowNs)
+                          .set(timeNext, nowNs)
+                          .where(guard)
+                          .execute();
+                  DeadReasons.remove(tx, q.name(), ids);
+                  return n;
+                })
+            .get(ref);
+    if (out == CasOutcome.APPLIED && found.isPresent() && hot.ordered()) {
+      String col = q.orderingColumn();
+      Object key = col == null ? null : found.get().row().userColumns().get(col);
+      List<Object> keys = new ArrayList<>();
+      keys.add(key);
+      List<EventRef> turn = new ArrayList<>();
+      for (EventRow r : firstPendingOfKeys(col == null ? List.of() : keys)) {
+        if (r.held() && !r.waitsForKey()) {
+          turn.add(new EventRef(r.id(), r.epoch()));
+        }
+      }
+      unheldByOperator(turn);
+    }
+    return out;
+  }
+
+  /** Unholds rows for an operator's command: unfenced, a CAS on the epoch. */
+  private void unheldByOperator(List<EventRef> refs) {
+    cas(
+        refs,
+        EventState.PENDING,
+        false,
+        (tx, ids, guard) ->
+            tx.update(t)
+                .set(timeNext, timeNext.minus(HELD_NS))
+                .where(guard.and(timeNext.ge(HELD_NS)))
+                .execute());
+  }
 }
