@@ -13,8 +13,8 @@ import java.util.Map;
  * @param pollIndex the name of the (state, time_next) index the poll query is read from (the
  *     validation requires one; {@link QueueConvention#POLL_INDEX} when that one has this shape)
  * @param tenantIndex the name of the (state, tenant, time_next) index, or null when there is none
- * @param orderingIndex for an ordered queue, the index its key checks read: (key column, state)
- *     for {@code ordering=key}, (state) or (state, id) for {@code ordering=queue}; null otherwise
+ * @param orderingIndex for an ordered queue, the index its key checks read: (key column, state) for
+ *     {@code ordering=key}, (state) or (state, id) for {@code ordering=queue}; null otherwise
  */
 public record QueueTable(
     String name,

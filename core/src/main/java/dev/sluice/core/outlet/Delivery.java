@@ -52,19 +52,8 @@ public record Delivery(
       List<String> actorPath,
       Map<String, Object> columns) {
     this(
-        shard,
-        queue,
-        id,
-        epoch,
-        tenant,
-        priority,
-        dueNs,
-        createdNs,
-        firedNs,
-        workClass,
-        actorPath,
-        columns,
-        null);
+        shard, queue, id, epoch, tenant, priority, dueNs, createdNs, firedNs, workClass, actorPath,
+        columns, null);
   }
 
   /** "queue orders_events, shard s1, event 42 (attempt 3)": for errors and logs. */

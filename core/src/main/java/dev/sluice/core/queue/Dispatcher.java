@@ -87,8 +87,8 @@ final class Dispatcher implements Runnable {
   /**
    * The workers' ends the dispatcher hands work to, each safe from any thread: the firer's queue of
    * batches to fire, the ack batcher's queue of changes to write, and the poller's wake-up (the
-   * window drained while the last poll came back full), and where an ordered queue's freed keys
-   * go ({@link KeyTurns#freed}).
+   * window drained while the last poll came back full), and where an ordered queue's freed keys go
+   * ({@link KeyTurns#freed}).
    */
   record Ports(
       Consumer<FireBatch> fire,

@@ -50,9 +50,9 @@ final class KeyLedger {
   }
 
   /**
-   * {@code e} left this manager (settled, or let go of): if it was its key's head, the key has
-   * none now; either way the key is told to {@link KeyTurns}, which reads from the table what comes
-   * next (a check that finds the event itself still first changes nothing).
+   * {@code e} left this manager (settled, or let go of): if it was its key's head, the key has none
+   * now; either way the key is told to {@link KeyTurns}, which reads from the table what comes next
+   * (a check that finds the event itself still first changes nothing).
    */
   void left(CachedEvent e) {
     Object k = e.orderingKey;

@@ -5,7 +5,6 @@ import static dev.sluice.db.QueueConvention.HELD_NS;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.HaltedKey;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -19,24 +18,24 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An ordered queue's keys, on the database side: which polled rows must wait, and whose turn has
- * come. Runs on the poller's thread ({@code sluice-<shard>-<queue>-poller}); only {@link #freed}
- * is called from another (the dispatcher's).
+ * come. Runs on the poller's thread ({@code sluice-<shard>-<queue>-poller}); only {@link #freed} is
+ * called from another (the dispatcher's).
  *
- * <p><b>Holding.</b> An ordered queue's polls say of each row whether an earlier event of its key is
- * pending or fired (or, with {@code ordering_on_dead=halt}, dead): such a row is not for the
+ * <p><b>Holding.</b> An ordered queue's polls say of each row whether an earlier event of its key
+ * is pending or fired (or, with {@code ordering_on_dead=halt}, dead): such a row is not for the
  * window. It is held — {@code time_next + HELD_NS}, a compare-and-set on its epoch — which moves it
  * past every poll's range on the (state, time_next) index, so a key's backlog is read about once,
  * not at every poll (rows read per delivered event stay near one however long one key's backlog).
  *
  * <p><b>Turns.</b> When the dispatcher lets go of a key's event (acked, dead, cancelled, or gone
  * from memory), it tells this class the key ({@link #freed}); the next pass reads that key's first
- * pending row — one index seek — and, if nothing earlier is pending, fired or halting, releases
- * it ({@code time_next - HELD_NS}, CAS) and hands it straight to the window when it is due.
+ * pending row — one index seek — and, if nothing earlier is pending, fired or halting, releases it
+ * ({@code time_next - HELD_NS}, CAS) and hands it straight to the window when it is due.
  *
  * <p><b>From the table, not from memory.</b> A leader that dies between an ack and the release of
  * the next event leaves that event held: the first pass of a queue (every new leader's) and then a
- * pass every {@link #RECHECK_EVERY_NS} release every held row whose earlier events are all
- * settled. A queue no longer ordered releases all its held rows at its first pass.
+ * pass every {@link #RECHECK_EVERY_NS} release every held row whose earlier events are all settled.
+ * A queue no longer ordered releases all its held rows at its first pass.
  */
 final class KeyTurns {
   private static final Logger log = LoggerFactory.getLogger(KeyTurns.class);

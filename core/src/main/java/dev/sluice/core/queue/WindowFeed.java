@@ -194,8 +194,8 @@ final class WindowFeed {
   }
 
   /**
-   * An event left this manager for good (settled, or changed so that it is no longer pending at
-   * the epoch it was taken at): an ordered queue's key may have its next event.
+   * An event left this manager for good (settled, or changed so that it is no longer pending at the
+   * epoch it was taken at): an ordered queue's key may have its next event.
    */
   void left(CachedEvent e) {
     keys.left(e);

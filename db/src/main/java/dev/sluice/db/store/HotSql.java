@@ -48,6 +48,7 @@ final class HotSql {
 
   /** An ordered queue's statements (null for an unordered queue). */
   private final KeySql keys;
+
   private final String selectFromPollIndex;
   private final String selectFromTenantIndex;
   private final int userFrom;
@@ -118,9 +119,7 @@ final class HotSql {
     this.selectFromPollIndex =
         q.pollIndex() != null ? pollFrom + " force index (" + quote(q.pollIndex()) + ")" : pollFrom;
     this.selectFromTenantIndex =
-        q.hasTenantIndex()
-            ? pollFrom + " force index (" + quote(q.tenantIndex()) + ")"
-            : pollFrom;
+        q.hasTenantIndex() ? pollFrom + " force index (" + quote(q.tenantIndex()) + ")" : pollFrom;
   }
 
   static String quote(String name) {
