@@ -64,6 +64,9 @@ final class KeyTurns {
   private long lastHaltedMono = Long.MIN_VALUE / 2;
   private volatile int haltedKeys;
 
+  /** Set by any thread when the table changed under the keys (a cancel, say): recheck soon. */
+  private volatile boolean recheckSoon;
+
   KeyTurns(QueueContext ctx, Waiter waiter) {
     this.ctx = ctx;
     this.waiter = waiter;
@@ -85,6 +88,15 @@ final class KeyTurns {
   /** Any thread: the dispatcher let go of this key's event; its next event may go. */
   void freed(Object key) {
     freed.add(key);
+    waiter.wake();
+  }
+
+  /**
+   * Any thread: events changed outside the dispatcher's sight (cancelled, purged, skipped): the
+   * next pass rechecks the held rows, so a key whose earlier event went that way goes on.
+   */
+  void recheckSoon() {
+    recheckSoon = true;
     waiter.wake();
   }
 
@@ -156,8 +168,9 @@ final class KeyTurns {
       freed.clear();
       return List.of();
     }
-    if (!started || mono - lastRecheckMono >= RECHECK_EVERY_NS) {
+    if (!started || recheckSoon || mono - lastRecheckMono >= RECHECK_EVERY_NS) {
       started = true;
+      recheckSoon = false;
       lastRecheckMono = mono;
       recheck();
     }

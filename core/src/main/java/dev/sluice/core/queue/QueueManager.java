@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
 
+  /** An ordered queue's holds and turns (poller thread; see {@link KeyTurns}). */
+  private final KeyTurns turns;
+
   private final QueueContext ctx;
   private final Inbox inbox = new Inbox();
   private final Dispatcher dispatcher;
@@ -73,7 +76,7 @@ public final class QueueManager {
     this.acks = new AckBatcher(ctx, inbox);
     this.firer = new Firer(ctx, inbox);
     Waiter pollerWake = new Waiter(ctx.clock().ticker());
-    KeyTurns turns = new KeyTurns(ctx, pollerWake);
+    this.turns = new KeyTurns(ctx, pollerWake);
     this.dispatcher =
         new Dispatcher(
             ctx,
@@ -245,8 +248,19 @@ public final class QueueManager {
             .toList();
     if (!cancelled.isEmpty()) {
       inbox.post(new Cancelled(cancelled));
+      keysChanged();
     }
     return out;
+  }
+
+  /**
+   * An ordered queue's events were changed by an operator (cancelled, skipped, replayed, purged):
+   * the held events whose turn that gives are released at the poller's next pass.
+   */
+  public void keysChanged() {
+    if (ctx.options().ordered()) {
+      turns.recheckSoon();
+    }
   }
 
   /** Pauses or resumes dispatch; acks, nacks and timeouts go on while paused. */
