@@ -163,6 +163,45 @@ class FenceTest {
   }
 
   /**
+   * An ordered queue's holds and releases are a leader's writes too: a deposed leader can neither
+   * hold an event behind its key nor release a held one.
+   */
+  @Test
+  void aDeposedLeaderCannotHoldOrReleaseAnOrderedQueuesEvents() throws Exception {
+    JdbcLeaseStore leases = new JdbcLeaseStore(ds);
+    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    var mine = leases.acquire("s2", "old", HOUR);
+    String table = "fence_ordered" + (++n);
+    exec(
+        QueueConvention.createTableSql(
+            table,
+            List.of("k VARCHAR(20) NULL", "KEY `sluice_ordering` (`k`, `state`, `id`)"),
+            "sluice_queue ordering=key ordering_column=k"));
+    QueueTable q =
+        new QueueCatalog(ds)
+            .inspect(
+                new QueueCatalog.Candidate(table, "sluice_queue ordering=key ordering_column=k"))
+            .queue();
+    assertThat(q.orderingIndex()).isEqualTo("sluice_ordering");
+    JdbcEventStore store = new JdbcEventStore(ds, q, new Fence("s2", mine.token(), null));
+    exec("INSERT INTO " + table + " (k) VALUES ('a'), ('a'), ('a')");
+    long first = queryLong("SELECT MIN(id) FROM " + table);
+    EventRef second = new EventRef(first + 1, 0);
+    EventRef third = new EventRef(first + 2, 0);
+    assertThat(store.hold(List.of(third))).containsEntry(third, CasOutcome.APPLIED);
+
+    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    assertThat(leases.acquire("s2", "new", HOUR).held()).isTrue();
+    assertThatThrownBy(() -> store.hold(List.of(second))).isInstanceOf(FencedOffException.class);
+    assertThatThrownBy(() -> store.unhold(List.of(third))).isInstanceOf(FencedOffException.class);
+    assertThat(
+            queryLong(
+                "SELECT COUNT(*) FROM " + table + " WHERE time_next >= " + QueueConvention.HELD_NS))
+        .as("only the row held before the takeover")
+        .isEqualTo(1);
+  }
+
+  /**
    * The fence costs the CAS nothing in plan: the table by primary key, the fence row by its key.
    * The uncorrelated EXISTS is evaluated once, before the rows are read (with no fence row of that
    * token, the plan is "Impossible WHERE": no row is even looked at).
