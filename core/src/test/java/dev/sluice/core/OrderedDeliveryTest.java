@@ -432,6 +432,50 @@ class OrderedDeliveryTest {
   }
 
   @Test
+  void turningOrderingOnMakesTheKeysEventsGoOneAtATimeFromThen() throws Exception {
+    table("ord_on", "sluice_queue ack_wait=30s");
+    await().atMost(10, SECONDS).until(() -> engine.find("ord_on").isPresent());
+    Keeper out = subscribe("ord_on");
+    long a1 = insert("ord_on", "A", 1);
+    insert("ord_on", "A", 2);
+    insert("ord_on", "A", 3);
+    assertThat(out.within(1500)).hasSize(3); // unordered: all at once
+    sql("ALTER TABLE ord_on COMMENT = 'sluice_queue ordering=key ordering_column=k ack_wait=30s'");
+    // The restart releases the three; from then on one of key A at a time, a1 first.
+    Delivery d = out.next(15_000);
+    assertThat(d).isNotNull();
+    assertThat(d.id()).isEqualTo(a1);
+    assertThat(d.orderingKey()).isEqualTo("A");
+    assertThat(out.within(1500)).isEmpty();
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
+  void aQueueOrderedAsOneKeyDeliversOneEventAtATime() throws Exception {
+    String create =
+        QueueConvention.createTableSql(
+            "ord_queue",
+            List.of(
+                "`k` VARCHAR(64) NULL", "`n` INT NULL", "KEY `sluice_ordering` (`state`, `id`)"),
+            "sluice_queue ordering=queue");
+    sql(create);
+    await().atMost(10, SECONDS).until(() -> engine.find("ord_queue").isPresent());
+    Keeper out = subscribe("ord_queue");
+    long e1 = insert("ord_queue", "A", 1);
+    long e2 = insert("ord_queue", "B", 2);
+    long e3 = insert("ord_queue", null, 3);
+    List<Delivery> first = out.within(1500);
+    assertThat(first).extracting(Delivery::id).containsExactly(e1);
+    assertThat(first.get(0).orderingKey()).isEmpty();
+    ack("ord_queue", out, first.get(0));
+    Delivery second = out.next(5000);
+    assertThat(second.id()).isEqualTo(e2);
+    ack("ord_queue", out, second);
+    assertThat(out.next(5000).id()).isEqualTo(e3);
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
   void aKeysBacklogIsReadAboutOnceNotAtEveryPoll() throws Exception {
     queue("ord_backlog", "ack_wait=30s");
     try (Connection c = db.connect();
