@@ -449,9 +449,9 @@ public record QueueOptions(
                   "a column name",
                   QueueOptions::orderingColumn)
               .doc(
-                  "with `ordering=key`: the column holding the key (an integer or a string of"
-                      + " at most 255 characters, with an index on (column, `state`)); a row"
-                      + " whose key is NULL is not ordered"),
+                  "with `ordering=key`: the column holding the key (an integer, or a CHAR or"
+                      + " VARCHAR of at most 255 characters, with an index on (column, `state`));"
+                      + " a row whose key is NULL is not ordered"),
           text(
                   "ordering_on_dead",
                   ON_DEAD_SKIP,

@@ -376,13 +376,13 @@ public final class QueueSchemaValidator {
     return p;
   }
 
-  /** Whether a column can hold ordering keys: an integer, or a (var)char/(var)binary ≤ 255. */
+  /** Whether a column can hold ordering keys: an integer, or a (var)char of at most 255. */
   private static boolean orderingType(ColumnInfo c) {
     if (c.isInteger()) {
       return true;
     }
     String type = c.dataType().toLowerCase(Locale.ROOT);
-    if (!List.of("varchar", "char", "varbinary", "binary").contains(type)) {
+    if (!List.of("varchar", "char").contains(type)) {
       return false;
     }
     java.util.regex.Matcher m =

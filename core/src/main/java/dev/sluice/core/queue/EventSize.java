@@ -22,6 +22,18 @@ final class EventSize {
   private EventSize() {}
 
   static int of(String queue, String shard, EventRow row) {
+    return of(queue, shard, row, null);
+  }
+
+  /**
+   * The same, for an ordered queue's event whose key is {@code orderingKey} (null: none): the key
+   * is sent once more, in the event's own field, on top of its column.
+   */
+  static int of(String queue, String shard, EventRow row, Object orderingKey) {
+    if (orderingKey != null) {
+      long n = of(queue, shard, row) + PER_COLUMN_BYTES + utf8(orderingKey.toString());
+      return (int) Math.min(Integer.MAX_VALUE, n);
+    }
     long n = FIXED_BYTES + utf8(queue) + utf8(shard) + utf8(row.tenant());
     for (Map.Entry<String, Object> c : row.userColumns().entrySet()) {
       n += PER_COLUMN_BYTES + utf8(c.getKey()) + valueBytes(c.getValue());

@@ -8,12 +8,18 @@ import java.util.function.LongPredicate;
 
 /**
  * An ordered queue's keys, on the dispatcher's side: the one event of each key that may be in the
- * window or in flight (the key's head). Polls only bring rows that the table showed first of their
- * key ({@link KeyTurns} holds the others), but a poll's snapshot can be older than what this
- * manager holds — an event fired a moment ago, a row committed late with a lower id — so a second
- * event of a key whose head is still here is turned away: the table keeps it, and the next read of
- * it sees where it stands. When the head leaves (settled, or gone from memory), the key is told to
- * {@link KeyTurns} through the dispatcher's port, for its next event.
+ * window or in flight (the key's head). Reads only bring rows that the table showed first of their
+ * key ({@link KeyTurns} holds the others). When the head leaves (settled, or gone from memory), the
+ * key is told to {@link KeyTurns} through the dispatcher's port, for its next event.
+ *
+ * <p>A row read as first of its key while another event of that key is here: the reads run one
+ * after another on the poller's thread and their results arrive here in that order, so that read
+ * began after the one that brought the head, when the head's row was visible. If the head has the
+ * lower id, the table no longer showed it pending or fired: it was settled where this manager could
+ * not see (acked at another manager after a failover, or by hand), and the new row becomes the
+ * head. If the head has the higher id, the new row was committed late with a lower id (or
+ * replayed): it is turned away while the head is out; the table keeps it, and it comes back when
+ * the head leaves.
  *
  * <p>Owned by the dispatcher thread: no locks.
  */
@@ -42,7 +48,7 @@ final class KeyLedger {
       return true;
     }
     Long head = heads.get(k);
-    if (head == null || head == e.id || !present.test(head)) {
+    if (head == null || head == e.id || head < e.id || !present.test(head)) {
       heads.put(k, e.id);
       return true;
     }

@@ -46,6 +46,12 @@ final class KeyTurns {
   /** How often halted keys are counted (halt queues only). */
   static final long HALTED_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
 
+  /** How often some of the keys with held rows are checked (see {@link #waiting}). */
+  static final long WAITING_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
+
+  /** The most keys with held rows watched; past that the periodic recheck covers the rest. */
+  static final int MAX_WAITING = 100_000;
+
   /** The most keys one pass reads the first rows of (one statement). */
   static final int MAX_KEYS = 256;
 
@@ -59,6 +65,17 @@ final class KeyTurns {
 
   // --- the poller thread's
   private final Set<Object> retry = new LinkedHashSet<>();
+
+  /**
+   * Keys with held rows, oldest checked first: every {@link #WAITING_EVERY_NS} up to {@link
+   * #MAX_KEYS} of them get the same check as a freed key. That covers the turns the dispatcher
+   * cannot see: an event of this key acked at another manager (a receiver's ack after a failover),
+   * or made dead by the retry collector as an orphan. A key leaves when it has no pending row.
+   * Filled by this leader's holds and, at its first pass, from the table.
+   */
+  private final LinkedHashSet<Object> waiting = new LinkedHashSet<>();
+
+  private long lastWaitingMono;
   private boolean started;
   private long lastRecheckMono;
   private long lastHaltedMono = Long.MIN_VALUE / 2;
@@ -117,6 +134,7 @@ final class KeyTurns {
           wait = new ArrayList<>();
         }
         wait.add(new EventRef(r.id(), r.epoch()));
+        watch(keyOf(r));
       }
     }
     if (wait == null) {
@@ -141,6 +159,12 @@ final class KeyTurns {
       }
     }
     return go;
+  }
+
+  private void watch(Object key) {
+    if (key != null && waiting.size() < MAX_WAITING) {
+      waiting.add(key);
+    }
   }
 
   private static int applied(Map<EventRef, CasOutcome> out) {
@@ -173,6 +197,11 @@ final class KeyTurns {
       recheckSoon = false;
       lastRecheckMono = mono;
       recheck();
+      if (waiting.isEmpty()) {
+        for (Object k : ctx.store().heldKeys(MAX_WAITING)) {
+          watch(ctx.table().orderingColumn() == null ? OrderingKey.QUEUE : OrderingKey.of(k));
+        }
+      }
     }
     if (ctx.options().haltOnDead() && mono - lastHaltedMono >= HALTED_EVERY_NS) {
       lastHaltedMono = mono;
@@ -184,18 +213,30 @@ final class KeyTurns {
       keys.add(it.next());
       it.remove();
     }
+    if (mono - lastWaitingMono >= WAITING_EVERY_NS && !waiting.isEmpty()) {
+      lastWaitingMono = mono;
+      for (Iterator<Object> it = waiting.iterator(); it.hasNext() && keys.size() < MAX_KEYS; ) {
+        keys.add(it.next());
+        it.remove(); // back at the end below, unless it has no pending row
+      }
+    }
     if (keys.isEmpty()) {
       return List.of();
     }
     if (!freed.isEmpty()) {
       waiter.wake(); // more keys than one pass reads: the next pass follows at once
     }
+    List<EventRow> firsts;
     try {
-      return release(ctx.store().firstPendingOfKeys(keys), dueByNs);
+      firsts = ctx.store().firstPendingOfKeys(keys);
     } catch (RuntimeException e) {
       retry.addAll(keys);
       throw e;
     }
+    for (EventRow r : firsts) {
+      watch(keyOf(r)); // pending rows remain: held ones may be behind it
+    }
+    return release(firsts, dueByNs);
   }
 
   /**

@@ -1,12 +1,11 @@
 package dev.sluice.core.queue;
 
-import java.util.HexFormat;
-
 /**
- * An ordered queue's key as the dispatcher compares it: the ordering column's value made into
- * something with value equality — a number as a {@link Long} (or its exact {@link
- * java.math.BigInteger}), a string as itself, bytes as {@code 0x} and their hex — or {@link #QUEUE}
- * for a queue ordered as one key. Null stays null: a row whose key is NULL is not ordered.
+ * An ordered queue's key as the dispatcher compares it and the key statements bind it: the ordering
+ * column's value (an integer or a string: the convention allows no other type) with value equality
+ * — a number as a {@link Long} (or as the exact text the store gives an unsigned value above 2^63 -
+ * 1), a string as itself — or {@link #QUEUE} for a queue ordered as one key. Null stays null: a row
+ * whose key is NULL is not ordered.
  */
 final class OrderingKey {
   /** The one key of a queue ordered as a whole ({@code ordering=queue}). */
@@ -18,9 +17,6 @@ final class OrderingKey {
   static Object of(Object columnValue) {
     if (columnValue == null) {
       return null;
-    }
-    if (columnValue instanceof byte[] b) {
-      return "0x" + HexFormat.of().formatHex(b);
     }
     if (columnValue instanceof Integer || columnValue instanceof Short) {
       return ((Number) columnValue).longValue();

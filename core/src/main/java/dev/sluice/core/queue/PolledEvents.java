@@ -62,7 +62,8 @@ final class PolledEvents {
     int limit = ctx.options().maxEventBytes();
     for (EventRow row : rows) {
       Map<String, Object> columns = row.userColumns();
-      int bytes = EventSize.of(ctx.queue(), ctx.shard(), row);
+      Object key = turns.keyOf(row);
+      int bytes = EventSize.of(ctx.queue(), ctx.shard(), row, key);
       largest = Math.max(largest, bytes);
       if (bytes > limit) {
         if (tooLarge == null) {
@@ -84,7 +85,7 @@ final class PolledEvents {
               row.workClass() == null ? "" : row.workClass(),
               columns,
               bytes,
-              turns.keyOf(row)));
+              key));
     }
     if (!read.isEmpty()) {
       rowSizes.accept(largest);

@@ -168,6 +168,12 @@ public interface EventStore {
   /** Up to {@code limit} held rows whose turn it is (their earlier events settled): to unhold. */
   List<EventRef> heldFirst(int limit);
 
+  /**
+   * Up to {@code limit} values of the ordering column that have held rows (raw column values; one
+   * empty string for a queue ordered as one key).
+   */
+  List<Object> heldKeys(int limit);
+
   /** The queue is no longer ordered: unholds up to {@code limit} held rows; returns how many. */
   int unholdAll(int limit);
 

@@ -147,6 +147,11 @@ final class HotSql {
     return new Sql(keys.heldFirst(q.pollIndex()), List.of(limit));
   }
 
+  /** Keys with held rows: see {@link KeySql#heldKeys}. */
+  Sql heldKeys(int limit) {
+    return new Sql(keys.heldKeys(q.pollIndex()), List.of(limit));
+  }
+
   /** The halted keys: see {@link KeySql#halted}. */
   Sql halted(int limit) {
     return new Sql(keys.halted(), List.of(limit));

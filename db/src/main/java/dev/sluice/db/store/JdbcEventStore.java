@@ -908,6 +908,19 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public List<Object> heldKeys(int limit) {
+    if (!hot.ordered()) {
+      return List.of();
+    }
+    HotSql.Sql sql = hot.heldKeys(limit);
+    List<Object> out = new ArrayList<>();
+    for (Record r : ctx.fetch(sql.text(), sql.values().toArray())) {
+      out.add(plain(r.get(0)));
+    }
+    return out;
+  }
+
+  @Override
   public int unholdAll(int limit) {
     return ctx.update(t)
         .set(timeNext, timeNext.minus(HELD_NS))

@@ -130,6 +130,24 @@ final class KeySql {
   }
 
   /**
+   * The keys that have held rows, up to a limit: a new leader's list of keys to watch (one read of
+   * the held rows, at its first pass). For a queue that is one key, one row when any is held.
+   */
+  String heldKeys(String pollIndex) {
+    return "select distinct "
+        + (column == null ? "''" : column)
+        + " from "
+        + table
+        + " force index ("
+        + HotSql.quote(pollIndex)
+        + ") where `state` = "
+        + pending
+        + " and `time_next` >= "
+        + HELD_NS
+        + " limit ?";
+  }
+
+  /**
    * Halted keys: a key's first dead event with pending events behind it, by id — the key, the dead
    * event's id, and how many events wait behind it. For a queue that is one key, the key is empty.
    */
