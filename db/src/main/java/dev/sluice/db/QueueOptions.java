@@ -417,10 +417,13 @@ public record QueueOptions(
                   "channel_key_column",
                   "",
                   COLUMN,
-                  "a column name (empty: the tenant)",
+                  "a column name (empty: the ordering key or the tenant)",
                   QueueOptions::channelKeyColumn)
-              .shownDefault("the tenant")
-              .doc("Kafka only: the column holding the record key"),
+              .shownDefault("the ordering key, else the tenant")
+              .doc(
+                  "Kafka only: the column holding the record key; when empty, an ordered queue's"
+                      + " records are keyed by their [ordering key](#ordered-delivery) (one"
+                      + " partition per key, in `id` order) and others by the tenant"),
           text(
                   "channel_body",
                   BODY_JSON,

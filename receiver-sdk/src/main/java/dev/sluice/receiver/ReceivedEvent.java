@@ -99,6 +99,18 @@ public final class ReceivedEvent {
   }
 
   /**
+   * For an ordered queue ({@code ordering=key} or {@code queue}), the event's ordering key as text:
+   * the ordering column's value (a number in decimal, a string as it is, bytes as {@code 0x} and
+   * their hex), or {@code ""} when the whole queue is one key. Null when the queue is not ordered
+   * or the row's key is NULL. Within a shard, the manager sends a key's events one at a time in
+   * {@code id} order: the next one comes after this one is acked (or goes dead or is cancelled); a
+   * nack or a timeout brings this one again first.
+   */
+  public String orderingKey() {
+    return raw.hasOrderingKey() ? raw.getOrderingKey() : null;
+  }
+
+  /**
    * The user columns, by name, as the types listed on this class (the arrays are shared: do not
    * modify them).
    */

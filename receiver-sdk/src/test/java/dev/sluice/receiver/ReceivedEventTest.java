@@ -45,6 +45,16 @@ class ReceivedEventTest {
   }
 
   @Test
+  void theOrderingKeyIsNullUnlessSetAndTheEmptyKeyIsAKey() {
+    assertThat(event.orderingKey()).as("an unordered queue's event").isNull();
+    assertThat(new ReceivedEvent(raw.toBuilder().setOrderingKey("acct-7").build()).orderingKey())
+        .isEqualTo("acct-7");
+    assertThat(new ReceivedEvent(raw.toBuilder().setOrderingKey("").build()).orderingKey())
+        .as("a queue ordered as one key")
+        .isEmpty();
+  }
+
+  @Test
   void convertsColumnsToJavaValues() {
     assertThat(event.columns())
         .containsEntry("name", "x")

@@ -17,7 +17,8 @@ import java.lang.annotation.Target;
  *   <li>the event's data: a record or class mapped from the user columns by name ({@code order_id}
  *       fills {@code orderId} or {@code order_id}), or, with {@link #payload()}, read as JSON from
  *       that column; or a {@code Map<String, Object>} of the columns;
- *   <li>{@link EventMetadata}: id, attempt, queue, shard, tenant, priority and times;
+ *   <li>{@link EventMetadata}: id, attempt, queue, shard, tenant, priority, times and, for an
+ *       ordered queue, the ordering key;
  *   <li>{@link dev.sluice.receiver.ReceivedEvent}: the delivery itself.
  * </ul>
  *

@@ -127,6 +127,25 @@ class SluiceListenerFeaturesTest {
   }
 
   @Test
+  void aListenerOfAnOrderedQueueSeesTheOrderingKeyInItsMetadata() {
+    long first = sluice.insert("ordered_events", Map.of("account", "acct-9", "label", "one"));
+    long second = sluice.insert("ordered_events", Map.of("account", "acct-9", "label", "two"));
+    Map<String, Object> unkeyed = new java.util.HashMap<>();
+    unkeyed.put("account", null);
+    unkeyed.put("label", "three");
+    long third = sluice.insert("ordered_events", unkeyed);
+
+    sluice.awaitAcked("ordered_events", first);
+    sluice.awaitAcked("ordered_events", second);
+    sluice.awaitAcked("ordered_events", third);
+    assertThat(Listeners.ordered)
+        .as("the key's events in id order; a NULL key is no key")
+        .containsSubsequence("one:acct-9", "two:acct-9")
+        .contains("three:null")
+        .hasSize(3);
+  }
+
+  @Test
   void listenersAndTheProducerAreObserved() {
     long id = tx.execute(s -> producer.to("shared_events").column("label", "observed").send());
     await().atMost(Duration.ofSeconds(20)).until(() -> Listeners.shared.contains("observed"));
@@ -206,6 +225,7 @@ class SluiceListenerFeaturesTest {
     static final List<String> late = new CopyOnWriteArrayList<>();
     static final List<String> errors = new CopyOnWriteArrayList<>();
     static final List<String> deadLetters = new CopyOnWriteArrayList<>();
+    static final List<String> ordered = new CopyOnWriteArrayList<>();
     static final CountDownLatch rightHandledOne = new CountDownLatch(1);
     static final Set<String> labelsOfObserved = Set.of("observed");
 
@@ -230,6 +250,11 @@ class SluiceListenerFeaturesTest {
     @SluiceListener(id = "late", queue = "late_events", autoStartup = "false")
     public void late(Map<String, Object> columns) {
       late.add((String) columns.get("label"));
+    }
+
+    @SluiceListener(queue = "ordered_events", concurrency = 4)
+    public void ordered(Map<String, Object> columns, EventMetadata meta) {
+      ordered.add(columns.get("label") + ":" + meta.orderingKey());
     }
 
     @SluiceListener(queue = "doomed_events", deadLetterHandler = "parking")

@@ -15,5 +15,12 @@ public final class ChannelHeaders {
   /** When the event was due: ns since the epoch, decimal. */
   public static final String DUE_NS = "sluice-due-ns";
 
+  /**
+   * An ordered queue's event's ordering key, as receivers see it (a number in decimal, a string as
+   * it is, bytes as {@code 0x} and their hex, "" for {@code ordering=queue}); absent when the queue
+   * is not ordered or the key is NULL.
+   */
+  public static final String ORDERING_KEY = "sluice-ordering-key";
+
   private ChannelHeaders() {}
 }

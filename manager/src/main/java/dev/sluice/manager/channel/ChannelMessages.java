@@ -30,11 +30,13 @@ import java.util.Map;
  *   <li><b>Where</b>: Kafka, the binding's topic, or the row's target column; RabbitMQ, the
  *       binding's exchange with its routing key, or the row's target column as routing key. A
  *       target column's value (its text) must be one of the channel's {@code allowed_targets}.
- *   <li><b>Key</b> (Kafka): the key column's text in UTF-8 (a binary column's bytes as they are),
- *       or the tenant; none when the tenant is "" or the column is NULL.
+ *   <li><b>Key</b> (Kafka): the key column's text in UTF-8 (a binary column's bytes as they are);
+ *       without a key column, an ordered queue's event's ordering key in UTF-8 ("" for {@code
+ *       ordering=queue}: one partition), else the tenant; none when the tenant is "" or the column
+ *       is NULL.
  *   <li><b>Headers</b>: {@link ChannelHeaders}: shard, queue, id, attempt (the epoch), tenant, due
- *       time in ns. <b>Message id</b>: {@code shard/queue/id/attempt}, the same for a repeated
- *       publish of one attempt.
+ *       time in ns, and an ordered queue's ordering key. <b>Message id</b>: {@code
+ *       shard/queue/id/attempt}, the same for a repeated publish of one attempt.
  *   <li><b>Body</b>: a JSON object of the user columns in table order: numbers as JSON numbers
  *       (unsigned BIGINT and DECIMAL exact), booleans, text as strings, binary as base64 strings,
  *       JSON columns embedded as JSON, dates, date-times and timestamps as ISO-8601 strings ({@code
@@ -99,6 +101,9 @@ public final class ChannelMessages {
     h.put(ChannelHeaders.ATTEMPT, Long.toString(d.epoch()));
     h.put(ChannelHeaders.TENANT, d.tenant() == null ? "" : d.tenant());
     h.put(ChannelHeaders.DUE_NS, Long.toString(d.dueNs()));
+    if (d.orderingKey() != null) {
+      h.put(ChannelHeaders.ORDERING_KEY, d.orderingKey());
+    }
     return Collections.unmodifiableMap(h);
   }
 
@@ -126,8 +131,16 @@ public final class ChannelMessages {
     return text;
   }
 
+  /**
+   * The record key. An ordered queue's key goes to one partition, so its records stay in the order
+   * they were published, which is id order: the dispatcher never has two events of a key in flight,
+   * so the publisher never has two of a key outstanding.
+   */
   private byte[] key(Delivery d) {
     if (binding.keyColumn() == null) {
+      if (d.orderingKey() != null) {
+        return d.orderingKey().getBytes(StandardCharsets.UTF_8);
+      }
       return d.tenant() == null || d.tenant().isEmpty()
           ? null
           : d.tenant().getBytes(StandardCharsets.UTF_8);

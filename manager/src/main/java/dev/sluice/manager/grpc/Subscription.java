@@ -183,8 +183,11 @@ public final class Subscription implements Outlet {
   }
 
   private Event toWire(Delivery d) {
-    return Event.newBuilder()
-        .setId(d.id())
+    Event.Builder e = Event.newBuilder();
+    if (d.orderingKey() != null) {
+      e.setOrderingKey(d.orderingKey());
+    }
+    return e.setId(d.id())
         .setEpoch(d.epoch())
         .setQueue(d.queue())
         .setShard(d.shard())

@@ -187,6 +187,47 @@ class ChannelMessagesTest {
     assertThat(rabbit("ex", "rk", null).toMessage(delivery("acme", c)).key()).isNull();
   }
 
+  /** {@link #delivery} of an ordered queue's event with {@code orderingKey}. */
+  static Delivery ordered(String orderingKey, Map<String, Object> columns) {
+    Delivery d = delivery("acme", columns);
+    return new Delivery(
+        d.shard(),
+        d.queue(),
+        d.id(),
+        d.epoch(),
+        d.tenant(),
+        d.priority(),
+        d.dueNs(),
+        d.createdNs(),
+        d.firedNs(),
+        d.workClass(),
+        d.actorPath(),
+        d.columns(),
+        orderingKey);
+  }
+
+  @Test
+  void anOrderedQueuesKeyIsTheOrderingKeyUnlessAColumnIsNamedAndTravelsAsAHeader() {
+    Map<String, Object> c = new LinkedHashMap<>();
+    c.put("order_id", 1234L);
+    assertThat(kafka(null, null, null).toMessage(ordered("acct-7", c)).key())
+        .isEqualTo("acct-7".getBytes(StandardCharsets.UTF_8));
+    assertThat(kafka(null, null, null).toMessage(ordered("", c)).key())
+        .as("ordering=queue: one key, so one partition")
+        .isEmpty();
+    assertThat(kafka(null, "order_id", null).toMessage(ordered("acct-7", c)).key())
+        .isEqualTo("1234".getBytes(StandardCharsets.UTF_8));
+    assertThat(kafka(null, null, null).toMessage(ordered(null, c)).key())
+        .as("a NULL key is no key: the tenant, as unordered")
+        .isEqualTo("acme".getBytes(StandardCharsets.UTF_8));
+    assertThat(rabbit("ex", "rk", null).toMessage(ordered("acct-7", c)).headers())
+        .containsEntry(ChannelHeaders.ORDERING_KEY, "acct-7");
+    assertThat(kafka(null, null, null).toMessage(ordered("", c)).headers())
+        .containsEntry(ChannelHeaders.ORDERING_KEY, "");
+    assertThat(rabbit("ex", "rk", null).toMessage(ordered(null, c)).headers())
+        .doesNotContainKey(ChannelHeaders.ORDERING_KEY);
+  }
+
   @Test
   void headersAndMessageIdIdentifyTheAttempt() {
     OutboundMessage m = kafka(null, null, null).toMessage(delivery("acme", Map.of()));

@@ -218,4 +218,50 @@ class KafkaChannelTest {
     assertThat(h.registry.get("sluice.channel.up").tag("queue", "ch_outage").gauge().value())
         .isEqualTo(1);
   }
+
+  @Test
+  void anOrderedQueuesRecordsAreKeyedByTheOrderingKeyAndAKeysArriveInIdOrder() throws Exception {
+    kafka.createTopic("accounts.due", 1);
+    h.exec(
+        QueueConvention.createTableSql(
+                "ch_accounts",
+                List.of("`account` VARCHAR(64) NULL", "`payload` TEXT NULL"),
+                "sluice_queue channel=k channel_target=accounts.due ordering=key"
+                    + " ordering_column=account")
+            .replace(
+                "  KEY `" + QueueConvention.POLL_INDEX + "`",
+                "  KEY `"
+                    + QueueConvention.ORDERING_INDEX
+                    + "` (`account`, `state`, `id`),\n  KEY `"
+                    + QueueConvention.POLL_INDEX
+                    + "`"));
+    await().atMost(10, SECONDS).until(() -> h.server().engine().find("ch_accounts").isPresent());
+    List<String> accounts = List.of("acct-1", "acct-2", "acct-3");
+    Map<Long, String> accountOf = new HashMap<>();
+    try (Connection c = h.connect()) {
+      for (int i = 0; i < 30; i++) {
+        String account = accounts.get(i % accounts.size());
+        accountOf.put(
+            EventProducer.insert(c, "ch_accounts", Map.of("account", account, "payload", "p" + i)),
+            account);
+      }
+    }
+
+    await().atMost(30, SECONDS).until(() -> count("ch_accounts", 2) == 30);
+    List<ConsumerRecord<byte[], byte[]>> got = read("accounts.due", 30);
+    assertThat(got).hasSize(30);
+    Map<String, List<Long>> idsByKey = new HashMap<>();
+    for (ConsumerRecord<byte[], byte[]> r : got) {
+      long id = Long.parseLong(header(r, ChannelHeaders.ID));
+      String key = new String(r.key(), StandardCharsets.UTF_8);
+      assertThat(key).as("the record key of event %d", id).isEqualTo(accountOf.get(id));
+      assertThat(header(r, ChannelHeaders.ORDERING_KEY)).isEqualTo(key);
+      idsByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
+    }
+    assertThat(idsByKey).containsOnlyKeys(accounts);
+    // One partition: the records are in the order they were published.
+    idsByKey.forEach(
+        (key, ids) ->
+            assertThat(ids).as("key %s", key).hasSize(10).isSorted().doesNotHaveDuplicates());
+  }
 }
