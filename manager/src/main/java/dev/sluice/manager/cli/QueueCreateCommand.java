@@ -31,7 +31,8 @@ import picocli.CommandLine.Parameters;
       "Write a new versioned Flyway migration V<next>__create_<name>.sql that creates a queue"
           + " table, and print its path. Apply it with: sluice migrate.",
       "Example: sluice queue create order_events --column \"order_id BIGINT NOT NULL\""
-          + " --option ack_wait=1m --option max_attempts=10"
+          + " --option ack_wait=1m --option max_attempts=10",
+      "Ordered: sluice queue create account_events --ordered --option ordering_on_dead=halt"
     })
 final class QueueCreateCommand extends BaseCommand {
   @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
