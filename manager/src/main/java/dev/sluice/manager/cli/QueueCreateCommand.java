@@ -216,6 +216,10 @@ final class QueueCreateCommand extends BaseCommand {
           throw CliException.badInput(
               "--ordering-column " + orderingColumn + ": a system column; the key is yours");
         }
+        // In lower case, as the catalog names columns: the dispatcher looks the key up by this
+        // name, and a mixed-case one would find no key (the next event then waits for the
+        // 5-minute recheck of held rows).
+        orderingColumn = orderingColumn.toLowerCase(Locale.ROOT);
         comment.append(" ordering_column=").append(orderingColumn);
       }
     } else if (orderingColumn != null) {

@@ -75,7 +75,7 @@ class OrderedQueueCommandsTest {
             d,
             "--ordered=key",
             "--ordering-column",
-            "account_id",
+            "Account_Id",
             "--column",
             "amount BIGINT NOT NULL");
     assertThat(byAccount.code()).as(byAccount.toString()).isZero();
