@@ -6,10 +6,12 @@ import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
 import dev.sluice.db.QueueControl;
+import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.HaltedKey;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.grpc.CountsCache;
 import dev.sluice.manager.security.Action;
@@ -33,9 +35,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Every operator action in one place, for the gRPC {@code sluice.v1.Admin} service, the status page
  * and the Spring starter: list queues with counts, list and show dead events, replay, purge,
- * cancel, pause, resume, list receivers. Each call checks the principal's grant (the narrow action
- * or {@link Action#ADMIN}), is bounded ({@link #MAX_PAGE}, {@link #MAX_IDS}) and is audited: one
- * INFO line on the {@code sluice.audit} logger and the counter {@code
+ * cancel, pause, resume, list receivers, list an ordered queue's halted keys and skip their dead
+ * events. Each call checks the principal's grant (the narrow action or {@link Action#ADMIN}), is
+ * bounded ({@link #MAX_PAGE}, {@link #MAX_IDS}) and is audited: one INFO line on the {@code
+ * sluice.audit} logger and the counter {@code
  * sluice_admin_actions_total{action,outcome,principal}}.
  *
  * <p>Every change of an event goes through the store's compare-and-set on (id, state, epoch). The
@@ -174,6 +177,14 @@ public final class AdminActions {
 
   /** The shards whose pause switch was set. */
   public record PauseResult(String queue, boolean paused, List<String> shards) {}
+
+  /**
+   * An ordered queue's halted keys on one shard.
+   *
+   * @param halting whether the queue stops a key at a dead event ({@code ordering_on_dead=halt});
+   *     when false, {@code keys} is empty
+   */
+  public record HaltedKeys(String queue, String shard, boolean halting, List<HaltedKey> keys) {}
 
   /** One receiver stream on one queue of this manager. */
   public record ReceiverView(
@@ -431,6 +442,125 @@ public final class AdminActions {
           }
           return new Outcome<>(out, out.size());
         });
+  }
+
+  /**
+   * The keys of an ordered queue ({@code ordering_on_dead=halt}) stopped at a dead event on one
+   * shard, by the dead event's id: each with its dead event and how many events wait behind it. Not
+   * a halting queue: {@code halting} false and no keys. A grant narrowed to tenants sees the keys
+   * whose dead event is of its tenants.
+   *
+   * @param limit 1..{@link #MAX_PAGE}, or 0 for {@link #DEFAULT_PAGE}
+   */
+  public HaltedKeys listHalted(Principal p, String queue, String shard, int limit) {
+    return audited(
+        p,
+        "list_halted",
+        queue,
+        shard,
+        () -> {
+          require(p, queue, Action.STATS);
+          if (limit < 0 || limit > MAX_PAGE) {
+            throw invalid(
+                "limit must be 1.."
+                    + MAX_PAGE
+                    + " (0 = "
+                    + DEFAULT_PAGE
+                    + "), was "
+                    + limit
+                    + " (queue "
+                    + queue
+                    + ")");
+          }
+          Located at = locate(queue, shard);
+          QueueTable t = at.shard().table(queue);
+          boolean halting = t != null && t.options().haltOnDead();
+          List<HaltedKey> keys = new ArrayList<>();
+          if (halting) {
+            List<HaltedKey> all = at.store().haltedKeys(limit == 0 ? DEFAULT_PAGE : limit);
+            if (narrowed(p, queue, Action.STATS)) {
+              Predicate<String> tenants = tenants(p, queue, Action.STATS);
+              for (HaltedKey k : all) {
+                Optional<EventStore.Found> f = at.store().find(k.deadId());
+                if (f.isPresent() && tenants.test(f.get().row().tenant())) {
+                  keys.add(k);
+                }
+              }
+            } else {
+              keys.addAll(all);
+            }
+          }
+          return new Outcome<>(
+              new HaltedKeys(queue, at.shard().name(), halting, keys),
+              keys.size(),
+              at.shard().name());
+        });
+  }
+
+  /**
+   * Skips dead events of an ordered queue (1..{@link #MAX_IDS} ids): each becomes {@code cancelled}
+   * (a compare-and-set on its epoch) and, where it halted its key, the key's next event goes.
+   * INVALID_ARGUMENT for a queue that is not ordered; an id that is not dead is left unchanged
+   * ("not dead").
+   */
+  public ChangeResult skipDead(Principal p, String queue, String shard, List<Long> ids) {
+    return audited(
+        p,
+        "skip_dead",
+        queue,
+        shard,
+        () -> {
+          require(p, queue, Action.REPLAY);
+          List<Long> unique = checkIds(queue, ids);
+          Located at = locate(queue, shard);
+          QueueTable t = at.shard().table(queue);
+          if (t == null || !t.options().ordered()) {
+            throw invalid(
+                "queue "
+                    + queue
+                    + " on shard "
+                    + at.shard().name()
+                    + " is not ordered: skip is for a key halted at a dead event (ordering=key"
+                    + " or queue); purge or replay dead events instead");
+          }
+          EventStore store = at.store();
+          Predicate<String> tenants = tenants(p, queue, Action.REPLAY);
+          boolean narrow = narrowed(p, queue, Action.REPLAY);
+          long now = now(at);
+          long changed = 0;
+          List<Unchanged> left = new ArrayList<>();
+          Map<Long, Long> epochs = store.epochs(unique);
+          for (Long id : unique) {
+            Long epoch = epochs.get(id);
+            if (epoch != null && narrow) {
+              // A narrowed grant: another tenant's event is answered as an unknown id.
+              Optional<EventStore.Found> f = store.find(id);
+              if (f.isEmpty() || !tenants.test(f.get().row().tenant())) {
+                epoch = null;
+              }
+            }
+            if (epoch == null) {
+              left.add(new Unchanged(id, "unknown id"));
+              continue;
+            }
+            switch (store.skipDead(new EventRef(id, epoch), now)) {
+              case APPLIED -> changed++;
+              case STALE -> left.add(new Unchanged(id, "not dead"));
+              case UNKNOWN -> left.add(new Unchanged(id, "unknown id"));
+            }
+          }
+          return new Outcome<>(
+              new ChangeResult(queue, at.shard().name(), changed, left),
+              changed,
+              at.shard().name());
+        });
+  }
+
+  /** The shard's database clock now (ns): its measured clock, else one query. */
+  private static long now(Located at) {
+    return at.shard().clock() != null && at.shard().clock().synced()
+        ? at.shard().clock().nowNs()
+        : at.store().serverTimeNs();
   }
 
   // ---------------------------------------------------------------- grants

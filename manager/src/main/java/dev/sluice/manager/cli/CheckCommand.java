@@ -3,6 +3,7 @@ package dev.sluice.manager.cli;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueOptions;
+import dev.sluice.db.QueueSchemaValidator;
 import dev.sluice.db.SchemaProblem;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.manager.security.Exposure;
@@ -14,17 +15,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /**
- * {@code sluice check}: validates every shard's queue tables — the comment's options and the table
- * against the convention — and prints each problem with the statement that fixes it. Exit 1 if any
- * problem (or an unreachable shard). Warnings (a table that is served, but with a zone-dependent
- * time default) are printed with their fix and do not change the exit code.
+ * {@code sluice check}: validates every shard's queue tables — the comment's options, the table
+ * against the convention and an ordered queue's key column and index — and prints each problem with
+ * the statement that fixes it. Exit 1 if any problem (or an unreachable shard). Warnings (a table
+ * that is served, but with a zone-dependent time default) are printed with their fix and do not
+ * change the exit code.
  */
 @Command(
     name = "check",
     mixinStandardHelpOptions = true,
     description =
         "Validate every shard's queue tables (options comment, system columns, defaults, poll"
-            + " index, engine) and print each problem with the statement that fixes it. Exit 1 if"
+            + " index, engine, an ordered queue's key column and index) and print each problem with the statement that fixes it. Exit 1 if"
             + " there is any.")
 final class CheckCommand extends BaseCommand {
   @Mixin ConfigOption config;
@@ -56,14 +58,28 @@ final class CheckCommand extends BaseCommand {
           tables++;
           List<Map<String, Object>> found = new ArrayList<>();
           List<Map<String, Object>> warned = new ArrayList<>();
+          QueueOptions options = null;
           try {
-            QueueOptions.parseComment(c.table(), c.comment());
+            options = QueueOptions.parseComment(c.table(), c.comment());
           } catch (QueueConfigException e) {
             found.add(entry(s.name(), c.table(), e.getMessage(), commentFix(c)));
           }
           try {
             for (SchemaProblem p : catalog.problems(c.table())) {
               found.add(entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
+            }
+            if (options != null && options.ordered()) {
+              // An ordered queue's key column and index (the manager refuses the queue without).
+              for (SchemaProblem p :
+                  QueueSchemaValidator.validateOrdering(
+                      c.table(), options, catalog.columns(c.table()), catalog.indexes(c.table()))) {
+                found.add(
+                    entry(
+                        s.name(),
+                        c.table(),
+                        "ordering=" + options.ordering() + ": " + p.column() + ": " + p.problem(),
+                        p.fix() + ";"));
+              }
             }
             for (SchemaProblem p : catalog.warnings(c.table())) {
               warned.add(

@@ -31,7 +31,8 @@ import picocli.CommandLine.Parameters;
       "Write a new versioned Flyway migration V<next>__create_<name>.sql that creates a queue"
           + " table, and print its path. Apply it with: sluice migrate.",
       "Example: sluice queue create order_events --column \"order_id BIGINT NOT NULL\""
-          + " --option ack_wait=1m --option max_attempts=10"
+          + " --option ack_wait=1m --option max_attempts=10",
+      "Ordered: sluice queue create account_events --ordered --option ordering_on_dead=halt"
     })
 final class QueueCreateCommand extends BaseCommand {
   @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
@@ -62,6 +63,30 @@ final class QueueCreateCommand extends BaseCommand {
   List<String> options = new ArrayList<>();
 
   @Option(
+      names = "--ordered",
+      paramLabel = "key|queue",
+      arity = "0..1",
+      fallbackValue = QueueOptions.ORDERING_KEY,
+      description =
+          "Ordered delivery: events sharing a key go one at a time, in id order. key (the"
+              + " default) adds the key column `"
+              + QueueConvention.ORDERING_KEY
+              + " VARCHAR(255) NULL` (a NULL key is not ordered), the index `"
+              + QueueConvention.ORDERING_INDEX
+              + "` (key, state, id) and ordering=key; queue makes the whole queue one key"
+              + " (index on (state, id)).")
+  String ordered;
+
+  @Option(
+      names = "--ordering-column",
+      paramLabel = "COLUMN",
+      description =
+          "With --ordered: the key column, instead of "
+              + QueueConvention.ORDERING_KEY
+              + ". Created as VARCHAR(255) NULL unless a --column defines it.")
+  String orderingColumn;
+
+  @Option(
       names = "--migrations",
       paramLabel = "DIR",
       description = "The migration directory. Default: the config's migrations, else db/migration.")
@@ -90,7 +115,16 @@ final class QueueCreateCommand extends BaseCommand {
           .append(shardKey)
           .append(" (recorded only: Sluice does not route by it yet)\n");
     }
-    sql.append(QueueConvention.createTableSql(name, columns, comment)).append(";\n");
+    if (ordered != null) {
+      sql.append(
+          ordered.equals(QueueOptions.ORDERING_QUEUE)
+              ? "-- Ordered as one key: events go one at a time, in id order.\n"
+              : "-- Ordered by "
+                  + keyColumn()
+                  + ": events sharing its value go one at a time, in id order; a NULL key is"
+                  + " not ordered.\n");
+    }
+    sql.append(QueueConvention.createTableSql(name, definitions(), comment)).append(";\n");
     Path file = writer.write(description, sql.toString());
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -102,6 +136,33 @@ final class QueueCreateCommand extends BaseCommand {
       println(file.toString());
     }
     return CliException.OK;
+  }
+
+  /**
+   * The user columns, then for an ordered queue its key column (unless a --column defines it) and
+   * its index: index definitions may stand among a CREATE TABLE's columns.
+   */
+  private List<String> definitions() {
+    if (ordered == null) {
+      return columns;
+    }
+    List<String> out = new ArrayList<>(columns);
+    if (ordered.equals(QueueOptions.ORDERING_QUEUE)) {
+      out.add("KEY `" + QueueConvention.ORDERING_INDEX + "` (`state`, `id`)");
+      return out;
+    }
+    String col = keyColumn();
+    boolean defined =
+        columns.stream().anyMatch(c -> columnName(c).equals(col.toLowerCase(Locale.ROOT)));
+    if (!defined) {
+      out.add("`" + col + "` VARCHAR(255) NULL");
+    }
+    out.add("KEY `" + QueueConvention.ORDERING_INDEX + "` (`" + col + "`, `state`, `id`)");
+    return out;
+  }
+
+  private String keyColumn() {
+    return orderingColumn == null ? QueueConvention.ORDERING_KEY : orderingColumn;
   }
 
   /** Checks every input; returns the table comment. Nothing is written before this passes. */
@@ -129,6 +190,41 @@ final class QueueCreateCommand extends BaseCommand {
           "--shard-key " + shardKey + " is not one of the --column names " + names);
     }
     StringBuilder comment = new StringBuilder(QueueOptions.MARKER);
+    if (ordered != null) {
+      if (!ordered.equals(QueueOptions.ORDERING_KEY)
+          && !ordered.equals(QueueOptions.ORDERING_QUEUE)) {
+        throw CliException.badInput("--ordered must be key or queue, was '" + ordered + "'");
+      }
+      for (String o : options) {
+        if (o.strip().startsWith("ordering=") || o.strip().startsWith("ordering_column=")) {
+          throw CliException.badInput(
+              "--option " + o.strip() + ": --ordered and --ordering-column set it");
+        }
+      }
+      comment.append(" ordering=").append(ordered);
+      if (orderingColumn != null) {
+        if (ordered.equals(QueueOptions.ORDERING_QUEUE)) {
+          throw CliException.badInput(
+              "--ordering-column: a queue ordered as one key (--ordered=queue) has no key column");
+        }
+        try {
+          QueueConvention.requireIdentifier("--ordering-column", orderingColumn);
+        } catch (IllegalArgumentException e) {
+          throw CliException.badInput(e.getMessage());
+        }
+        if (QueueConvention.SYSTEM_COLUMNS.contains(orderingColumn.toLowerCase(Locale.ROOT))) {
+          throw CliException.badInput(
+              "--ordering-column " + orderingColumn + ": a system column; the key is yours");
+        }
+        // In lower case, as the catalog names columns: the dispatcher looks the key up by this
+        // name, and a mixed-case one would find no key (the next event then waits for the
+        // 5-minute recheck of held rows).
+        orderingColumn = orderingColumn.toLowerCase(Locale.ROOT);
+        comment.append(" ordering_column=").append(orderingColumn);
+      }
+    } else if (orderingColumn != null) {
+      throw CliException.badInput("--ordering-column needs --ordered");
+    }
     for (String o : options) {
       if (o.isBlank() || o.strip().contains(" ") || !o.contains("=")) {
         throw CliException.badInput("--option '" + o + "' must be KEY=VALUE, e.g. ack_wait=30s");

@@ -8,7 +8,8 @@ final class QueueOptionsHelp {
           + " max_qps, max_concurrency, max_receivers_per_tenant, fair, tenant_cache_share,"
           + " tenant_max_in_flight, tenant_reserve, actor_max_depth, class_shares,"
           + " max_event_bytes, cache_bytes, channel, channel_target, channel_routing_key,"
-          + " channel_target_column, channel_key_column, channel_body, channel_receivers.";
+          + " channel_target_column, channel_key_column, channel_body, channel_receivers,"
+          + " ordering, ordering_column, ordering_on_dead.";
 
   private QueueOptionsHelp() {}
 }

@@ -27,6 +27,7 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       QueueCommand.class,
       DeadCommand.class,
+      OrderingCommand.class,
       CancelCommand.class,
       MigrateCommand.class,
       CheckCommand.class,

@@ -13,8 +13,11 @@ import dev.sluice.proto.v1.DeadChangeRequest;
 import dev.sluice.proto.v1.DeadChangeResponse;
 import dev.sluice.proto.v1.DeadEvent;
 import dev.sluice.proto.v1.DeadFilter;
+import dev.sluice.proto.v1.HaltedKey;
 import dev.sluice.proto.v1.ListDeadRequest;
 import dev.sluice.proto.v1.ListDeadResponse;
+import dev.sluice.proto.v1.ListHaltedRequest;
+import dev.sluice.proto.v1.ListHaltedResponse;
 import dev.sluice.proto.v1.ListReceiversRequest;
 import dev.sluice.proto.v1.ListReceiversResponse;
 import dev.sluice.proto.v1.PauseRequest;
@@ -22,6 +25,7 @@ import dev.sluice.proto.v1.PauseResponse;
 import dev.sluice.proto.v1.ReceiverInfo;
 import dev.sluice.proto.v1.ShowEventRequest;
 import dev.sluice.proto.v1.ShowEventResponse;
+import dev.sluice.proto.v1.SkipDeadRequest;
 import dev.sluice.proto.v1.Unchanged;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -208,6 +212,36 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
           }
           return b.build();
         });
+  }
+
+  @Override
+  public void listHalted(ListHaltedRequest req, StreamObserver<ListHaltedResponse> out) {
+    unary(
+        out,
+        "admin list halted keys of queue " + req.getQueue(),
+        () -> {
+          AdminActions.HaltedKeys h =
+              admin.listHalted(principal(), req.getQueue(), req.getShard(), req.getLimit());
+          ListHaltedResponse.Builder b =
+              ListHaltedResponse.newBuilder().setHalting(h.halting()).setShard(h.shard());
+          for (dev.sluice.db.store.HaltedKey k : h.keys()) {
+            b.addKeys(
+                HaltedKey.newBuilder()
+                    .setKey(k.key())
+                    .setDeadId(k.deadId())
+                    .setWaiting(k.waiting()));
+          }
+          return b.build();
+        });
+  }
+
+  @Override
+  public void skipDead(SkipDeadRequest req, StreamObserver<DeadChangeResponse> out) {
+    unary(
+        out,
+        "admin skip dead on queue " + req.getQueue(),
+        () ->
+            change(admin.skipDead(principal(), req.getQueue(), req.getShard(), req.getIdsList())));
   }
 
   private static void checkAllOrIds(DeadChangeRequest req) {

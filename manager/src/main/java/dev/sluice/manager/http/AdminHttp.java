@@ -28,7 +28,11 @@ import java.util.Map;
  *       /api/queues/Q/dead?shard=&reason=&tenant=&from_ms=&before_ms=&page_size=&page_token=} — a
  *       page of dead events, and what this principal {@code may} do on the queue
  *   <li>{@code GET /api/queues/Q/events/ID?shard=} — one event's columns, state and attempts
- *   <li>{@code POST /api/queues/Q/replay|purge|cancel} with {@code {"shard": .., "ids": [..]}}
+ *   <li>{@code GET /api/queues/Q/halted?shard=} — an ordered queue's keys halted at a dead event
+ *       ({@code ordering_on_dead=halt}): key, dead event id, events waiting; {@code halting} says
+ *       whether the queue halts at all
+ *   <li>{@code POST /api/queues/Q/replay|purge|cancel|skip} with {@code {"shard": .., "ids": [..]}}
+ *       ({@code skip}: a halted key's dead event becomes cancelled, the key goes on)
  *   <li>{@code POST /api/queues/Q/pause|resume} with {@code {"shard": ..}} (empty: every shard)
  * </ul>
  *
@@ -62,6 +66,8 @@ final class AdminHttp {
     try {
       if (parts.length == 2 && parts[1].equals("dead") && method.equals("GET")) {
         ok(x, deadPage(queue, query(x), p));
+      } else if (parts.length == 2 && parts[1].equals("halted") && method.equals("GET")) {
+        ok(x, halted(queue, query(x), p));
       } else if (parts.length == 3 && parts[1].equals("events") && method.equals("GET")) {
         ok(x, event(admin.showEvent(p, queue, query(x).get("shard"), id(parts[2]))));
       } else if (parts.length == 2 && method.equals("POST")) {
@@ -122,6 +128,27 @@ final class AdminHttp {
     return out;
   }
 
+  private Map<String, Object> halted(String queue, Map<String, String> q, Principal p) {
+    AdminActions.HaltedKeys h =
+        admin.listHalted(
+            p, queue, q.get("shard"), (int) number(q.getOrDefault("limit", "0"), "limit"));
+    List<Object> keys = new ArrayList<>();
+    for (dev.sluice.db.store.HaltedKey k : h.keys()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("key", k.key());
+      m.put("dead_id", k.deadId());
+      m.put("waiting", k.waiting());
+      keys.add(m);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("queue", h.queue());
+    out.put("shard", h.shard());
+    out.put("halting", h.halting());
+    out.put("may", may(p, queue));
+    out.put("keys", keys);
+    return out;
+  }
+
   /** What the buttons may do for {@code p} on {@code queue} (the page hides the others). */
   static Map<String, Object> may(Principal p, String queue) {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -152,12 +179,13 @@ final class AdminHttp {
     String shard = body.hasNonNull("shard") ? body.get("shard").asText() : null;
     Map<String, Object> m = new LinkedHashMap<>();
     switch (action) {
-      case "replay", "purge", "cancel" -> {
+      case "replay", "purge", "cancel", "skip" -> {
         List<Long> ids = ids(body);
         AdminActions.ChangeResult r =
             switch (action) {
               case "replay" -> admin.replay(p, queue, shard, ids);
               case "purge" -> admin.purge(p, queue, shard, ids);
+              case "skip" -> admin.skipDead(p, queue, shard, ids);
               default -> admin.cancel(p, queue, shard, ids);
             };
         List<Object> left = new ArrayList<>();

@@ -1,4 +1,5 @@
 // The status page's queue view (#queue=NAME&shard=SHARD): the queue's dead letters with filters,
+// an ordered queue's halted keys (ordering_on_dead=halt) with Skip and Replay,
 // one event's columns, and the operator's buttons (pause, resume, cancel, replay, purge), each
 // behind a confirmation that says how many events it touches. The buttons are shown only for what
 // the server says this principal may do (the "may" of each answer); the server checks again.
@@ -9,6 +10,7 @@
 
 const view = {
   queue: null, shard: null, may: {}, events: [], next: '', status: null, selected: new Set(),
+  halted: [],
   counted: 0, // when the shown counts were sampled: a new sample re-reads the shown event
 };
 
@@ -95,6 +97,57 @@ function renderDead() {
   renderSelected();
 }
 
+// An ordered queue's keys halted at a dead event; the list shows only for a queue that halts.
+async function loadHalted() {
+  const url = api(queuePath('halted') + '?shard=' + encodeURIComponent(view.shard || ''));
+  try {
+    const h = await getJson(url);
+    view.halted = h.keys || [];
+    renderHalted(h.halting, h.may || {});
+  } catch (e) {
+    showResult('Cannot list the halted keys: ' + e.message, false);
+  }
+}
+
+function renderHalted(halting, may) {
+  const box = document.getElementById('halted-view');
+  box.hidden = !halting;
+  const body = document.querySelector('#halted tbody');
+  body.replaceChildren();
+  if (view.halted.length === 0) {
+    body.append(el('tr', { class: 'empty' }, el('td', { colSpan: 4 }, 'no key is halted')));
+  }
+  for (const k of view.halted) {
+    const buttons = el('td', {});
+    if (may.replay) {
+      for (const [action, label] of [['skip', 'Skip'], ['replay', 'Replay']]) {
+        const b = el('button', { type: 'button', 'data-halted-action': action,
+          class: action === 'skip' ? 'danger' : '' }, label);
+        b.addEventListener('click', () => act(action, haltedPlan(action, k)));
+        buttons.append(b);
+      }
+    }
+    const row = el('tr', { 'data-halted-key': k.key, 'data-dead-id': k.dead_id },
+      el('td', {}, k.key === '' ? '(the queue)' : k.key),
+      el('td', { class: 'n' }, el('a', { href: '#', 'data-show': k.dead_id }, String(k.dead_id))),
+      el('td', { class: 'n' }, num(k.waiting)), buttons);
+    row.querySelector('a').addEventListener('click', ev => { ev.preventDefault(); showEvent(k.dead_id); });
+    body.append(row);
+  }
+  document.getElementById('halted').dataset.rows = view.halted.length;
+}
+
+function haltedPlan(action, k) {
+  const where = view.queue + (view.shard ? ' on shard ' + view.shard : '');
+  const key = k.key === '' ? 'the queue' : 'key ' + k.key;
+  const text = action === 'skip'
+    ? 'Skip dead event ' + k.dead_id + ' of ' + key + ' in ' + where + ' (it becomes cancelled); '
+      + num(k.waiting) + ' waiting event(s) go on?'
+    : 'Replay dead event ' + k.dead_id + ' of ' + key + ' in ' + where + ' (pending, due now); '
+      + 'the ' + num(k.waiting) + ' waiting event(s) follow it once it is acked?';
+  return { count: 1, text, body: { shard: view.shard, ids: [k.dead_id] } };
+}
+
 function renderSelected() {
   document.getElementById('qv-selected').textContent = view.selected.size + ' selected';
 }
@@ -167,8 +220,8 @@ function confirmed(text, count) {
   });
 }
 
-async function act(action) {
-  const p = plan(action);
+async function act(action, given) {
+  const p = given || plan(action);
   if (!p) {
     showResult(action + ': select the events first (or give the ids)', false);
     return;
@@ -192,6 +245,7 @@ async function act(action) {
     }
     box.dataset.action = action;
     await loadDead(false);
+    await loadHalted();
     const shown = document.getElementById('event');
     if (!shown.hidden && shown.dataset.id) showEvent(shown.dataset.id);
   } catch (e) {
@@ -231,6 +285,7 @@ function openFromHash() {
   v.dataset.queue = view.queue;
   document.getElementById('qv-title').textContent = view.queue + (view.shard ? ' (' + view.shard + ')' : '');
   loadDead(false);
+  loadHalted();
   v.scrollIntoView();
 }
 

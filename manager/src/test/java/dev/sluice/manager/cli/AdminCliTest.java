@@ -119,6 +119,22 @@ class AdminCliTest {
   }
 
   @Test
+  void orderingSkipNeedsTheReplayGrantAndAnOrderedQueue() throws Exception {
+    Cli.Result halted = run(viewerToken, "ordering", "halted", "cli_q");
+    assertThat(halted.code()).as(halted.toString()).isZero();
+    assertThat(halted.err()).contains("does not halt keys at dead events");
+
+    Cli.Result denied = run(viewerToken, "ordering", "skip", "cli_q", "3");
+    assertThat(denied.code()).as(denied.toString()).isEqualTo(CliException.BAD_INPUT);
+    assertThat(denied.err()).contains("PERMISSION_DENIED").contains("may not replay");
+
+    Cli.Result unordered = run(opsToken, "ordering", "skip", "cli_q", "3");
+    assertThat(unordered.code()).as(unordered.toString()).isEqualTo(CliException.BAD_INPUT);
+    assertThat(unordered.err()).contains("INVALID_ARGUMENT").contains("not ordered");
+    assertThat(h.queryLong("SELECT state FROM cli_q WHERE id = 3")).isEqualTo(3);
+  }
+
+  @Test
   void queuePauseAndResumeGoThroughTheManager() throws Exception {
     Cli.Result denied = run(viewerToken, "queue", "pause", "cli_q");
     assertThat(denied.code()).as(denied.toString()).isEqualTo(CliException.BAD_INPUT);

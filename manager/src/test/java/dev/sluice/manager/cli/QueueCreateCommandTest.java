@@ -202,6 +202,8 @@ class QueueCreateCommandTest {
             "dead list",
             "dead replay",
             "dead purge",
+            "ordering halted",
+            "ordering skip",
             "cancel",
             "migrate",
             "check",
