@@ -331,6 +331,25 @@ class OrderedDeliveryTest {
   }
 
   @Test
+  void aKeyColumnNamedInAnotherCaseStillOrdersAndTurns() throws Exception {
+    table("ord_case", "sluice_queue ordering=key ordering_column=K");
+    await().atMost(10, SECONDS).until(() -> engine.find("ord_case").isPresent());
+    Keeper out = subscribe("ord_case");
+    long a1 = insert("ord_case", "A", 1);
+    long a2 = insert("ord_case", "A", 2);
+    Delivery d = out.next(5000);
+    assertThat(d.id()).isEqualTo(a1);
+    assertThat(d.orderingKey()).isEqualTo("A");
+    assertThat(out.within(500)).isEmpty();
+    ack("ord_case", out, d);
+    Delivery next = out.next(5000);
+    assertThat(next).as("the next event goes at the ack, not at a recheck").isNotNull();
+    assertThat(next.id()).isEqualTo(a2);
+    ack("ord_case", out, next);
+    engine.unsubscribe(out, "test over");
+  }
+
+  @Test
   void aDeadHeadLetsTheNextGoWithSkip() throws Exception {
     queue("ord_skip", "max_attempts=1");
     Keeper out = subscribe("ord_skip");

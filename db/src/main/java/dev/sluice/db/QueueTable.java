@@ -57,7 +57,10 @@ public record QueueTable(
    * queue is one key.
    */
   public String orderingColumn() {
-    return options.ordered() && !options.orderedAsOneKey() ? options.orderingColumn() : null;
+    // Column names are matched without case, and the catalog keeps them in lower case.
+    return options.ordered() && !options.orderedAsOneKey()
+        ? options.orderingColumn().toLowerCase(java.util.Locale.ROOT)
+        : null;
   }
 
   /** Whether the (state, tenant, time_next) index exists. */
