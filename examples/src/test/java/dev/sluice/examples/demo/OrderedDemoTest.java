@@ -59,4 +59,15 @@ class OrderedDemoTest {
     assertThat(delivered + dead + cancelled).isEqualTo(committed);
     assertThat(Long.parseLong(m.group(6))).as("keys").isEqualTo(20);
   }
+
+  @Test
+  void orderedIsRefusedWithTheDemosItDoesNotRunWith() {
+    CommandLine cl = SluiceMain.commandLine();
+    StringWriter err = new StringWriter();
+    cl.setOut(new PrintWriter(new StringWriter(), true));
+    cl.setErr(new PrintWriter(err, true));
+    assertThat(cl.execute("demo", "--ordered", "--poison")).isEqualTo(2);
+    assertThat(cl.execute("demo", "--ordered", "--keys", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("--ordered runs with", "--keys must be");
+  }
 }
