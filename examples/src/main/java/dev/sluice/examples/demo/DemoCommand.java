@@ -37,6 +37,10 @@ import picocli.CommandLine.Spec;
  * are killed with SIGKILL and restarted, the server turns read-only for a while and the database
  * restarts, all while orders flow. The summary line then also tells how many times a shard's lease
  * changed owner and the longest time a shard had no dispatching leader ({@link LeaseWatch}).
+ *
+ * <p>With {@code --ordered} the queue is ordered by key ({@code ordering=key}): {@link
+ * OrderedProducer} writes each key's events in sequence and {@link OrderChecker} verifies, from the
+ * handlers' side, that a key's events were handled one at a time and in order.
  */
 @Command(
     name = "demo",
@@ -49,6 +53,8 @@ import picocli.CommandLine.Spec;
       "With --shards/--managers the orders are spread over shards by key range and the managers"
           + " run as separate processes; --chaos kills and restarts managers, turns the database"
           + " read-only for a while and restarts it.",
+      "With --ordered the queue is ordered by key and the summary says whether any key's events"
+          + " were handled out of order or two at a time.",
       "Prints progress every second, then one summary line. Exit code 0 when nothing was lost"
           + " and nothing fired that was rolled back, cancelled or not yet due."
     })
@@ -159,6 +165,22 @@ public final class DemoCommand implements Callable<Integer> {
               + " consumer's view; the summary adds outlet=, consumed= and broker_outage_ms=.")
   String outlet;
 
+  @Option(
+      names = "--ordered",
+      description =
+          "The queue is ordered by key (ordering=key): each order's event belongs to one of"
+              + " --keys keys, writers own their keys and write each key's events in sequence,"
+              + " and a checker verifies that a key's events were handled one at a time, in"
+              + " order; the summary adds keys=, order_violations= and max_in_flight_per_key=."
+              + " Combines with --shards, --managers and --chaos.")
+  boolean ordered;
+
+  @Option(
+      names = "--keys",
+      defaultValue = "200",
+      description = "With --ordered: the ordering keys (default: ${DEFAULT-VALUE}).")
+  int keys;
+
   @Override
   public Integer call() throws Exception {
     validate();
@@ -177,6 +199,7 @@ public final class DemoCommand implements Callable<Integer> {
     long startNs = System.nanoTime();
     Ledger ledger = new Ledger();
     Tally tally = new Tally();
+    OrderChecker checker = ordered ? new OrderChecker() : null;
 
     err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
     err.flush();
@@ -186,7 +209,7 @@ public final class DemoCommand implements Callable<Integer> {
     SecureRun attacks = null;
     String outletSummary = "";
     String statusPage = null;
-    try (DemoDatabase db = DemoDatabase.start();
+    try (DemoDatabase db = DemoDatabase.start(1, ordered);
         OutletSide side = outlet == null ? null : OutletSide.start(outlet, tally);
         MissingTopicFault.Broker poisonKafka = poison ? MissingTopicFault.Broker.start() : null) {
       SluiceServer manager =
@@ -195,8 +218,8 @@ public final class DemoCommand implements Callable<Integer> {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
         err.printf(
-            "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%n",
-            db.port(), target, eventCount(), rate, seedUsed);
+            "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%s%n",
+            db.port(), target, eventCount(), rate, seedUsed, orderedNote());
         statusPage =
             String.format("%s://127.0.0.1:%d/", sec == null ? "http" : "https", manager.httpPort());
         err.printf("demo: status page %s  (metrics at /metrics)%n", statusPage);
@@ -208,7 +231,7 @@ public final class DemoCommand implements Callable<Integer> {
                 side != null
                     ? null
                     : sec == null
-                        ? new DemoReceivers(List.of(target), tally)
+                        ? new DemoReceivers(List.of(target), tally, checker)
                         : new DemoReceivers(List.of(target), tally, sec::receiver);
             Canceller canceller =
                 sec == null
@@ -262,7 +285,7 @@ public final class DemoCommand implements Callable<Integer> {
         } // receivers close gracefully here, before the manager stops
         if (linger > 0) {
           ledger.resolveInDoubt(db::eventOfOrder);
-          report = DemoReport.compute(ledger, tally, db, null);
+          report = DemoReport.compute(ledger, tally, db, null, checker);
           printDiagnostics(err, ledger, tally, report, startNs);
           printStatusPage(err, statusPage);
           int code =
@@ -278,7 +301,7 @@ public final class DemoCommand implements Callable<Integer> {
         manager.stop();
       }
       ledger.resolveInDoubt(db::eventOfOrder);
-      report = DemoReport.compute(ledger, tally, db, null);
+      report = DemoReport.compute(ledger, tally, db, null, checker);
       outletSummary = side == null ? "" : side.summary();
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
@@ -344,12 +367,13 @@ public final class DemoCommand implements Callable<Integer> {
     long startNs = System.nanoTime();
     Ledger ledger = new Ledger();
     Tally tally = new Tally();
+    OrderChecker checker = ordered ? new OrderChecker() : null;
 
     err.println("demo: starting an embedded MariaDB (the first run unpacks it)...");
     err.flush();
     DemoReport report;
     LeaseWatch watch;
-    try (DemoDatabase db = DemoDatabase.start(shards)) {
+    try (DemoDatabase db = DemoDatabase.start(shards, ordered)) {
       Path logs = Files.createTempDirectory("sluice-demo-");
       try (DemoManagers procs = new DemoManagers(db.shards(), managers, logs)) {
         err.printf(
@@ -370,7 +394,7 @@ public final class DemoCommand implements Callable<Integer> {
         watch.baseline();
         err.printf(
             "demo: managers %s; leaders %s; lease_ttl %d ms, lease_renew %d ms; %d orders at %d/s"
-                + " (seed %d)%s%n",
+                + " (seed %d)%s%s%n",
             procs.all().stream()
                 .map(m -> m.id + " on " + m.target() + " (pid " + m.pid() + ")")
                 .collect(Collectors.joining(", ")),
@@ -380,9 +404,10 @@ public final class DemoCommand implements Callable<Integer> {
             eventCount(),
             rate,
             seedUsed,
-            chaos ? "; chaos every " + chaosIntervalSeconds + " s" : "");
+            chaos ? "; chaos every " + chaosIntervalSeconds + " s" : "",
+            orderedNote());
         err.flush();
-        try (DemoReceivers receivers = new DemoReceivers(procs.targets(), tally);
+        try (DemoReceivers receivers = new DemoReceivers(procs.targets(), tally, checker);
             Canceller canceller = new Canceller(procs.targets(), QUEUE)) {
           receivers.start();
           try (Progress progress =
@@ -401,7 +426,11 @@ public final class DemoCommand implements Callable<Integer> {
       ledger.resolveInDoubt(db::eventOfOrder);
       report =
           DemoReport.compute(
-              ledger, tally, db, new DemoReport.Failover(watch.failovers(), watch.maxGapMs()));
+              ledger,
+              tally,
+              db,
+              new DemoReport.Failover(watch.failovers(), watch.maxGapMs()),
+              checker);
     } // the database stops last
     printDiagnostics(err, ledger, tally, report, startNs);
     for (LeaseWatch.Gap g : watch.gaps()) {
@@ -416,6 +445,15 @@ public final class DemoCommand implements Callable<Integer> {
     out.println(report.summaryLine());
     out.flush();
     return report.passed() ? 0 : 1;
+  }
+
+  /** With --ordered, what the start line adds. */
+  private String orderedNote() {
+    return ordered
+        ? String.format(
+            "; queue ordered by key (ordering=key), %d keys, %d writers each owning its keys",
+            keys, Math.min(OrderedProducer.WRITERS, keys))
+        : "";
   }
 
   /** The managers' side of a clustered run. */
@@ -445,7 +483,10 @@ public final class DemoCommand implements Callable<Integer> {
       Cluster cluster)
       throws Exception {
     int orders = eventCount();
-    DemoProducer producer = new DemoProducer(db, canceller, ledger, orders, rate, seedUsed);
+    Runnable producer =
+        ordered
+            ? new OrderedProducer(db, canceller, ledger, orders, keys, rate, seedUsed)
+            : new DemoProducer(db, canceller, ledger, orders, rate, seedUsed);
     AtomicInteger made = new AtomicInteger();
     ExecutorService threads =
         Executors.newFixedThreadPool(
@@ -608,6 +649,15 @@ public final class DemoCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--poison runs with the in-process manager: not with --shards, --managers or --chaos");
+    }
+    if (ordered && (poison || secure || outlet != null)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--ordered runs with the plain demo, --shards, --managers and --chaos: not with"
+              + " --poison, --secure or --outlet");
+    }
+    if (keys < 1 || keys > 100_000) {
+      throw new ParameterException(spec.commandLine(), "--keys must be 1..100000, was " + keys);
     }
     if (outlet != null) {
       if (!outlet.equals("kafka") && !outlet.equals("rabbitmq")) {

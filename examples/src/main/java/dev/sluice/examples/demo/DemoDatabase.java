@@ -34,6 +34,9 @@ final class DemoDatabase implements AutoCloseable {
   static final int MAX_SHARDS = 16;
   private static final String MIGRATIONS = "classpath:db/demo";
 
+  /** With {@code --ordered}: makes the queue ordered by {@code ordering_key} (V3). */
+  private static final String ORDERED_MIGRATIONS = "classpath:db/demo-ordered";
+
   /** One shard: its name (as managers and receivers know it), key range, database and pool. */
   record Shard(String name, String keyRange, String url, HikariDataSource pool) {}
 
@@ -60,6 +63,14 @@ final class DemoDatabase implements AutoCloseable {
 
   /** Starts the server, creates one database per shard and applies the migrations to each. */
   static DemoDatabase start(int count) {
+    return start(count, false);
+  }
+
+  /**
+   * @param ordered also apply {@code db/demo-ordered}: the queue gets {@code ordering=key}, an
+   *     {@code ordering_key} column with its index {@code sluice_ordering}, and {@code key_seq}
+   */
+  static DemoDatabase start(int count, boolean ordered) {
     if (count < 1 || count > MAX_SHARDS) {
       throw new IllegalArgumentException("shards must be 1.." + MAX_SHARDS + ", was " + count);
     }
@@ -74,7 +85,8 @@ final class DemoDatabase implements AutoCloseable {
         // The application's pool: the producer uses one connection, the report another.
         HikariDataSource pool = DataSources.pool("demo-app-" + name, url, USER, PASSWORD, 4);
         made.add(new Shard(name, ranges.get(i), url, pool));
-        SluiceMigrations.migrate(pool, List.of(MIGRATIONS));
+        SluiceMigrations.migrate(
+            pool, ordered ? List.of(MIGRATIONS, ORDERED_MIGRATIONS) : List.of(MIGRATIONS));
       }
       return new DemoDatabase(server, made);
     } catch (RuntimeException e) {
@@ -117,6 +129,14 @@ final class DemoDatabase implements AutoCloseable {
   /** The shard an order (and its event) belongs to, by {@link ShardRouter} on the order id. */
   Shard shardFor(long orderId) {
     return byPool.get(router.dataSourceFor(orderId));
+  }
+
+  /**
+   * The shard of an ordering key, by {@link ShardRouter} on the key: all of a key's events go to
+   * one shard, since ordering holds per shard.
+   */
+  Shard shardForKey(String key) {
+    return byPool.get(router.dataSourceFor(key));
   }
 
   int port() {

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
@@ -70,26 +71,57 @@ final class DemoProducer implements Runnable {
   }
 
   private void produce(long orderId) {
-    // Draw every choice up front so that a given seed always makes the same plan.
-    boolean rollback = random.nextDouble() < ROLLBACK_RATE;
-    Duration delay =
-        random.nextDouble() < SCHEDULE_RATE ? Duration.ofMillis(1000 + random.nextInt(4001)) : null;
-    boolean cancel = delay != null && random.nextDouble() < CANCEL_RATE_OF_SCHEDULED;
-    String customer = "customer-" + (1 + random.nextInt(50));
-    BigDecimal amount = BigDecimal.valueOf(100 + random.nextInt(99_900), 2);
+    write(db.shardFor(orderId), canceller, ledger, orderId, Plan.draw(random), Map.of());
+  }
 
-    DemoDatabase.Shard shard = db.shardFor(orderId);
+  /**
+   * One transaction's choices, drawn up front so that a given seed always makes the same plan.
+   *
+   * @param delay how far ahead the event is scheduled; null for now
+   */
+  record Plan(
+      boolean rollback, Duration delay, boolean cancel, String customer, BigDecimal amount) {
+    static Plan draw(Random random) {
+      boolean rollback = random.nextDouble() < ROLLBACK_RATE;
+      Duration delay =
+          random.nextDouble() < SCHEDULE_RATE
+              ? Duration.ofMillis(1000 + random.nextInt(4001))
+              : null;
+      boolean cancel = delay != null && random.nextDouble() < CANCEL_RATE_OF_SCHEDULED;
+      String customer = "customer-" + (1 + random.nextInt(50));
+      BigDecimal amount = BigDecimal.valueOf(100 + random.nextInt(99_900), 2);
+      return new Plan(rollback, delay, cancel, customer, amount);
+    }
+  }
+
+  /**
+   * Writes an order and its event in one transaction on {@code shard}, as planned (committed or
+   * rolled back, scheduled ahead, then cancelled), and tells the ledger. Called on the producing
+   * thread.
+   *
+   * @param extra more columns of the event (the ordering key and number, with --ordered)
+   */
+  static void write(
+      DemoDatabase.Shard shard,
+      Canceller canceller,
+      Ledger ledger,
+      long orderId,
+      Plan plan,
+      Map<String, Object> extra) {
     long eventId;
     try (Connection c = shard.pool().getConnection()) {
       c.setAutoCommit(false);
       try {
-        insertOrder(c, orderId, customer, amount);
+        insertOrder(c, orderId, plan.customer(), plan.amount());
         EventOptions options =
-            delay == null ? EventOptions.DEFAULTS : EventOptions.builder().delay(delay).build();
-        eventId =
-            EventProducer.insert(
-                c, DemoDatabase.QUEUE, Map.of("order_id", orderId, "customer", customer), options);
-        if (rollback) {
+            plan.delay() == null
+                ? EventOptions.DEFAULTS
+                : EventOptions.builder().delay(plan.delay()).build();
+        Map<String, Object> columns = new HashMap<>(extra);
+        columns.put("order_id", orderId);
+        columns.put("customer", plan.customer());
+        eventId = EventProducer.insert(c, DemoDatabase.QUEUE, columns, options);
+        if (plan.rollback()) {
           c.rollback();
           ledger.rolledBack(orderId);
           return;
@@ -104,8 +136,8 @@ final class DemoProducer implements Runnable {
       return;
     }
     EventKey event = new EventKey(shard.name(), eventId);
-    ledger.committed(event, orderId, delay != null);
-    if (cancel) {
+    ledger.committed(event, orderId, plan.delay() != null);
+    if (plan.cancel()) {
       // Right after commit, while the event is still 1-5 s in the future: the cancel must win.
       ledger.cancelAnswered(event, canceller.cancel(event));
     }

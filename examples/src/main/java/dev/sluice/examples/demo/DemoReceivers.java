@@ -32,12 +32,21 @@ final class DemoReceivers implements AutoCloseable, Consumers {
   private final List<SluiceReceiver> live = new CopyOnWriteArrayList<>();
   private SluiceReceiver doomed;
   private final java.util.function.UnaryOperator<dev.sluice.receiver.SluiceReceiverBuilder> secure;
+  private final OrderChecker checker;
 
   /**
    * @param targets every manager's gRPC address: each receiver keeps a stream to each
    */
   DemoReceivers(List<String> targets, Tally tally) {
-    this(targets, tally, b -> b);
+    this(targets, tally, b -> b, null);
+  }
+
+  /**
+   * @param checker told of each handling's start and end, with the event's key and number (with
+   *     --ordered); null when the queue is not ordered
+   */
+  DemoReceivers(List<String> targets, Tally tally, OrderChecker checker) {
+    this(targets, tally, b -> b, checker);
   }
 
   /**
@@ -47,9 +56,18 @@ final class DemoReceivers implements AutoCloseable, Consumers {
       List<String> targets,
       Tally tally,
       java.util.function.UnaryOperator<dev.sluice.receiver.SluiceReceiverBuilder> secure) {
+    this(targets, tally, secure, null);
+  }
+
+  private DemoReceivers(
+      List<String> targets,
+      Tally tally,
+      java.util.function.UnaryOperator<dev.sluice.receiver.SluiceReceiverBuilder> secure,
+      OrderChecker checker) {
     this.targets = List.copyOf(targets);
     this.tally = tally;
     this.secure = secure;
+    this.checker = checker;
   }
 
   /** Whether every live receiver still has its streams (none was drained or cut). */
@@ -128,6 +146,29 @@ final class DemoReceivers implements AutoCloseable, Consumers {
   }
 
   private void handle(String receiverId, double failureRate, ReceivedEvent event)
+      throws InterruptedException {
+    if (checker == null) {
+      work(receiverId, failureRate, event);
+      return;
+    }
+    String orderingKey = event.getString(OrderChecker.KEY_COLUMN);
+    long seq = event.getLong(OrderChecker.SEQ_COLUMN);
+    checker.started(
+        orderingKey,
+        seq,
+        new EventKey(event.shard(), event.id()),
+        receiverId,
+        event.dueTimeNanos());
+    boolean handled = false;
+    try {
+      work(receiverId, failureRate, event);
+      handled = true;
+    } finally {
+      checker.finished(orderingKey, seq, handled);
+    }
+  }
+
+  private void work(String receiverId, double failureRate, ReceivedEvent event)
       throws InterruptedException {
     Instant now = Instant.now();
     long seenNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();

@@ -27,6 +27,7 @@ import javax.sql.DataSource;
  * @param lost committed, uncancelled events neither delivered nor dead (must be 0)
  * @param problems a few lost or wrongly fired events, described for the user
  * @param failover lease hand-overs seen when managers run as processes; null for the core demo
+ * @param ordering what the {@link OrderChecker} saw, with --ordered; null otherwise
  */
 record DemoReport(
     long committed,
@@ -39,13 +40,25 @@ record DemoReport(
     long duplicates,
     long lost,
     List<String> problems,
-    Failover failover) {
+    Failover failover,
+    Ordering ordering) {
 
   /**
    * @param failovers times a shard's lease changed owner
    * @param maxGapMs the longest a shard went without a dispatching leader (see {@link LeaseWatch})
    */
   record Failover(long failovers, long maxGapMs) {}
+
+  /**
+   * @param keys keys whose events receivers saw
+   * @param violations deliveries breaking the order (see {@link OrderChecker}; must be 0)
+   * @param maxInFlightPerKey the most events of one key in handlers at once (must be 1)
+   * @param details the violations and the events left unfinished, with their keys, for the user
+   * @param turns how long a key's next event, already due, waited after the one before it was
+   *     handled ({@link OrderChecker#turnLatencies}); null if none did
+   */
+  record Ordering(
+      long keys, long violations, int maxInFlightPerKey, List<String> details, String turns) {}
 
   static final int ACKED = 2;
   static final int DEAD = 3;
@@ -55,6 +68,15 @@ record DemoReport(
 
   /** Call once receivers and manager have stopped, so neither side changes any more. */
   static DemoReport compute(Ledger ledger, Tally tally, DemoDatabase db, Failover failover)
+      throws SQLException {
+    return compute(ledger, tally, db, failover, null);
+  }
+
+  /**
+   * @param checker the order checker of an --ordered run, or null
+   */
+  static DemoReport compute(
+      Ledger ledger, Tally tally, DemoDatabase db, Failover failover, OrderChecker checker)
       throws SQLException {
     Map<EventKey, Integer> states = new HashMap<>();
     for (DemoDatabase.Shard shard : db.shards()) {
@@ -119,16 +141,111 @@ record DemoReport(
         tally.redeliveries(),
         lost,
         List.copyOf(problems),
-        failover);
+        failover,
+        checker == null ? null : ordering(checker, tally, db));
+  }
+
+  /**
+   * The checker's verdict, with the events still pending or fired and the dead ones (with why), and
+   * where their keys stand.
+   */
+  private static Ordering ordering(OrderChecker checker, Tally tally, DemoDatabase db)
+      throws SQLException {
+    List<String> details = new ArrayList<>(checker.examples());
+    for (DemoDatabase.Shard shard : db.shards()) {
+      try (Connection c = shard.pool().getConnection();
+          Statement s = c.createStatement();
+          ResultSet rs =
+              s.executeQuery(
+                  "SELECT id, "
+                      + OrderChecker.KEY_COLUMN
+                      + ", "
+                      + OrderChecker.SEQ_COLUMN
+                      + ", state, epoch, time_next FROM "
+                      + DemoDatabase.QUEUE
+                      + " WHERE state IN (0, 1) ORDER BY "
+                      + OrderChecker.KEY_COLUMN
+                      + ", id LIMIT "
+                      + MAX_PROBLEMS)) {
+        while (rs.next()) {
+          long timeNext = rs.getLong(6);
+          String key = rs.getString(2);
+          details.add(
+              String.format(
+                  "unfinished: queue %s shard %s id %d %s #%d is %s, epoch %d, time_next %d%s;"
+                      + " %s",
+                  DemoDatabase.QUEUE,
+                  shard.name(),
+                  rs.getLong(1),
+                  key,
+                  rs.getLong(3),
+                  STATE_NAMES[rs.getInt(4)],
+                  rs.getInt(5),
+                  timeNext,
+                  timeNext >= dev.sluice.db.QueueConvention.HELD_NS ? " (held)" : "",
+                  checker.describe(key)));
+        }
+      }
+    }
+    for (DemoDatabase.Shard shard : db.shards()) {
+      try (Connection c = shard.pool().getConnection();
+          Statement s = c.createStatement();
+          ResultSet rs =
+              s.executeQuery(
+                  "SELECT e.id, e."
+                      + OrderChecker.KEY_COLUMN
+                      + ", e."
+                      + OrderChecker.SEQ_COLUMN
+                      + ", e.epoch, r.reason FROM "
+                      + DemoDatabase.QUEUE
+                      + " e LEFT JOIN sluice_dead_reason r ON r.queue = '"
+                      + DemoDatabase.QUEUE
+                      + "' AND r.id = e.id WHERE e.state = "
+                      + DEAD
+                      + " ORDER BY e.id LIMIT "
+                      + MAX_PROBLEMS)) {
+        while (rs.next()) {
+          Tally.Seen seen = tally.get(new EventKey(shard.name(), rs.getLong(1)));
+          details.add(
+              String.format(
+                  "dead: queue %s shard %s id %d %s #%d, epoch %d, seen %d times: %s; %s",
+                  DemoDatabase.QUEUE,
+                  shard.name(),
+                  rs.getLong(1),
+                  rs.getString(2),
+                  rs.getLong(3),
+                  rs.getLong(4),
+                  seen == null ? 0 : seen.deliveries.get(),
+                  rs.getString(5),
+                  checker.describe(rs.getString(2))));
+        }
+      }
+    }
+    return new Ordering(
+        checker.keys(),
+        checker.violations(),
+        checker.maxInFlightPerKey(),
+        List.copyOf(details),
+        checker.turnLatencies());
   }
 
   /** True when Sluice kept every promise: nothing lost, nothing fired that must not, or early. */
   boolean passed() {
-    return lost == 0 && rolledBackFired == 0 && cancelledFired == 0 && early == 0;
+    return lost == 0
+        && rolledBackFired == 0
+        && cancelledFired == 0
+        && early == 0
+        && (ordering == null || (ordering.violations() == 0 && ordering.maxInFlightPerKey() <= 1));
   }
 
   String summaryLine() {
     String line = coreLine();
+    if (ordering != null) {
+      line +=
+          String.format(
+              " keys=%d order_violations=%d max_in_flight_per_key=%d",
+              ordering.keys(), ordering.violations(), ordering.maxInFlightPerKey());
+    }
     return failover == null
         ? line
         : line
@@ -160,6 +277,21 @@ record DemoReport(
     long total = lost + rolledBackFired + cancelledFired;
     if (total > described) {
       err.println("demo: ... and " + (total - described) + " more");
+    }
+    if (ordering != null) {
+      if (ordering.turns() != null) {
+        err.println(
+            "demo: ordered: from a handler's return to its key's next event (already due) in a"
+                + " handler: "
+                + ordering.turns());
+      }
+      for (String d : ordering.details()) {
+        err.println("demo: " + d);
+      }
+      if (ordering.violations() > 0) {
+        err.println(
+            "demo: " + ordering.violations() + " order violations in all (the first few above)");
+      }
     }
   }
 

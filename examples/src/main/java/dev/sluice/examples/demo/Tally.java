@@ -99,6 +99,11 @@ final class Tally {
     return earlyExamples;
   }
 
+  /** What was seen of one event; null if it never was. */
+  Seen get(EventKey event) {
+    return events.get(event);
+  }
+
   /** A copy of what was seen, by event; call it once the receivers are closed. */
   Map<EventKey, Seen> snapshot() {
     return new HashMap<>(events);
