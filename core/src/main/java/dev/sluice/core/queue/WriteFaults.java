@@ -36,6 +36,11 @@ final class WriteFaults {
         if (state != null && state.startsWith("08")) {
           return false; // connection exception
         }
+        if (state == null && s.getErrorCode() == 0) {
+          // Not the server's answer (which always has a state): the pool's or driver's own, such
+          // as HikariCP's "Connection is closed" when the server restarted under a statement.
+          return false;
+        }
         String msg = String.valueOf(s.getMessage()).toLowerCase(Locale.ROOT);
         if (s.getErrorCode() == 1290 || s.getErrorCode() == 1836 || msg.contains("read-only")) {
           return false; // the server is read-only: every write fails alike
