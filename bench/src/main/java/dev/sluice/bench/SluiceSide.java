@@ -66,6 +66,29 @@ public final class SluiceSide implements AutoCloseable {
   }
 
   /**
+   * The queue table with an ordering key, {@code ordering_key BIGINT NULL} ({@link
+   * QueueConvention#ORDERING_KEY}), its index {@code sluice_ordering (ordering_key, state, id)}
+   * ({@link QueueConvention#ORDERING_INDEX}) and {@code payload}. The comment decides whether the
+   * queue is ordered ({@code ordering=key}); the table is the same either way.
+   */
+  public void createOrderedQueue() throws SQLException {
+    db.exec(
+        QueueConvention.createTableSql(
+            QUEUE,
+            List.of(
+                "`" + QueueConvention.ORDERING_KEY + "` BIGINT NULL", "`payload` VARCHAR(32) NULL"),
+            comment()));
+    db.exec(
+        "ALTER TABLE `"
+            + QUEUE
+            + "` ADD KEY `"
+            + QueueConvention.ORDERING_INDEX
+            + "` (`"
+            + QueueConvention.ORDERING_KEY
+            + "`, `state`, `id`)");
+  }
+
+  /**
    * Sets the queue options of this run: {@code options} (e.g. {@code poll_interval=10ms}) replace
    * or add to the defaults of {@link #COMMENT}.
    */
