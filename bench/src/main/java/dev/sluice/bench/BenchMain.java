@@ -19,7 +19,8 @@ import picocli.CommandLine.Command;
       BacklogCommand.class,
       FairnessCommand.class,
       JfrTopCommand.class,
-      StepdownCommand.class
+      StepdownCommand.class,
+      OrderedCommand.class
     })
 public final class BenchMain implements Runnable {
 

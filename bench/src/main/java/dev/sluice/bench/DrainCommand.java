@@ -250,14 +250,14 @@ final class DrainCommand implements Callable<Integer> {
       }
       s.createQueue();
       QueueManager q = s.startManager(poolSize);
-      q.setPaused(true);
+      s.setPaused(true);
       s.startReceivers(receivers, concurrency, maxInFlight, due -> delivered.incrementAndGet());
       load(name, n, p -> s.insertDueNow(n, p));
       Progress.note(name + ": receivers subscribed, queue paused with the events loaded; resuming");
       Map<String, Long> before = status.read();
       cpu.start();
       long t0 = System.nanoTime();
-      q.setPaused(false);
+      s.setPaused(false);
       var ackedCounter = s.counterOf("sluice.events.acked");
       LongSupplier acked = () -> (long) ackedCounter.count();
       double rate =
@@ -313,7 +313,7 @@ final class DrainCommand implements Callable<Integer> {
       broker.reset();
       long heldBefore = broker.held();
       QueueManager q = s.startManager(poolSize, broker.channel(), broker.queueOptions());
-      q.setPaused(true);
+      s.setPaused(true);
       load(name, n, p -> s.insertDueNow(n, p));
       Progress.note(
           name
@@ -325,7 +325,7 @@ final class DrainCommand implements Callable<Integer> {
       Map<String, Long> before = status.read();
       cpu.start();
       long t0 = System.nanoTime();
-      q.setPaused(false);
+      s.setPaused(false);
       var ackedCounter = s.counterOf("sluice.events.acked");
       var publishedCounter = s.counterOf("sluice.channel.published");
       LongSupplier acked = () -> (long) ackedCounter.count();

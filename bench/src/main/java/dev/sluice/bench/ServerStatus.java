@@ -24,7 +24,14 @@ public final class ServerStatus implements AutoCloseable {
           "Com_commit",
           "Com_rollback",
           "Com_begin",
-          "Com_set_option");
+          "Com_set_option",
+          "Innodb_rows_read",
+          "Rows_read",
+          "Handler_read_key",
+          "Handler_read_next",
+          "Handler_read_prev",
+          "Handler_read_first",
+          "Handler_read_rnd_next");
 
   private final Connection c;
 
@@ -81,6 +88,39 @@ public final class ServerStatus implements AutoCloseable {
           get("Com_commit") / n,
           get("Com_rollback") / n,
           get("Com_set_option") / n);
+    }
+
+    /**
+     * Rows read: {@code Innodb_rows_read} on MySQL, {@code Rows_read} on MariaDB (which has no
+     * InnoDB row counters since 10.6); each server has only one of the two.
+     */
+    public long rowsRead() {
+      return get("Innodb_rows_read") + get("Rows_read");
+    }
+
+    /**
+     * Rows the server read per event ({@link #rowsRead()}), and the handler calls behind them
+     * (index seeks, steps along an index, full scans), e.g. {@code rows_read=3.02 read_key=2.10
+     * read_next=0.95 read_prev=0 read_first=0 read_rnd_next=0.01}. Each reading of the counters
+     * adds a few {@code read_rnd_next} of its own (the server fills a temporary table).
+     */
+    public String readsPerEvent(long events) {
+      double n = Math.max(1, events);
+      return String.format(
+          java.util.Locale.ROOT,
+          "rows_read=%.2f read_key=%.2f read_next=%.2f read_prev=%.2f read_first=%.2f"
+              + " read_rnd_next=%.2f",
+          rowsRead() / n,
+          get("Handler_read_key") / n,
+          get("Handler_read_next") / n,
+          get("Handler_read_prev") / n,
+          get("Handler_read_first") / n,
+          get("Handler_read_rnd_next") / n);
+    }
+
+    /** {@link #rowsRead()} per event. */
+    public double rowsReadPerEvent(long events) {
+      return rowsRead() / (double) Math.max(1, events);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.sluice.bench;
 
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ChannelConfig;
@@ -63,6 +64,29 @@ public final class SluiceSide implements AutoCloseable {
   public void createQueue() throws SQLException {
     db.exec(
         QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), comment()));
+  }
+
+  /**
+   * The queue table with an ordering key, {@code ordering_key BIGINT NULL} ({@link
+   * QueueConvention#ORDERING_KEY}), its index {@code sluice_ordering (ordering_key, state, id)}
+   * ({@link QueueConvention#ORDERING_INDEX}) and {@code payload}. The comment decides whether the
+   * queue is ordered ({@code ordering=key}); the table is the same either way.
+   */
+  public void createOrderedQueue() throws SQLException {
+    db.exec(
+        QueueConvention.createTableSql(
+            QUEUE,
+            List.of(
+                "`" + QueueConvention.ORDERING_KEY + "` BIGINT NULL", "`payload` VARCHAR(32) NULL"),
+            comment()));
+    db.exec(
+        "ALTER TABLE `"
+            + QUEUE
+            + "` ADD KEY `"
+            + QueueConvention.ORDERING_INDEX
+            + "` (`"
+            + QueueConvention.ORDERING_KEY
+            + "`, `state`, `id`)");
   }
 
   /**
@@ -129,6 +153,24 @@ public final class SluiceSide implements AutoCloseable {
     }
     throw new IllegalStateException("the manager did not serve " + QUEUE + " within 30 s");
   }
+
+  /**
+   * Pauses or resumes the queue as an operator does, in {@link QueueControl#TABLE}, and at once in
+   * the running manager. An in-process {@link QueueManager#setPaused} alone lasts only until the
+   * manager's next discovery round, which applies the switches of that table again (no row: not
+   * paused): a load longer than {@code discovery_interval} would otherwise run into a resumed
+   * queue.
+   */
+  public void setPaused(boolean paused) {
+    if (control == null) {
+      control = db.pool("bench-control", 1);
+    }
+    new QueueControl(control).setPaused(QUEUE, paused);
+    queue().setPaused(paused);
+  }
+
+  /** The connection {@link #setPaused} writes the switch on; closed with this. */
+  private com.zaxxer.hikari.HikariDataSource control;
 
   public QueueManager queue() {
     return server.engine().find(QUEUE).orElseThrow();
@@ -265,6 +307,9 @@ public final class SluiceSide implements AutoCloseable {
     receivers.clear();
     if (server != null) {
       server.stop();
+    }
+    if (control != null) {
+      control.close();
     }
   }
 }
