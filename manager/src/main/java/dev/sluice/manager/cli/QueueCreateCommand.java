@@ -54,6 +54,14 @@ final class QueueCreateCommand extends BaseCommand {
   String shardKey;
 
   @Option(
+      names = "--dedup",
+      description =
+          "Add the deduplication column dedup_key (VARCHAR(255), exact comparison, NULL allowed)"
+              + " and its UNIQUE index sluice_dedup: an insert of a key a row holds is a"
+              + " duplicate (EventProducer.insertUnique). The column travels to the receiver.")
+  boolean dedup;
+
+  @Option(
       names = "--option",
       paramLabel = "KEY=VALUE",
       description =
@@ -90,7 +98,11 @@ final class QueueCreateCommand extends BaseCommand {
           .append(shardKey)
           .append(" (recorded only: Sluice does not route by it yet)\n");
     }
-    sql.append(QueueConvention.createTableSql(name, columns, comment)).append(";\n");
+    if (dedup) {
+      sql.append("-- dedup_key: an insert of a key that a row holds is a duplicate (README,")
+          .append(" Deduplication).\n");
+    }
+    sql.append(QueueConvention.createTableSql(name, columns, comment, dedup)).append(";\n");
     Path file = writer.write(description, sql.toString());
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -122,6 +134,10 @@ final class QueueCreateCommand extends BaseCommand {
       }
       if (!names.add(col)) {
         throw CliException.badInput("--column " + col + " is given twice");
+      }
+      if (dedup && col.equals(QueueConvention.DEDUP_KEY)) {
+        throw CliException.badInput(
+            "--column " + col + ": --dedup adds it (with its UNIQUE index); drop one of them");
       }
     }
     if (shardKey != null && !names.contains(shardKey.toLowerCase(Locale.ROOT))) {
