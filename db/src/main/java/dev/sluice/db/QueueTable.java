@@ -60,6 +60,11 @@ public record QueueTable(
     return options.ordered() && !options.orderedAsOneKey() ? options.orderingColumn() : null;
   }
 
+  /** Whether the table has the deduplication column {@link QueueConvention#DEDUP_KEY}. */
+  public boolean hasDedupKey() {
+    return userColumns.contains(QueueConvention.DEDUP_KEY);
+  }
+
   /** Whether the (state, tenant, time_next) index exists. */
   public boolean hasTenantIndex() {
     return tenantIndex != null;
