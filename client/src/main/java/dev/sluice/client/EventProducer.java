@@ -62,12 +62,13 @@ public final class EventProducer {
    *
    * <p>The statement is a plain INSERT; on the duplicate-key error (1062), which on MySQL and
    * MariaDB undoes that statement only, not the caller's transaction, the existing row's id is read
-   * with a locking read ({@code LOCK IN SHARE MODE}: it sees the latest committed row whatever the
-   * transaction's snapshot, and the shared lock the failed INSERT took keeps the row from being
-   * purged until the caller's transaction ends). An insert of a key that another transaction has
-   * inserted and not yet committed waits for it: a duplicate if it commits, inserted if it rolls
-   * back. Every other error is thrown as it is (a duplicate primary key too); the caller's
-   * transaction is untouched by this method.
+   * by its key: a plain read, and when the transaction's snapshot is too old to see the row, a
+   * locking read ({@code LOCK IN SHARE MODE}), which sees the latest committed row. The shared lock
+   * the failed INSERT took on the key keeps the row from being purged until the caller's
+   * transaction ends. An insert of a key that another transaction has inserted and not yet
+   * committed waits for it: a duplicate if it commits, inserted if it rolls back. Every other error
+   * is thrown as it is (a duplicate primary key too); the caller's transaction is untouched by this
+   * method.
    *
    * @param dedupKey 1 to 255 characters, compared exactly; route the event to the shard the key
    *     belongs to (a key is unique per shard)
@@ -148,14 +149,20 @@ public final class EventProducer {
     }
   }
 
-  /** The id of the row holding {@code key}, read with a shared lock; null when none does. */
+  /**
+   * The id of the row holding {@code key}; null when none does. First a plain read: it touches only
+   * the key's index entry, which the failed INSERT has share-locked, so the manager's writes to the
+   * row never wait for it. Only when the transaction's snapshot predates the row's commit (under
+   * REPEATABLE READ, a transaction that read before) does it find nothing; then a locking read,
+   * which sees the latest committed row.
+   */
   private static Long existingId(Connection c, String queue, String key) throws SQLException {
-    String sql =
-        "SELECT `id` FROM `"
-            + queue
-            + "` WHERE `"
-            + QueueColumns.DEDUP_KEY
-            + "` = ? LOCK IN SHARE MODE";
+    String sql = "SELECT `id` FROM `" + queue + "` WHERE `" + QueueColumns.DEDUP_KEY + "` = ?";
+    Long id = firstId(c, sql, key);
+    return id != null ? id : firstId(c, sql + " LOCK IN SHARE MODE", key);
+  }
+
+  private static Long firstId(Connection c, String sql, String key) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, key);
       try (ResultSet r = ps.executeQuery()) {

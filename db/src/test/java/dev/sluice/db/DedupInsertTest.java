@@ -143,6 +143,50 @@ class DedupInsertTest {
   }
 
   @Test
+  void aTransactionWhoseSnapshotPredatesTheFirstInsertStillFindsIt() throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement();
+          ResultSet r = s.executeQuery("SELECT COUNT(*) FROM `" + table + "`")) {
+        r.next(); // REPEATABLE READ: this read fixes the transaction's snapshot
+      }
+      InsertOutcome other = insertUnique("k", "committed by another transaction");
+      InsertOutcome mine = EventProducer.insertUnique(c, table, "k", Map.of("body", "mine"));
+      c.commit();
+      assertThat(mine).isEqualTo(new InsertOutcome(other.id(), true));
+    }
+    assertThat(rows()).isEqualTo(1);
+  }
+
+  @Test
+  void aTransactionThatFoundADuplicateDoesNotHoldTheRowAgainstTheManager() throws Exception {
+    InsertOutcome first = insertUnique("k", "one");
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(EventProducer.insertUnique(c, table, "k", Map.of("body", "two")).duplicate())
+          .isTrue();
+      // The transaction stays open; the manager fires and acks the row meanwhile, unhindered.
+      try (Connection m = ds.getConnection();
+          Statement s = m.createStatement()) {
+        s.execute("SET SESSION innodb_lock_wait_timeout = 2");
+        assertThat(
+                s.executeUpdate(
+                    "UPDATE `" + table + "` SET state = 1, epoch = 1 WHERE id = " + first.id()))
+            .isEqualTo(1);
+        assertThat(
+                s.executeUpdate(
+                    "UPDATE `"
+                        + table
+                        + "` SET state = 2 WHERE id = "
+                        + first.id()
+                        + " AND epoch = 1"))
+            .isEqualTo(1);
+      }
+      c.commit();
+    }
+  }
+
+  @Test
   void anAckedEventHoldsItsKeyUntilPurged() throws Exception {
     InsertOutcome first = insertUnique("k", "one");
     long t = store.serverTimeNs();
