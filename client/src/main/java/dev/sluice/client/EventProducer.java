@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -42,6 +43,138 @@ public final class EventProducer {
    * @throws IllegalArgumentException for a bad queue or column name (nothing is written)
    */
   public static long insert(
+      Connection c, String queue, Map<String, ?> columns, EventOptions options)
+      throws SQLException {
+    return execute(c, queue, statement(c, queue, columns, options), options);
+  }
+
+  /** {@link #insertUnique(Connection, String, String, Map, EventOptions)} with default options. */
+  public static InsertOutcome insertUnique(
+      Connection c, String queue, String dedupKey, Map<String, ?> columns) throws SQLException {
+    return insertUnique(c, queue, dedupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts an event whose {@code dedup_key} column holds {@code dedupKey}, unless a row of the
+   * queue holds that key already: then nothing is inserted and that row's id is returned, marked
+   * {@link InsertOutcome#duplicate() duplicate}. The queue needs the {@code dedup_key} column and
+   * its UNIQUE index (README, "Deduplication"); a key stays taken while its row exists.
+   *
+   * <p>The statement is a plain INSERT; on the duplicate-key error (1062), which on MySQL and
+   * MariaDB undoes that statement only, not the caller's transaction, the existing row's id is read
+   * by its key: a plain read, and when the transaction's snapshot is too old to see the row, a
+   * locking read ({@code LOCK IN SHARE MODE}), which sees the latest committed row. The shared lock
+   * the failed INSERT took on the key keeps the row from being purged until the caller's
+   * transaction ends. An insert of a key that another transaction has inserted and not yet
+   * committed waits for it: a duplicate if it commits, inserted if it rolls back. Every other error
+   * is thrown as it is (a duplicate primary key too); the caller's transaction is untouched by this
+   * method.
+   *
+   * @param dedupKey 1 to 255 characters, compared exactly; route the event to the shard the key
+   *     belongs to (a key is unique per shard)
+   * @param columns user columns by name; may hold {@code dedup_key} only with the same value
+   * @throws IllegalArgumentException for a bad key, queue or column name (nothing is written)
+   */
+  public static InsertOutcome insertUnique(
+      Connection c, String queue, String dedupKey, Map<String, ?> columns, EventOptions options)
+      throws SQLException {
+    QueueColumns.requireIdentifier("queue name", queue);
+    requireDedupKey(queue, dedupKey);
+    Object given = columns.get(QueueColumns.DEDUP_KEY);
+    if (given != null && !given.equals(dedupKey)) {
+      throw new IllegalArgumentException(
+          "queue "
+              + queue
+              + ": column "
+              + QueueColumns.DEDUP_KEY
+              + " is '"
+              + given
+              + "' but the key given is '"
+              + dedupKey
+              + "'");
+    }
+    Map<String, Object> withKey = new LinkedHashMap<>(columns);
+    withKey.put(QueueColumns.DEDUP_KEY, dedupKey);
+    Insert insert = statement(c, queue, withKey, options);
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return new InsertOutcome(execute(c, queue, insert, options), false);
+      } catch (SQLException e) {
+        if (e.getErrorCode() == ER_BAD_FIELD_ERROR
+            && String.valueOf(e.getMessage()).contains(QueueColumns.DEDUP_KEY)) {
+          throw new SQLException(
+              "queue "
+                  + queue
+                  + " has no "
+                  + QueueColumns.DEDUP_KEY
+                  + " column (add it and its UNIQUE index "
+                  + QueueColumns.DEDUP_INDEX
+                  + ": README, Deduplication): "
+                  + e.getMessage(),
+              e.getSQLState(),
+              e.getErrorCode(),
+              e);
+        }
+        if (e.getErrorCode() != ER_DUP_ENTRY) {
+          throw e;
+        }
+        Long existing = existingId(c, queue, dedupKey);
+        if (existing != null) {
+          return new InsertOutcome(existing, true);
+        }
+        // No row holds the key: the duplicate was of another key (the primary key, say), which
+        // is the caller's error; or, in auto-commit only, the holder was purged in between.
+        if (!c.getAutoCommit() || attempt >= 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** MySQL's and MariaDB's "Duplicate entry ... for key ...". */
+  static final int ER_DUP_ENTRY = 1062;
+
+  /** MySQL's and MariaDB's "Unknown column ... in 'field list'". */
+  static final int ER_BAD_FIELD_ERROR = 1054;
+
+  private static void requireDedupKey(String queue, String key) {
+    if (key == null || key.isEmpty() || key.length() > QueueColumns.DEDUP_KEY_MAX_CHARS) {
+      throw new IllegalArgumentException(
+          "queue "
+              + queue
+              + ": a dedup key must be 1 to "
+              + QueueColumns.DEDUP_KEY_MAX_CHARS
+              + " characters, was "
+              + (key == null ? "null" : key.length() + " characters"));
+    }
+  }
+
+  /**
+   * The id of the row holding {@code key}; null when none does. First a plain read: it touches only
+   * the key's index entry, which the failed INSERT has share-locked, so the manager's writes to the
+   * row never wait for it. Only when the transaction's snapshot predates the row's commit (under
+   * REPEATABLE READ, a transaction that read before) does it find nothing; then a locking read,
+   * which sees the latest committed row.
+   */
+  private static Long existingId(Connection c, String queue, String key) throws SQLException {
+    String sql = "SELECT `id` FROM `" + queue + "` WHERE `" + QueueColumns.DEDUP_KEY + "` = ?";
+    Long id = firstId(c, sql, key);
+    return id != null ? id : firstId(c, sql + " LOCK IN SHARE MODE", key);
+  }
+
+  private static Long firstId(Connection c, String sql, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, key);
+      try (ResultSet r = ps.executeQuery()) {
+        return r.next() ? r.getLong(1) : null;
+      }
+    }
+  }
+
+  /** An INSERT statement and its parameters. */
+  private record Insert(String sql, List<Object> values) {}
+
+  private static Insert statement(
       Connection c, String queue, Map<String, ?> columns, EventOptions options)
       throws SQLException {
     QueueColumns.requireIdentifier("queue name", queue);
@@ -103,9 +236,14 @@ public final class EventProducer {
             + ") VALUES ("
             + String.join(", ", placeholders)
             + ")";
-    try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
-      for (int i = 0; i < values.size(); i++) {
-        ps.setObject(i + 1, values.get(i));
+    return new Insert(sql, values);
+  }
+
+  private static long execute(Connection c, String queue, Insert insert, EventOptions options)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(insert.sql(), Statement.RETURN_GENERATED_KEYS)) {
+      for (int i = 0; i < insert.values().size(); i++) {
+        ps.setObject(i + 1, insert.values().get(i));
       }
       ps.executeUpdate();
       if (options.id() != null) {

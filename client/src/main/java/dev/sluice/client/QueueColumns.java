@@ -21,6 +21,29 @@ public final class QueueColumns {
   public static final String TIME_CREATED = "time_created";
   public static final String TIME_ACKED = "time_acked";
 
+  /**
+   * The optional deduplication column (README, "Deduplication"): a user column, so it is not in
+   * {@link #SYSTEM_COLUMNS} and travels to receivers; a UNIQUE index on it ({@link #DEDUP_INDEX})
+   * makes a second insert of the same key a duplicate.
+   */
+  public static final String DEDUP_KEY = "dedup_key";
+
+  /** The conventional name of the UNIQUE index on {@link #DEDUP_KEY}. */
+  public static final String DEDUP_INDEX = "sluice_dedup";
+
+  /** The longest key, in characters: the column is a {@code VARCHAR(255)}. */
+  public static final int DEDUP_KEY_MAX_CHARS = 255;
+
+  /**
+   * The column's definition: binary collation, so keys compare exactly (not case- or
+   * accent-insensitively, as the tables' default collations would).
+   */
+  public static final String DEDUP_KEY_DEFINITION =
+      "`dedup_key` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
+
+  /** The index's definition, as in a CREATE TABLE. */
+  public static final String DEDUP_INDEX_DEFINITION = "UNIQUE KEY `sluice_dedup` (`dedup_key`)";
+
   /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
   public static final Set<String> SYSTEM_COLUMNS =
       Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);

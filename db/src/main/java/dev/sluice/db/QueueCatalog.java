@@ -171,7 +171,28 @@ public final class QueueCatalog {
    * Warnings of one table, for the CLI's {@code check}: see {@link QueueSchemaValidator#warnings}.
    */
   public List<SchemaProblem> warnings(String table) {
-    return QueueSchemaValidator.warnings(table, columns(table));
+    Map<String, ColumnInfo> columns = columns(table);
+    List<SchemaProblem> w = new ArrayList<>(QueueSchemaValidator.warnings(table, columns));
+    if (columns.containsKey(QueueConvention.DEDUP_KEY)) {
+      w.addAll(QueueSchemaValidator.dedupWarnings(table, uniqueIndexes(table)));
+    }
+    return w;
+  }
+
+  /** Each UNIQUE index's columns in order (the primary key too), keyed by index name. */
+  public Map<String, List<String>> uniqueIndexes(String table) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (Record r :
+        ctx.fetch(
+            "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS"
+                + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND NON_UNIQUE = 0"
+                + " ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+            table)) {
+      String column = r.get(1, String.class);
+      out.computeIfAbsent(r.get(0, String.class), k -> new ArrayList<>())
+          .add(column == null ? "" : column.toLowerCase(Locale.ROOT));
+    }
+    return out;
   }
 
   /** The table's columns in order, keyed by lower-case name. */

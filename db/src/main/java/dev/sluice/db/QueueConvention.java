@@ -34,6 +34,12 @@ public final class QueueConvention {
   /** The server-side "now" in nanoseconds, as a column default or in a statement. */
   public static final String NOW_NS_SQL = QueueColumns.NOW_NS_SQL;
 
+  /** The optional deduplication column (a user column: it travels to receivers). */
+  public static final String DEDUP_KEY = QueueColumns.DEDUP_KEY;
+
+  /** The conventional name of the UNIQUE index on {@link #DEDUP_KEY}. */
+  public static final String DEDUP_INDEX = QueueColumns.DEDUP_INDEX;
+
   /** Name of the index the poller's query needs: (state, time_next). */
   public static final String POLL_INDEX = "sluice_poll";
 
@@ -83,6 +89,15 @@ public final class QueueConvention {
    * @param comment the full table comment, starting with {@code sluice_queue}
    */
   public static String createTableSql(String table, List<String> userColumns, String comment) {
+    return createTableSql(table, userColumns, comment, false);
+  }
+
+  /**
+   * A CREATE TABLE statement for a queue, with the deduplication column {@link #DEDUP_KEY} and its
+   * UNIQUE index {@link #DEDUP_INDEX} when {@code dedup} (README, "Deduplication").
+   */
+  public static String createTableSql(
+      String table, List<String> userColumns, String comment, boolean dedup) {
     requireIdentifier("queue name", table);
     if (!QueueOptions.isQueueComment(comment)) {
       throw new IllegalArgumentException(
@@ -96,9 +111,16 @@ public final class QueueConvention {
     for (String c : userColumns) {
       sb.append("  ").append(c.strip()).append(",\n");
     }
+    if (dedup) {
+      sb.append("  ").append(QueueColumns.DEDUP_KEY_DEFINITION).append(",\n");
+    }
     sb.append("  PRIMARY KEY (`id`),\n");
     sb.append("  KEY `").append(POLL_INDEX).append("` (`state`, `time_next`),\n");
-    sb.append("  KEY `").append(TENANT_INDEX).append("` (`state`, `tenant`, `time_next`)\n");
+    sb.append("  KEY `").append(TENANT_INDEX).append("` (`state`, `tenant`, `time_next`)");
+    if (dedup) {
+      sb.append(",\n  ").append(QueueColumns.DEDUP_INDEX_DEFINITION);
+    }
+    sb.append("\n");
     sb.append(") ENGINE=InnoDB COMMENT='").append(comment.replace("'", "''")).append("'");
     return sb.toString();
   }

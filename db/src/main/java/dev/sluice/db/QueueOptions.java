@@ -33,6 +33,7 @@ public record QueueOptions(
     Duration maxBackoff,
     int maxAttempts,
     Duration purgeAfter,
+    Duration dedupWindow,
     int cacheSize,
     Duration pollInterval,
     int maxQps,
@@ -65,6 +66,10 @@ public record QueueOptions(
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
   public static final int DEFAULT_MAX_ATTEMPTS = 20;
   public static final Duration DEFAULT_PURGE_AFTER = Duration.ofDays(1);
+
+  /** How long a settled row keeps its dedup key at least; zero: as long as purge_after. */
+  public static final Duration DEFAULT_DEDUP_WINDOW = Duration.ZERO;
+
   public static final int DEFAULT_CACHE_SIZE = 10_000;
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
   public static final int DEFAULT_MAX_QPS = 0;
@@ -259,6 +264,17 @@ public record QueueOptions(
               .doc(
                   "acked and cancelled rows are deleted this long after settling, in batches of"
                       + " 1000"),
+          duration(
+                  "dedup_window",
+                  DEFAULT_DEDUP_WINDOW,
+                  Duration.ZERO,
+                  MAX_PURGE_AFTER,
+                  QueueOptions::dedupWindow)
+              .appliedInPlace()
+              .doc(
+                  "acked and cancelled rows that carry a `dedup_key` are kept this long after"
+                      + " settling when it is longer than `purge_after`, so their key stays taken"
+                      + " that long ([deduplication](#deduplication)); 0: `purge_after`"),
           count("cache_size", DEFAULT_CACHE_SIZE, 1, MAX_CACHE_SIZE, QueueOptions::cacheSize)
               .doc("events held in memory per queue (the window)"),
           duration(
@@ -501,6 +517,7 @@ public record QueueOptions(
         (Duration) v.get("max_backoff"),
         (Integer) v.get("max_attempts"),
         (Duration) v.get("purge_after"),
+        (Duration) v.get("dedup_window"),
         (Integer) v.get("cache_size"),
         (Duration) v.get("poll_interval"),
         (Integer) v.get("max_qps"),

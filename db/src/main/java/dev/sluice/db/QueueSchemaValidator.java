@@ -244,6 +244,31 @@ public final class QueueSchemaValidator {
     return w;
   }
 
+  /**
+   * A table with a {@code dedup_key} column but no UNIQUE index on exactly that column: an insert
+   * of a key that a row holds is not refused, so {@code EventProducer.insertUnique} inserts it
+   * again (README, "Deduplication").
+   *
+   * @param uniqueIndexes each UNIQUE index's columns, by index name
+   */
+  public static List<SchemaProblem> dedupWarnings(
+      String table, Map<String, List<String>> uniqueIndexes) {
+    if (uniqueIndexes.containsValue(List.of(DEDUP_KEY))) {
+      return List.of();
+    }
+    return List.of(
+        new SchemaProblem(
+            DEDUP_KEY,
+            "has no UNIQUE index of its own, so a second insert of a key is not a duplicate",
+            "ALTER TABLE `"
+                + table
+                + "` ADD UNIQUE KEY `"
+                + DEDUP_INDEX
+                + "` (`"
+                + DEDUP_KEY
+                + "`)"));
+  }
+
   /** {@code UNIX_TIMESTAMP(x)} converts x from the session's zone; without argument it does not. */
   static boolean zoneDependent(String dflt) {
     if (dflt == null) {

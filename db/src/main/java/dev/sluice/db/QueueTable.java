@@ -63,6 +63,11 @@ public record QueueTable(
         : null;
   }
 
+  /** Whether the table has the deduplication column {@link QueueConvention#DEDUP_KEY}. */
+  public boolean hasDedupKey() {
+    return userColumns.contains(QueueConvention.DEDUP_KEY);
+  }
+
   /** Whether the (state, tenant, time_next) index exists. */
   public boolean hasTenantIndex() {
     return tenantIndex != null;

@@ -2,6 +2,7 @@ package dev.sluice.spring;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.client.InsertOutcome;
 import dev.sluice.client.QueueColumns;
 import java.time.Duration;
 import java.time.Instant;
@@ -91,5 +92,14 @@ public final class Send {
   /** Inserts the event in the current transaction; returns its id. */
   public long send() {
     return producer.send(queue, columns, options.build());
+  }
+
+  /**
+   * Inserts the event with {@code dedupKey} in its {@code dedup_key} column, in the current
+   * transaction, unless an event of the queue holds that key already: then nothing is inserted and
+   * that event's id comes back as a duplicate ({@link SluiceProducer#sendUnique}).
+   */
+  public InsertOutcome sendUnique(String dedupKey) {
+    return producer.sendUnique(queue, dedupKey, columns, options.build());
   }
 }

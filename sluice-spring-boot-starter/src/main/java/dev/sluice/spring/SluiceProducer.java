@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.client.InsertOutcome;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -71,14 +72,7 @@ public class SluiceProducer {
 
   /** Inserts an event with scheduling, tenant and priority; returns its id. */
   public long send(String queue, Map<String, ?> columns, EventOptions options) {
-    if (requireTransaction && !TransactionSynchronizationManager.isActualTransactionActive()) {
-      throw new IllegalStateException(
-          "queue "
-              + queue
-              + ": no Spring transaction is active, so the event would commit on its own; call"
-              + " this from a @Transactional method (or set"
-              + " sluice.producer.require-transaction=false)");
-    }
+    requireTransaction(queue);
     Observation observation = SluiceObservations.producer(observations, queue).start();
     try (Observation.Scope scope = observation.openScope()) {
       long id = insert(queue, columns, options);
@@ -89,6 +83,57 @@ public class SluiceProducer {
       throw e;
     } finally {
       observation.stop();
+    }
+  }
+
+  /** {@link #sendUnique(String, String, Map, EventOptions)} with default options. */
+  public InsertOutcome sendUnique(String queue, String dedupKey, Map<String, ?> columns) {
+    return sendUnique(queue, dedupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts an event whose {@code dedup_key} column holds {@code dedupKey}, or finds the event that
+   * holds it already ({@link EventProducer#insertUnique}): a duplicate inserts nothing and returns
+   * the existing event's id with {@link InsertOutcome#duplicate()} true. In the current
+   * transaction, like {@link #send}; the duplicate leaves that transaction usable, and every other
+   * error is thrown (translated to Spring's {@code DataAccessException}s). The queue needs the
+   * {@code dedup_key} column and its UNIQUE index (README, "Deduplication").
+   */
+  public InsertOutcome sendUnique(
+      String queue, String dedupKey, Map<String, ?> columns, EventOptions options) {
+    requireTransaction(queue);
+    Observation observation = SluiceObservations.producer(observations, queue).start();
+    try (Observation.Scope scope = observation.openScope()) {
+      InsertOutcome outcome;
+      Connection c = DataSourceUtils.getConnection(dataSource);
+      try {
+        outcome = EventProducer.insertUnique(c, queue, dedupKey, columns, options);
+      } catch (SQLException e) {
+        throw translator.translate("insert into queue " + queue, null, e);
+      } finally {
+        DataSourceUtils.releaseConnection(c, dataSource);
+      }
+      observation.highCardinalityKeyValue(
+          KeyValue.of("messaging.message.id", Long.toString(outcome.id())));
+      observation.highCardinalityKeyValue(
+          KeyValue.of("sluice.duplicate", Boolean.toString(outcome.duplicate())));
+      return outcome;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      observation.stop();
+    }
+  }
+
+  private void requireTransaction(String queue) {
+    if (requireTransaction && !TransactionSynchronizationManager.isActualTransactionActive()) {
+      throw new IllegalStateException(
+          "queue "
+              + queue
+              + ": no Spring transaction is active, so the event would commit on its own; call"
+              + " this from a @Transactional method (or set"
+              + " sluice.producer.require-transaction=false)");
     }
   }
 

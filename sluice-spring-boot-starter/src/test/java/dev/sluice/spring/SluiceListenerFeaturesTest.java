@@ -1,8 +1,11 @@
 package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.client.InsertOutcome;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.test.EventSnapshot;
 import dev.sluice.test.SluiceExtension;
@@ -26,6 +29,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.dao.DataAccessException;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -183,6 +187,36 @@ class SluiceListenerFeaturesTest {
   }
 
   @Test
+  void aDuplicateSendIsInsertedOnceAndDeliveredOnce() {
+    InsertOutcome first =
+        tx.execute(s -> producer.to("dedup_events").column("label", "first").sendUnique("k-7"));
+    InsertOutcome again =
+        tx.execute(s -> producer.to("dedup_events").column("label", "second").sendUnique("k-7"));
+    assertThat(first.duplicate()).isFalse();
+    assertThat(again).isEqualTo(new InsertOutcome(first.id(), true));
+
+    sluice.awaitAcked("dedup_events", first.id());
+    // Acked, not yet purged: the key is still taken, and nothing new is delivered.
+    InsertOutcome afterAck =
+        tx.execute(
+            s ->
+                producer.sendUnique(
+                    "dedup_events", "k-7", Map.of("label", "third"), EventOptions.DEFAULTS));
+    assertThat(afterAck).isEqualTo(new InsertOutcome(first.id(), true));
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> Listeners.deduplicated.equals(List.of("first:k-7")));
+
+    assertThatThrownBy(() -> producer.to("dedup_events").column("label", "x").sendUnique("k-8"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no Spring transaction");
+    assertThatThrownBy(
+            () -> tx.execute(s -> producer.to("dedup_events").column("nope", 1).sendUnique("k-9")))
+        .isInstanceOf(DataAccessException.class);
+  }
+
+  @Test
   void healthIsInTheReadinessGroupAndNotInLiveness() {
     HealthComponent readiness = health.healthForPath("readiness");
     HealthComponent liveness = health.healthForPath("liveness");
@@ -226,6 +260,7 @@ class SluiceListenerFeaturesTest {
     static final List<String> errors = new CopyOnWriteArrayList<>();
     static final List<String> deadLetters = new CopyOnWriteArrayList<>();
     static final List<String> ordered = new CopyOnWriteArrayList<>();
+    static final List<String> deduplicated = new CopyOnWriteArrayList<>();
     static final CountDownLatch rightHandledOne = new CountDownLatch(1);
     static final Set<String> labelsOfObserved = Set.of("observed");
 
@@ -255,6 +290,11 @@ class SluiceListenerFeaturesTest {
     @SluiceListener(queue = "ordered_events", concurrency = 4)
     public void ordered(Map<String, Object> columns, EventMetadata meta) {
       ordered.add(columns.get("label") + ":" + meta.orderingKey());
+    }
+
+    @SluiceListener(queue = "dedup_events")
+    public void deduplicated(Map<String, Object> columns) {
+      deduplicated.add(columns.get("label") + ":" + columns.get("dedup_key"));
     }
 
     @SluiceListener(queue = "doomed_events", deadLetterHandler = "parking")

@@ -1,26 +1,42 @@
 package dev.sluice.core.queue;
 
+import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Deletes acked and cancelled events older than {@code purge_after}, in bounded batches (so that no
  * single DELETE holds many row locks or bloats the undo log). Runs on the shard's maintenance
- * thread; dead events stay until an operator replays or purges them.
+ * thread, which owns its state; dead events stay until an operator replays or purges them.
+ *
+ * <p>With a {@code dedup_window} longer than {@code purge_after} (and a {@code dedup_key} column),
+ * the rows that carry a key are kept until the window: every settled row older than the window is
+ * deleted as usual, and the unkeyed rows between the two cutoffs by a second DELETE that reads only
+ * the part of the (state, time_next) index settled since the previous pass (less {@link
+ * #UNKEYED_MARGIN_NS}, for settlements that committed late), so the kept rows are not read again at
+ * every pass. The first pass after the queue starts reads the whole range once. An unkeyed row that
+ * committed its settlement later than the margin stays until the window.
  */
 final class Purger implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Purger.class);
   static final int BATCH = 1000;
+
+  /** How far back each pass's read of unkeyed rows starts before the previous pass's cutoff. */
+  static final long UNKEYED_MARGIN_NS = 60_000_000_000L;
 
   private final QueueContext ctx;
   private final LoopRunner runner;
   private volatile boolean running = true;
   private volatile ScheduledFuture<?> task;
   private volatile ScheduledExecutorService maintenance;
+
+  /** Where the next read of unkeyed rows starts; MIN_VALUE: at the window's cutoff. */
+  private long unkeyedFrom = Long.MIN_VALUE;
 
   Purger(QueueContext ctx) {
     this.ctx = ctx;
@@ -75,14 +91,22 @@ final class Purger implements Runnable {
 
   private void pass() {
     FaultHook.check(FaultHook.PURGER, ctx.queue());
-    long cutoff = ctx.clock().nowNs() - ctx.options().purgeAfter().toNanos();
-    long total = 0;
-    int n;
+    long now = ctx.clock().nowNs();
+    Duration purgeAfter = ctx.options().purgeAfter();
+    Duration window = ctx.options().dedupWindow();
+    long cutoff = now - purgeAfter.toNanos();
+    long total;
     try {
-      do {
-        n = ctx.store().purge(cutoff, BATCH);
-        total += n;
-      } while (n == BATCH && running);
+      if (window.compareTo(purgeAfter) <= 0 || !ctx.table().hasDedupKey()) {
+        unkeyedFrom = Long.MIN_VALUE;
+        total = batches(() -> ctx.store().purge(cutoff, BATCH));
+      } else {
+        long keyedCutoff = now - window.toNanos();
+        total = batches(() -> ctx.store().purge(keyedCutoff, BATCH));
+        long from = Math.max(keyedCutoff, unkeyedFrom);
+        total += batches(() -> ctx.store().purgeUnkeyed(from, cutoff, BATCH));
+        unkeyedFrom = cutoff - UNKEYED_MARGIN_NS;
+      }
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       throw e;
@@ -91,5 +115,16 @@ final class Purger implements Runnable {
       ctx.metrics().purged.increment(total);
       log.debug("{}: purged {} settled events", ctx.where(), total);
     }
+  }
+
+  /** Runs {@code batch} until it deletes less than a full batch (or the purger stops). */
+  private long batches(IntSupplier batch) {
+    long total = 0;
+    int n;
+    do {
+      n = batch.getAsInt();
+      total += n;
+    } while (n == BATCH && running);
+    return total;
   }
 }

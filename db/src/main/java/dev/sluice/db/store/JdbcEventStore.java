@@ -477,6 +477,19 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public int purgeUnkeyed(long fromNs, long beforeNs, int limit) {
+    return ctx.deleteFrom(t)
+        .where(state.in(sv(EventState.ACKED), sv(EventState.CANCELLED)))
+        .and(timeNext.ge(fromNs))
+        .and(timeNext.lt(beforeNs))
+        .and(DSL.field(DSL.name(DEDUP_KEY)).isNull())
+        .and(fenced)
+        .orderBy(timeNext)
+        .limit(limit)
+        .execute();
+  }
+
+  @Override
   public StateCounts counts() {
     long[] n = new long[EventState.values().length + 1];
     for (Record r : ctx.select(state, DSL.count()).from(t).groupBy(state).fetch()) {

@@ -55,6 +55,14 @@ final class QueueCreateCommand extends BaseCommand {
   String shardKey;
 
   @Option(
+      names = "--dedup",
+      description =
+          "Add the deduplication column dedup_key (VARCHAR(255), exact comparison, NULL allowed)"
+              + " and its UNIQUE index sluice_dedup: an insert of a key a row holds is a"
+              + " duplicate (EventProducer.insertUnique). The column travels to the receiver.")
+  boolean dedup;
+
+  @Option(
       names = "--option",
       paramLabel = "KEY=VALUE",
       description =
@@ -124,7 +132,11 @@ final class QueueCreateCommand extends BaseCommand {
                   + ": events sharing its value go one at a time, in id order; a NULL key is"
                   + " not ordered.\n");
     }
-    sql.append(QueueConvention.createTableSql(name, definitions(), comment)).append(";\n");
+    if (dedup) {
+      sql.append("-- dedup_key: an insert of a key that a row holds is a duplicate (README,")
+          .append(" Deduplication).\n");
+    }
+    sql.append(QueueConvention.createTableSql(name, definitions(), comment, dedup)).append(";\n");
     Path file = writer.write(description, sql.toString());
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -183,6 +195,10 @@ final class QueueCreateCommand extends BaseCommand {
       }
       if (!names.add(col)) {
         throw CliException.badInput("--column " + col + " is given twice");
+      }
+      if (dedup && col.equals(QueueConvention.DEDUP_KEY)) {
+        throw CliException.badInput(
+            "--column " + col + ": --dedup adds it (with its UNIQUE index); drop one of them");
       }
     }
     if (shardKey != null && !names.contains(shardKey.toLowerCase(Locale.ROOT))) {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.InsertOutcome;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueOptions;
@@ -16,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -103,6 +106,77 @@ class QueueCreateCommandTest {
     JsonNode j = new ObjectMapper().readTree(second.out());
     assertThat(j.get("path").asText()).endsWith("V2__create_emails.sql");
     assertThat(j.get("comment").asText()).isEqualTo("sluice_queue");
+  }
+
+  @Test
+  void dedupAddsTheKeyColumnAndItsUniqueIndexAndCheckAcceptsThem() throws Exception {
+    // A database of its own: the other tests' migrations (V1, V2) are in the shared one.
+    Harness own = new Harness(QueueCreateCommandTest.class);
+    try {
+      dedupQueue(own);
+    } finally {
+      own.close();
+    }
+  }
+
+  private void dedupQueue(Harness h) throws Exception {
+    Path config = Cli.config(dir, h);
+    Cli.Result created =
+        Cli.run(
+            "queue",
+            "create",
+            "paid_events",
+            "--config",
+            config.toString(),
+            "--column",
+            "order_id BIGINT NOT NULL",
+            "--dedup");
+    assertThat(created.code()).as(created.toString()).isZero();
+    String sql = Files.readString(Path.of(created.out().strip()));
+    assertThat(sql)
+        .contains("`dedup_key` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL")
+        .contains("UNIQUE KEY `sluice_dedup` (`dedup_key`)");
+
+    Cli.Result migrated = Cli.run("migrate", "--config", config.toString());
+    assertThat(migrated.code()).as(migrated.toString()).isZero();
+    Cli.Result check = Cli.run("check", "--config", config.toString());
+    assertThat(check.code()).as(check.toString()).isZero();
+    assertThat(check.out()).contains("s1  paid_events  ok").doesNotContain("dedup_key");
+    try (var ds = DataSources.pool("t", h.url(), h.db.user(), h.db.password(), 2)) {
+      QueueCatalog.Discovered d =
+          new QueueCatalog(ds)
+              .discover().stream()
+                  .filter(q -> q.table().equals("paid_events"))
+                  .findFirst()
+                  .orElseThrow();
+      assertThat(d.valid()).as(String.valueOf(d.problem())).isTrue();
+      assertThat(d.queue().userColumns()).containsExactly("order_id", "dedup_key");
+      try (var c = ds.getConnection()) {
+        var first = EventProducer.insertUnique(c, "paid_events", "o-1", Map.of("order_id", 1));
+        var again = EventProducer.insertUnique(c, "paid_events", "o-1", Map.of("order_id", 1));
+        assertThat(again).isEqualTo(new InsertOutcome(first.id(), true));
+      }
+    }
+    // Without its UNIQUE index the column would not deduplicate: check warns, with the fix.
+    h.exec("ALTER TABLE paid_events DROP INDEX sluice_dedup");
+    Cli.Result warned = Cli.run("check", "--config", config.toString());
+    assertThat(warned.code()).as(warned.toString()).isZero();
+    assertThat(warned.out())
+        .contains("paid_events  warning: dedup_key: has no UNIQUE index")
+        .contains("ADD UNIQUE KEY `sluice_dedup` (`dedup_key`)");
+
+    Cli.Result twice =
+        Cli.run(
+            "queue",
+            "create",
+            "twice",
+            "--migrations",
+            dir.resolve("twice").toString(),
+            "--column",
+            "dedup_key VARCHAR(64) NULL",
+            "--dedup");
+    assertThat(twice.code()).isEqualTo(2);
+    assertThat(twice.err()).contains("--dedup adds it");
   }
 
   @Test
