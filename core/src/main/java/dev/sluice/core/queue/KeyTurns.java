@@ -205,7 +205,7 @@ final class KeyTurns {
     }
     if (ctx.options().haltOnDead() && mono - lastHaltedMono >= HALTED_EVERY_NS) {
       lastHaltedMono = mono;
-      haltedKeys = ctx.store().haltedKeys(BATCH).size();
+      haltedKeys = ctx.store().haltedKeyCount(BATCH);
     }
     Set<Object> keys = new LinkedHashSet<>(retry);
     retry.clear();

@@ -188,6 +188,9 @@ public interface EventStore {
   /** Up to {@code limit} keys halted at a dead event, by the dead event's id. */
   List<HaltedKey> haltedKeys(int limit);
 
+  /** How many keys are halted, up to {@code limit}: {@link #haltedKeys} without the counts. */
+  int haltedKeyCount(int limit);
+
   /**
    * Skips a halted key's dead event: it becomes {@code cancelled} (a compare-and-set on its epoch;
    * an operator's command), and the next event of its key, if its turn has come, is released.

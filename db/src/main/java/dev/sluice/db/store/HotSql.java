@@ -153,8 +153,8 @@ final class HotSql {
   }
 
   /** The halted keys: see {@link KeySql#halted}. */
-  Sql halted(int limit) {
-    return new Sql(keys.halted(), List.of(limit));
+  Sql halted(int limit, boolean counted) {
+    return new Sql(keys.halted(counted), List.of(limit));
   }
 
   // ---------------------------------------------------------------- polls

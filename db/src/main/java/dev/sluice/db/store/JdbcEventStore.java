@@ -948,13 +948,22 @@ public final class JdbcEventStore implements EventStore {
     if (!hot.ordered() || !q.options().haltOnDead()) {
       return List.of();
     }
-    HotSql.Sql sql = hot.halted(limit);
+    HotSql.Sql sql = hot.halted(limit, true);
     return ctx.fetch(sql.text(), sql.values().toArray()).stream()
         .map(
             r ->
                 new HaltedKey(
                     String.valueOf(plain(r.get(0))), r.get(1, Long.class), r.get(2, Long.class)))
         .toList();
+  }
+
+  @Override
+  public int haltedKeyCount(int limit) {
+    if (!hot.ordered() || !q.options().haltOnDead()) {
+      return 0;
+    }
+    HotSql.Sql sql = hot.halted(limit, false);
+    return ctx.fetch(sql.text(), sql.values().toArray()).size();
   }
 
   @Override
