@@ -113,9 +113,7 @@ final class HotSql {
     this.selectColumns = select.toString();
     this.keys = q.options().ordered() && q.orderingIndex() != null ? new KeySql(q) : null;
     this.selectFrom = selectColumns + " from " + table;
-    // An ordered queue's polls add where each row stands in its key (two columns at the end).
-    String pollFrom =
-        (keys == null ? selectColumns : selectColumns + keys.placeColumns()) + " from " + table;
+    String pollFrom = selectFrom;
     this.selectFromPollIndex =
         q.pollIndex() != null ? pollFrom + " force index (" + quote(q.pollIndex()) + ")" : pollFrom;
     this.selectFromTenantIndex =
@@ -137,24 +135,14 @@ final class HotSql {
     return keys != null;
   }
 
-  /** Each key's first pending row, with its place (ordered queues). */
-  Sql firstPending(java.util.Collection<Object> keyValues) {
-    return keys.firstPending(selectColumns, keyValues);
+  /** An ordered queue's statements. */
+  KeySql keys() {
+    return keys;
   }
 
-  /** Held rows whose turn it is, by id and epoch: see {@link KeySql#heldFirst}. */
-  Sql heldFirst(int limit) {
-    return new Sql(keys.heldFirst(q.pollIndex()), List.of(limit));
-  }
-
-  /** Keys with held rows: see {@link KeySql#heldKeys}. */
-  Sql heldKeys(int limit) {
-    return new Sql(keys.heldKeys(q.pollIndex()), List.of(limit));
-  }
-
-  /** The halted keys: see {@link KeySql#halted}. */
-  Sql halted(int limit, boolean counted) {
-    return new Sql(keys.halted(counted), List.of(limit));
+  /** The row's columns, without FROM, as every read of event rows selects them. */
+  String selectColumns() {
+    return selectColumns;
   }
 
   // ---------------------------------------------------------------- polls
@@ -287,12 +275,9 @@ final class HotSql {
       bind(ps, sql.values());
       try (ResultSet rs = ps.executeQuery()) {
         List<EventRow> out = new ArrayList<>();
-        int placeAt = userFrom + userKinds.length;
-        boolean placed = rs.getMetaData().getColumnCount() > placeAt;
         while (rs.next()) {
           try {
-            EventRow r = row(rs);
-            out.add(placed ? placed(r, rs, placeAt) : r);
+            out.add(row(rs));
           } catch (SQLException | RuntimeException e) {
             if (!fitsLong(rs, 1) || !fitsLong(rs, 2)) {
               if (outOfRange != null) {
@@ -414,27 +399,6 @@ final class HotSql {
       // fall through to the first error
     }
     return "the row cannot be read: " + first.getMessage();
-  }
-
-  /** {@code r} with its key's place, read from the two columns at {@code at}. */
-  private static EventRow placed(EventRow r, ResultSet rs, int at) throws SQLException {
-    KeyPlace place =
-        rs.getLong(at) != 0
-            ? KeyPlace.BEHIND
-            : rs.getLong(at + 1) != 0 ? KeyPlace.HALTED : KeyPlace.FIRST;
-    return place == KeyPlace.FIRST
-        ? r
-        : new EventRow(
-            r.id(),
-            r.epoch(),
-            r.timeNextNs(),
-            r.timeCreatedNs(),
-            r.priority(),
-            r.tenant(),
-            r.actor(),
-            r.workClass(),
-            r.userColumns(),
-            place);
   }
 
   EventRow row(ResultSet rs) throws SQLException {

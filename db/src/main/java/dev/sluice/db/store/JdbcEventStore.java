@@ -59,6 +59,10 @@ public final class JdbcEventStore implements EventStore {
   private final Field<Object> state;
   private final HotSql hot;
   private final FireTransaction fireTx;
+
+  /** An ordered queue's key reads; null for an unordered queue. */
+  private final KeyReads keyReads;
+
   private volatile BadRowListener badRows = BadRowListener.NONE;
 
   /** The leader's fence (null: an unfenced store) and its condition ({@code noCondition}). */
@@ -92,6 +96,7 @@ public final class JdbcEventStore implements EventStore {
             : DSL.condition(Fence.EXISTS, fence.shard(), fence.token());
     this.hot = new HotSql(dataSource, queue, fence);
     this.fireTx = new FireTransaction(dataSource, queue, hot);
+    this.keyReads = hot.ordered() ? new KeyReads(ctx, queue, hot) : null;
   }
 
   /** The fence this store's writes are conditioned on, or null. */
@@ -170,6 +175,9 @@ public final class JdbcEventStore implements EventStore {
     Map<EventRef, String> unreadable = new LinkedHashMap<>();
     List<OutOfRangeRow> outOfRange = new ArrayList<>();
     List<EventRow> rows = hot.query(sql, unreadable, outOfRange);
+    if (keyReads != null) {
+      rows = keyReads.placed(rows);
+    }
     outOfRange.forEach(this::markOutOfRangeDead);
     if (!unreadable.isEmpty()) {
       Map<EventRef, CasOutcome> out = markDead(unreadable);
@@ -903,34 +911,22 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<EventRow> firstPendingOfKeys(Collection<Object> keys) {
-    if (!hot.ordered() || (keys.isEmpty() && q.orderingColumn() != null)) {
+    if (keyReads == null || (keys.isEmpty() && q.orderingColumn() != null)) {
       return List.of();
     }
-    return hot.query(hot.firstPending(keys));
+    List<Object> normal = new ArrayList<>(keys.size());
+    keys.forEach(k -> normal.add(KeyReads.normal(k)));
+    return keyReads.firstPending(normal);
   }
 
   @Override
   public List<EventRef> heldFirst(int limit) {
-    if (!hot.ordered()) {
-      return List.of();
-    }
-    HotSql.Sql sql = hot.heldFirst(limit);
-    return ctx.fetch(sql.text(), sql.values().toArray()).stream()
-        .map(r -> new EventRef(r.get(0, Long.class), r.get(1, Long.class)))
-        .toList();
+    return keyReads == null ? List.of() : keyReads.heldFirst(limit);
   }
 
   @Override
   public List<Object> heldKeys(int limit) {
-    if (!hot.ordered()) {
-      return List.of();
-    }
-    HotSql.Sql sql = hot.heldKeys(limit);
-    List<Object> out = new ArrayList<>();
-    for (Record r : ctx.fetch(sql.text(), sql.values().toArray())) {
-      out.add(plain(r.get(0)));
-    }
-    return out;
+    return keyReads == null ? List.of() : keyReads.heldKeys(limit);
   }
 
   @Override
@@ -945,25 +941,18 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public List<HaltedKey> haltedKeys(int limit) {
-    if (!hot.ordered() || !q.options().haltOnDead()) {
+    if (keyReads == null || !q.options().haltOnDead()) {
       return List.of();
     }
-    HotSql.Sql sql = hot.halted(limit, true);
-    return ctx.fetch(sql.text(), sql.values().toArray()).stream()
-        .map(
-            r ->
-                new HaltedKey(
-                    String.valueOf(plain(r.get(0))), r.get(1, Long.class), r.get(2, Long.class)))
-        .toList();
+    return keyReads.halted(limit, true);
   }
 
   @Override
   public int haltedKeyCount(int limit) {
-    if (!hot.ordered() || !q.options().haltOnDead()) {
+    if (keyReads == null || !q.options().haltOnDead()) {
       return 0;
     }
-    HotSql.Sql sql = hot.halted(limit, false);
-    return ctx.fetch(sql.text(), sql.values().toArray()).size();
+    return keyReads.halted(limit, false).size();
   }
 
   @Override
@@ -987,7 +976,7 @@ public final class JdbcEventStore implements EventStore {
                   return n;
                 })
             .get(ref);
-    if (out == CasOutcome.APPLIED && found.isPresent() && hot.ordered()) {
+    if (out == CasOutcome.APPLIED && found.isPresent() && keyReads != null) {
       String col = q.orderingColumn();
       Object key = col == null ? null : found.get().row().userColumns().get(col);
       List<Object> keys = new ArrayList<>();

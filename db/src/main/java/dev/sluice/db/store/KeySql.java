@@ -9,11 +9,14 @@ import java.util.Collection;
 import java.util.List;
 
 /**
- * The statements of an ordered queue ({@code ordering=key} or {@code queue}): where a polled row
- * stands in its key, each key's first pending row, the held rows whose turn it is, and the halted
- * keys. Every key check is an index range on the queue's ordering index — (key, state, id), or
- * (state, id) for a queue that is one key — that stops at its first entry, so its cost does not
- * grow with a key's backlog; the held rows themselves lie past every poll's range (see {@link
+ * The statements of an ordered queue ({@code ordering=key} or {@code queue}). Every one names its
+ * keys as values, never as a reference to another row: a key's first pending, fired or dead event
+ * and its last pending one are each one seek on the ordering index — (key, state, id), or (state,
+ * id) for a queue that is one key — reading one entry, whatever the key's backlog. (A subquery
+ * correlated with the outer row — {@code EXISTS (... o.key = t.key and o.id < t.id)}, or the same
+ * with {@code ORDER BY id LIMIT 1} — is run by MariaDB and MySQL 8.0 as a lookup on the key and
+ * state with the rest as filters, reading every entry of the key: a hot key's whole backlog at each
+ * check.) The held rows themselves lie past every poll's range (see {@link
  * dev.sluice.db.QueueConvention#HELD_NS}).
  *
  * <p>Thread-safe: immutable.
@@ -21,11 +24,11 @@ import java.util.List;
 final class KeySql {
   private final String table;
   private final String index;
+  private final String pollIndex;
 
   /** The quoted key column; null when the whole queue is one key. */
   private final String column;
 
-  private final boolean halt;
   private final String pending;
   private final String fired;
   private final String dead;
@@ -33,8 +36,8 @@ final class KeySql {
   KeySql(QueueTable q) {
     this.table = HotSql.quote(q.name());
     this.index = HotSql.quote(q.orderingIndex());
+    this.pollIndex = HotSql.quote(q.pollIndex());
     this.column = q.orderingColumn() == null ? null : HotSql.quote(q.orderingColumn());
-    this.halt = q.options().haltOnDead();
     this.pending = literal(q.stateValue(EventState.PENDING));
     this.fired = literal(q.stateValue(EventState.FIRED));
     this.dead = literal(q.stateValue(EventState.DEAD));
@@ -44,63 +47,68 @@ final class KeySql {
     return v instanceof Number ? v.toString() : "'" + v + "'";
   }
 
-  /** The same key as the row {@code outer} names ({@code o} is the inner row). */
-  private String sameKey(String outer) {
-    return column == null ? "" : "o." + column + " = " + outer + "." + column + " and ";
+  /** Whether the whole queue is one key (no key column). */
+  boolean oneKey() {
+    return column == null;
+  }
+
+  /** The id of the key's first (or last) row in {@code state}: one seek, one entry. */
+  private String edge(String state, boolean last) {
+    return "(select `id` from "
+        + table
+        + " force index ("
+        + index
+        + ") where "
+        + (column == null ? "" : column + " = ? and ")
+        + "`state` = "
+        + state
+        + " order by `id`"
+        + (last ? " desc" : "")
+        + " limit 1)";
   }
 
   /**
-   * An earlier row of {@code outer}'s key in one of {@code states} exists: per state, the key's
-   * first row in that state — one seek on the (key, state, id) index, reading one entry — compared
-   * with the outer row's id. (An {@code EXISTS} with {@code o.id < outer.id} reads the same, but
-   * MariaDB runs it as a lookup on the key alone, with the state and id as filters: it walks every
-   * entry of the key — its whole backlog and history — whenever nothing is ahead of the row, which
-   * is every head.)
+   * For each key: the key, then the ids of its first pending, first fired and first dead event and
+   * of its last pending one (null where it has none). One statement; each key's values are bound
+   * {@link #VALUES_PER_KEY} times.
    */
-  private String earlier(String outer, String... states) {
-    StringBuilder sb = new StringBuilder("(");
-    for (String st : states) {
-      sb.append(sb.length() == 1 ? "" : " or ")
-          .append("coalesce((select o.`id` from ")
-          .append(table)
-          .append(" o force index (")
-          .append(index)
-          .append(") where ")
-          .append(sameKey(outer))
-          .append("o.`state` = ")
-          .append(st)
-          .append(" order by o.`id` limit 1) < ")
-          .append(outer)
-          .append(".`id`, 0)");
+  HotSql.Sql firsts(Collection<Object> keys) {
+    String one =
+        "select "
+            + (column == null ? "''" : "?")
+            + ", "
+            + edge(pending, false)
+            + ", "
+            + edge(fired, false)
+            + ", "
+            + edge(dead, false)
+            + ", "
+            + edge(pending, true);
+    List<Object> values = new ArrayList<>();
+    if (column == null) {
+      return new HotSql.Sql(one, values);
     }
-    return sb.append(')').toString();
+    StringBuilder sb = new StringBuilder();
+    for (Object k : keys) {
+      sb.append(sb.length() == 0 ? "" : " union all ").append(one);
+      for (int i = 0; i < VALUES_PER_KEY; i++) {
+        values.add(k);
+      }
+    }
+    return new HotSql.Sql(sb.toString(), values);
   }
 
-  /**
-   * The two columns a poll adds for each row (after the user columns): whether it is behind an
-   * earlier pending or fired event of its key, and whether it is behind a dead one in a queue that
-   * halts. A NULL key matches no other row: such a row is always first.
-   */
-  String placeColumns() {
-    return ", "
-        + earlier(table, pending, fired)
-        + " as `sluice_behind`, "
-        + (halt ? earlier(table, dead) : "0")
-        + " as `sluice_halted`";
-  }
+  /** How many times {@link #firsts} binds each key. */
+  static final int VALUES_PER_KEY = 5;
 
   /**
-   * Each key's first pending row (held or not), with its place: one index seek per key, in one
-   * statement.
+   * Each key's first pending row (held or not): one seek per key, in one statement.
    *
    * @param select the row's columns, as the polls select them (without FROM)
    */
   HotSql.Sql firstPending(String select, Collection<Object> keys) {
-    List<Object> values = new ArrayList<>();
-    StringBuilder sb = new StringBuilder();
     String one =
         select
-            + placeColumns()
             + " from "
             + table
             + " force index ("
@@ -110,9 +118,11 @@ final class KeySql {
             + "`state` = "
             + pending
             + " order by `id` limit 1";
+    List<Object> values = new ArrayList<>();
     if (column == null) {
       return new HotSql.Sql(one, values);
     }
+    StringBuilder sb = new StringBuilder();
     for (Object k : keys) {
       sb.append(sb.length() == 0 ? "(" : " union all (").append(one).append(')');
       values.add(k);
@@ -121,75 +131,35 @@ final class KeySql {
   }
 
   /**
-   * Held rows whose turn it is — no earlier event of their key pending or fired, nor (halting) dead
-   * — by id and epoch: a promotion the leader did not make (it died between an event's ack and the
-   * next one's release, or the earlier event was cancelled or changed by hand). Reads the held
-   * rows, each with one seek.
+   * The distinct keys of the rows in {@code state} ({@code held}: only held rows), up to a limit:
+   * one read of those rows on the (state, time_next) index. For a queue that is one key, one row
+   * when there is any.
    */
-  String heldFirst(String pollIndex) {
-    return "select `id`, `epoch` from "
-        + table
-        + " force index ("
-        + HotSql.quote(pollIndex)
-        + ") where `state` = "
-        + pending
-        + " and `time_next` >= "
-        + HELD_NS
-        + " and not "
-        + earlier(table, pending, fired)
-        + (halt ? " and not " + earlier(table, dead) : "")
-        + " order by `time_next`, `id` limit ?";
-  }
-
-  /**
-   * The keys that have held rows, up to a limit: a new leader's list of keys to watch (one read of
-   * the held rows, at its first pass). For a queue that is one key, one row when any is held.
-   */
-  String heldKeys(String pollIndex) {
+  String keysIn(EventState state, boolean held) {
+    String st = state == EventState.DEAD ? dead : pending;
     return "select distinct "
         + (column == null ? "''" : column)
         + " from "
         + table
         + " force index ("
-        + HotSql.quote(pollIndex)
+        + pollIndex
         + ") where `state` = "
-        + pending
-        + " and `time_next` >= "
-        + HELD_NS
+        + st
+        + (held ? " and `time_next` >= " + HELD_NS : "")
+        + (column == null ? "" : " and " + column + " is not null")
         + " limit ?";
   }
 
-  /**
-   * Halted keys: a key's first dead event with pending events behind it, by id — the key, the dead
-   * event's id, and (when {@code counted}) how many events wait behind it, else 1. For a queue that
-   * is one key, the key is empty. Reads the dead rows, each with two one-entry seeks (and, counted,
-   * the waiting rows of the halted keys).
-   */
-  String halted(boolean counted) {
-    String key = column == null ? "''" : "d." + column;
-    String behind =
-        " from "
-            + table
-            + " n force index ("
-            + index
-            + ") where "
-            + (column == null ? "" : "n." + column + " = d." + column + " and ")
-            + "n.`state` = "
-            + pending;
-    return "select "
-        + key
-        + ", d.`id`, "
-        + (counted ? "(select count(*)" + behind + " and n.`id` > d.`id`)" : "1")
-        + " as waiting from "
+  /** The pending events of a key after an id (the events a halted key holds back). */
+  String waitingAfter() {
+    return "select count(*) from "
         + table
-        + " d where d.`state` = "
-        + dead
-        + (column == null ? "" : " and d." + column + " is not null")
-        + " and not "
-        + earlier("d", dead)
-        + " and coalesce((select n.`id`"
-        + behind
-        + " order by n.`id` desc limit 1) > d.`id`, 0)"
-        + " order by d.`id` limit ?";
+        + " force index ("
+        + index
+        + ") where "
+        + (column == null ? "" : column + " = ? and ")
+        + "`state` = "
+        + pending
+        + " and `id` > ?";
   }
 }

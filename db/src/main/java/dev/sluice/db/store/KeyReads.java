@@ -1,0 +1,205 @@
+package dev.sluice.db.store;
+
+import dev.sluice.db.EventState;
+import dev.sluice.db.QueueTable;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+
+/**
+ * An ordered queue's reads of where events stand in their keys ({@link KeySql}): a poll's rows get
+ * their {@link KeyPlace} from one more statement over the distinct keys they hold — four one-entry
+ * seeks per key — so a check costs the same whatever a key's backlog. The same per-key figures
+ * serve the recheck of held rows and the halted keys.
+ *
+ * <p>The place is read after the rows, in a snapshot of its own: an event of the key fired or
+ * inserted in between makes the row wait (it is checked again at its turn); one settled in between
+ * lets it go, as a later read would.
+ *
+ * <p>Thread-safe: immutable; each call uses its own pooled connection.
+ */
+final class KeyReads {
+  /** The most keys in one statement. */
+  static final int MAX_KEYS = 256;
+
+  private final DSLContext ctx;
+  private final QueueTable q;
+  private final HotSql hot;
+  private final KeySql sql;
+
+  /** A key's edges: its first pending, fired and dead event and its last pending one. */
+  record Edges(Object key, Long firstPending, Long firstFired, Long firstDead, Long lastPending) {
+    /** Where the row {@code id} of this key stands. */
+    KeyPlace place(long id, boolean halt) {
+      if ((firstPending != null && firstPending < id) || (firstFired != null && firstFired < id)) {
+        return KeyPlace.BEHIND;
+      }
+      return halt && firstDead != null && firstDead < id ? KeyPlace.HALTED : KeyPlace.FIRST;
+    }
+  }
+
+  KeyReads(DSLContext ctx, QueueTable q, HotSql hot) {
+    this.ctx = ctx;
+    this.q = q;
+    this.hot = hot;
+    this.sql = hot.keys();
+  }
+
+  /** A key as compared here and bound: integers as a Long (or text past 2^63 - 1), text as is. */
+  static Object normal(Object v) {
+    if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof BigInteger b) {
+      return b.bitLength() < 64 ? (Object) b.longValue() : b.toString();
+    }
+    return v;
+  }
+
+  private Object keyOf(EventRow r) {
+    return sql.oneKey() ? "" : normal(r.userColumns().get(q.orderingColumn()));
+  }
+
+  /** Each key's edges, by key. */
+  Map<Object, Edges> edges(Set<Object> keys) {
+    Map<Object, Edges> out = new HashMap<>();
+    List<Object> batch = new ArrayList<>();
+    for (Object k : keys) {
+      batch.add(k);
+      if (batch.size() == MAX_KEYS) {
+        readEdges(batch, out);
+        batch.clear();
+      }
+    }
+    if (!batch.isEmpty() || (sql.oneKey() && keys.isEmpty())) {
+      readEdges(batch, out);
+    }
+    return out;
+  }
+
+  private void readEdges(List<Object> keys, Map<Object, Edges> out) {
+    HotSql.Sql s = sql.firsts(keys);
+    for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
+      Object k = sql.oneKey() ? "" : normal(JdbcEventStore.plain(r.get(0)));
+      out.put(
+          k,
+          new Edges(
+              k,
+              r.get(1, Long.class),
+              r.get(2, Long.class),
+              r.get(3, Long.class),
+              r.get(4, Long.class)));
+    }
+  }
+
+  /** {@code rows} with their places in their keys (a row with a NULL key is first). */
+  List<EventRow> placed(List<EventRow> rows) {
+    if (rows.isEmpty()) {
+      return rows;
+    }
+    Set<Object> keys = new LinkedHashSet<>();
+    for (EventRow r : rows) {
+      Object k = keyOf(r);
+      if (k != null) {
+        keys.add(k);
+      }
+    }
+    if (keys.isEmpty()) {
+      return rows;
+    }
+    Map<Object, Edges> edges = edges(keys);
+    boolean halt = q.options().haltOnDead();
+    List<EventRow> out = new ArrayList<>(rows.size());
+    for (EventRow r : rows) {
+      Object k = keyOf(r);
+      Edges e = k == null ? null : edges.get(k);
+      KeyPlace place = e == null ? KeyPlace.FIRST : e.place(r.id(), halt);
+      out.add(place == KeyPlace.FIRST ? r : withPlace(r, place));
+    }
+    return out;
+  }
+
+  private static EventRow withPlace(EventRow r, KeyPlace place) {
+    return new EventRow(
+        r.id(),
+        r.epoch(),
+        r.timeNextNs(),
+        r.timeCreatedNs(),
+        r.priority(),
+        r.tenant(),
+        r.actor(),
+        r.workClass(),
+        r.userColumns(),
+        place);
+  }
+
+  /** Each key's first pending row (held or not), with its place. */
+  List<EventRow> firstPending(List<Object> keys) {
+    List<EventRow> rows = new ArrayList<>();
+    for (int at = 0; at < Math.max(1, keys.size()); at += MAX_KEYS) {
+      List<Object> batch = keys.subList(at, Math.min(keys.size(), at + MAX_KEYS));
+      rows.addAll(hot.query(sql.firstPending(hot.selectColumns(), batch)));
+      if (sql.oneKey()) {
+        break;
+      }
+    }
+    return placed(rows);
+  }
+
+  /** Up to {@code limit} distinct keys of held rows (normalized). */
+  List<Object> heldKeys(int limit) {
+    return keysIn(EventState.PENDING, true, limit);
+  }
+
+  private List<Object> keysIn(EventState state, boolean held, int limit) {
+    List<Object> out = new ArrayList<>();
+    for (Record r : ctx.fetch(sql.keysIn(state, held), limit)) {
+      out.add(sql.oneKey() ? "" : normal(JdbcEventStore.plain(r.get(0))));
+    }
+    return out;
+  }
+
+  /**
+   * Held rows whose turn it is (nothing earlier of their key pending, fired or, halting, dead): a
+   * read of the held rows' keys, then each key's first pending row.
+   */
+  List<EventRef> heldFirst(int limit) {
+    List<EventRef> out = new ArrayList<>();
+    for (EventRow r : firstPending(heldKeys(limit))) {
+      if (r.held() && !r.waitsForKey()) {
+        out.add(new EventRef(r.id(), r.epoch()));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Keys stopped at a dead event (halting queues): a key whose first dead event has pending events
+   * after it, by the dead event's id; with {@code counted}, how many.
+   */
+  List<HaltedKey> halted(int limit, boolean counted) {
+    List<HaltedKey> out = new ArrayList<>();
+    for (Edges e : edges(new LinkedHashSet<>(keysIn(EventState.DEAD, false, 10_000))).values()) {
+      if (e.firstDead() == null || e.lastPending() == null || e.lastPending() < e.firstDead()) {
+        continue;
+      }
+      long waiting = 1;
+      if (counted) {
+        Object[] values =
+            sql.oneKey() ? new Object[] {e.firstDead()} : new Object[] {e.key(), e.firstDead()};
+        Long n = ctx.fetchOne(sql.waitingAfter(), values).get(0, Long.class);
+        waiting = n == null ? 0 : n;
+      }
+      out.add(new HaltedKey(String.valueOf(e.key()), e.firstDead(), waiting));
+    }
+    out.sort(Comparator.comparingLong(HaltedKey::deadId));
+    return out.size() > limit ? List.copyOf(out.subList(0, limit)) : out;
+  }
+}
