@@ -32,6 +32,8 @@ public final class Recurrence {
   private static final CronParser SECONDS =
       new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING));
 
+  private static final long S = 1_000_000_000L;
+
   /** The shortest interval allowed. */
   public static final Duration MIN_EVERY = Duration.ofMillis(100);
 
@@ -131,7 +133,9 @@ public final class Recurrence {
     if (cron == null) {
       return afterNs + everyNs;
     }
-    Optional<ZonedDateTime> n = execution.nextExecution(at(afterNs));
+    // Cron times are whole seconds: from the second that contains afterNs (what cron-utils is
+    // given keeps its fraction otherwise).
+    Optional<ZonedDateTime> n = execution.nextExecution(at(Math.floorDiv(afterNs, S) * S));
     return n.map(Recurrence::ns).orElse(Long.MAX_VALUE);
   }
 
@@ -156,7 +160,7 @@ public final class Recurrence {
       long steps = (beforeNs - 1 - knownNs) / everyNs;
       return knownNs + steps * everyNs;
     }
-    Optional<ZonedDateTime> l = execution.lastExecution(at(beforeNs));
+    Optional<ZonedDateTime> l = execution.lastExecution(at(-Math.floorDiv(-beforeNs, S) * S));
     return l.map(Recurrence::ns).filter(t -> t > knownNs && t < beforeNs).orElse(knownNs);
   }
 
@@ -167,7 +171,7 @@ public final class Recurrence {
   }
 
   private static long ns(ZonedDateTime t) {
-    Instant i = t.toInstant();
+    Instant i = t.withNano(0).toInstant();
     return i.getEpochSecond() * 1_000_000_000L + i.getNano();
   }
 
