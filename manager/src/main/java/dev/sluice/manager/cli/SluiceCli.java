@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
       QueueCommand.class,
       DeadCommand.class,
       CancelCommand.class,
+      ScheduleCommand.class,
       MigrateCommand.class,
       CheckCommand.class,
       CommandLine.HelpCommand.class
