@@ -192,8 +192,9 @@ final class ScheduleRunner implements Runnable {
         continue;
       }
       try {
-        runOne(s, now);
-        problems.remove(s.name());
+        if (runOne(s, now)) {
+          problems.remove(s.name());
+        }
       } catch (FencedOffException e) {
         throw e;
       } catch (RuntimeException e) {
@@ -204,13 +205,14 @@ final class ScheduleRunner implements Runnable {
     problems.keySet().retainAll(seen);
   }
 
-  private void runOne(Schedule s, long now) {
+  /** One schedule's step; false when it has a problem (logged once) that keeps it waiting. */
+  private boolean runOne(Schedule s, long now) {
     Recurrence r = s.recurrence();
     long aheadNs = AHEAD.toNanos();
     if (s.nextNs() == 0) {
       long first = r.first(now);
       if (!store.start(s, first)) {
-        return; // changed meanwhile: the next pass reads it again
+        return true; // changed meanwhile: the next pass reads it again
       }
       log.info(
           "shard {}: schedule {} ({}, queue {}) started: first occurrence at {}",
@@ -234,7 +236,7 @@ final class ScheduleRunner implements Runnable {
               s.lastId());
     }
     if (s.nextNs() > now + aheadNs) {
-      return;
+      return true;
     }
     if (!knownQueue.test(s.queue())) {
       problem(
@@ -242,13 +244,13 @@ final class ScheduleRunner implements Runnable {
           "queue "
               + s.queue()
               + " is not a queue table of this shard: no occurrence is inserted until it is");
-      return;
+      return false;
     }
     Map<String, Object> columns = s.columns();
     Occurrences plan = Occurrences.plan(r, s.catchUp(), s.nextNs(), now, aheadNs, GRACE.toNanos());
     List<Long> ids = store.insert(s, columns, plan);
     if (ids == null) {
-      return; // changed meanwhile (paused, resumed, deleted, advanced): read again next pass
+      return true; // changed meanwhile (paused, resumed, deleted, advanced): read again next pass
     }
     inserted.increment(ids.size());
     if (plan.skipped()) {
@@ -273,6 +275,7 @@ final class ScheduleRunner implements Runnable {
           ids.size(),
           s.catchUp().sql());
     }
+    return true;
   }
 
   /** Logs a schedule's problem once (until it changes or goes away). */

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -55,6 +56,12 @@ class ScheduleRunnerTest {
   @AfterAll
   static void tearDown() {
     ds.close();
+  }
+
+  /** Each test's schedules go with it, so that a later test's runner does not run them. */
+  @AfterEach
+  void deleteSchedules() throws Exception {
+    exec("DELETE FROM sluice_schedule");
   }
 
   static void exec(String sql) throws Exception {
@@ -337,5 +344,26 @@ class ScheduleRunnerTest {
     assertThat(times).isNotEmpty();
     assertGrid(times, S);
     assertThat(times).allSatisfy(t -> assertThat(t % S).isZero());
+  }
+
+  /** A row with a bad cron expression or an unknown queue is skipped; the others run. */
+  @Test
+  void aBadScheduleDoesNotStopTheOthers() throws Exception {
+    String q = newQueue();
+    exec(
+        "INSERT INTO sluice_schedule (name, queue, cron) VALUES ('bad-cron', '"
+            + q
+            + "', '61 * * * *'), ('no-queue', 'no_such_queue', '* * * * * *')");
+    exec(
+        "INSERT INTO sluice_schedule (name, queue, every_ms, event_columns) VALUES ('good', '"
+            + q
+            + "', 1000, '{\"body\": \"good\"}')");
+    ScheduleRunner r = runner("c7");
+    r.pass();
+    r.pass();
+    assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body = 'good'").get(0)).isPositive();
+    assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body IS NULL")).containsExactly(0L);
+    assertThat(new JdbcScheduleStore(ds).get("bad-cron").nextNs()).isZero();
+    exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'good')");
   }
 }
