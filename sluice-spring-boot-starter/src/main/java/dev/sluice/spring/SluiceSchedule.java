@@ -12,7 +12,7 @@ import java.util.Objects;
  * events").
  *
  * <pre>{@code
- * @Bean
+ * // in a @Configuration class, as a @Bean method:
  * SluiceSchedule nightlyReport() {
  *   return SluiceSchedule.cron("nightly-report", "reports", "30 2 * * *")
  *       .zone("Europe/Berlin")

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.client.QueueColumns;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -49,8 +48,7 @@ public final class ScheduleColumns {
               + "): event_columns must be a JSON object of column -> value, was "
               + json);
     }
-    for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
+    for (Map.Entry<String, JsonNode> e : root.properties()) {
       out.put(checkName(queue, e.getKey()), value(e.getValue()));
     }
     return out;
