@@ -1,6 +1,7 @@
 package dev.sluice.db.schedule;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.client.QueueColumns;
@@ -15,7 +16,9 @@ import java.util.Set;
  * priority} and {@code actor}; the other system columns are Sluice's.
  */
 public final class ScheduleColumns {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /** Strict: {@code 2026-01-01} is text, not the number 2026 followed by the rest. */
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** System columns a schedule may set. */
   public static final Set<String> ALLOWED_SYSTEM =
