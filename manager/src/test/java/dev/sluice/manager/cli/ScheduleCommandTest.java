@@ -240,4 +240,26 @@ class ScheduleCommandTest {
       Cli.run("schedule", "delete", "every-second", "-c", config);
     }
   }
+
+  /** {@code sluice check} names each schedule the leader would skip, and how to fix it. */
+  @Test
+  void checkNamesTheSchedulesTheLeaderWouldSkip() throws Exception {
+    assertThat(Cli.run("check", "-c", config).out()).doesNotContain("schedule ");
+    h.exec(
+        "INSERT INTO sluice_schedule (name, queue, cron, every_ms, event_columns) VALUES"
+            + " ('bad-cron', 'reports', '61 * * * *', NULL, NULL),"
+            + " ('no-queue', 'nope', NULL, 1000, NULL),"
+            + " ('no-column', 'reports', NULL, 1000, '{\"colour\": \"red\"}')");
+    try {
+      Cli.Result r = Cli.run("check", "-c", config);
+      assertThat(r.code()).as(r.toString()).isEqualTo(1);
+      assertThat(r.out())
+          .contains("s1  reports  schedule bad-cron: bad cron expression '61 * * * *'")
+          .contains("s1  nope  schedule no-queue: queue nope is not a valid queue table")
+          .contains("s1  reports  schedule no-column: queue reports has no column 'colour'")
+          .contains("fix: sluice schedule delete bad-cron, then sluice schedule create it again");
+    } finally {
+      h.exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'no-column')");
+    }
+  }
 }
