@@ -119,6 +119,13 @@ final class ScheduleRunner implements Runnable {
   void start() {
     Thread t = new Thread(this, "sluice-" + shard + "-schedules");
     t.setDaemon(true);
+    // An Error ends the runner (not the shard): no occurrence is inserted here until the next term;
+    // the exactly-once rule holds, and the next leader catches up from next_ns.
+    t.setUncaughtExceptionHandler(
+        (th, e) -> {
+          running = false;
+          log.error("shard {}: recurring events died: {}", shard, e.toString(), e);
+        });
     thread = t;
     t.start();
   }

@@ -39,7 +39,7 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
   private final ServedQueues served;
   private final MeterRegistry registry;
 
-  /** This term's runner of recurring events, or null when not leading. */
+  /** The current (or last) term's runner of recurring events; null before the first term. */
   private volatile ScheduleRunner schedules;
 
   private volatile LeaseKeeper keeper;
