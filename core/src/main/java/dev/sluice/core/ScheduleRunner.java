@@ -62,6 +62,10 @@ final class ScheduleRunner implements Runnable {
 
   private final Object sleeper = new Object();
   private volatile boolean running = true;
+
+  /** What ended the thread, when not a stop: an Error. */
+  private volatile Throwable died;
+
   private volatile Thread thread;
 
   /** The last failure of a whole pass logged (this thread only): logged once until it changes. */
@@ -119,11 +123,12 @@ final class ScheduleRunner implements Runnable {
   void start() {
     Thread t = new Thread(this, "sluice-" + shard + "-schedules");
     t.setDaemon(true);
-    // An Error ends the runner (not the shard): no occurrence is inserted here until the next term;
-    // the exactly-once rule holds, and the next leader catches up from next_ns.
+    // An Error ends the runner: the shard reports it as a worker fault (ShardLeadership.fault), so
+    // the lease is given up and the next leader goes on from next_ns.
     t.setUncaughtExceptionHandler(
         (th, e) -> {
           running = false;
+          died = e;
           log.error("shard {}: recurring events died: {}", shard, e.toString(), e);
         });
     thread = t;
@@ -152,6 +157,12 @@ final class ScheduleRunner implements Runnable {
 
   boolean running() {
     return running;
+  }
+
+  /** Why the thread died (not stopped), or null. */
+  String fault() {
+    Throwable e = died;
+    return e == null ? null : "the recurring events thread of shard " + shard + " died: " + e;
   }
 
   @Override

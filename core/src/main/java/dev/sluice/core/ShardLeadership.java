@@ -204,10 +204,18 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
     }
   }
 
-  /** The lease keeper's check each round: a served queue whose worker thread is gone. */
+  /**
+   * The lease keeper's check each round: a served queue whose worker thread is gone, or this term's
+   * recurring events thread.
+   */
   @Override
   public String fault() {
-    return served.workerFault();
+    String queues = served.workerFault();
+    if (queues != null) {
+      return queues;
+    }
+    ScheduleRunner r = schedules;
+    return r != null && served.leading() ? r.fault() : null;
   }
 
   /** The lease keeper read the primary's read-only flag: shown in health while it is set. */

@@ -366,4 +366,33 @@ class ScheduleRunnerTest {
     assertThat(new JdbcScheduleStore(ds).get("bad-cron").nextNs()).isZero();
     exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'good')");
   }
+
+  /**
+   * An Error that ends the runner's thread is a fault of the shard (the lease keeper gives the
+   * lease up on it), not a silent stop of every schedule.
+   */
+  @Test
+  void aRunnerKilledByAnErrorReportsAFault() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(Schedule.create("dies", q, null, Duration.ofSeconds(1), null, Map.of(), null));
+    exec0("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 'c8'");
+    var lease = new JdbcLeaseStore(ds).acquire("c8", "test", HOUR);
+    ScheduleRunner r =
+        new ScheduleRunner(
+            "c8",
+            new JdbcScheduleStore(ds, new Fence("c8", lease.token(), null)),
+            queue -> {
+              throw new OutOfMemoryError("simulated");
+            },
+            new ShardGate(),
+            new SimpleMeterRegistry(),
+            Duration.ofMillis(50));
+    assertThat(r.fault()).isNull();
+    r.start();
+    await().atMost(10, SECONDS).until(() -> r.fault() != null);
+    assertThat(r.fault()).contains("shard c8").contains("simulated");
+    assertThat(r.running()).isFalse();
+    assertThat(times(q)).isEmpty();
+  }
 }
