@@ -6,6 +6,7 @@ import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Fence;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.JdbcScheduleStore;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 
@@ -53,5 +54,10 @@ final class LeaderTerm {
   /** The leader's store of a queue table: its writes are fenced by this term's lease token. */
   EventStore leaderStore(DataSource dataSource, QueueTable table) {
     return new JdbcEventStore(dataSource, table, fence);
+  }
+
+  /** The leader's store of the shard's schedules: its writes are fenced by this term's token. */
+  JdbcScheduleStore scheduleStore(DataSource dataSource) {
+    return new JdbcScheduleStore(dataSource, fence);
   }
 }

@@ -5,6 +5,7 @@ import dev.sluice.core.queue.LoopFaults;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.JdbcLeaseStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * the term's gate, tell health, and tell the lease keeper, which acts on its own thread. A
  * step-down takes the queues out under the shard's lock, then stops them all at once outside it
  * ({@link QueueStops#abandon}).
+ *
+ * <p>Recurring events: each term runs a {@link ScheduleRunner} on its own thread ({@code
+ * sluice-<shard>-schedules}), started by {@link #lead} under the shard's lock and stopped (told,
+ * never waited for under the lock) at the step-down.
  */
 final class ShardLeadership implements LeaseKeeper.Leadership {
   private static final Logger log = LoggerFactory.getLogger(ShardLeadership.class);
@@ -32,6 +37,10 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
   private final ShardHealth health;
   private final ShardDiscovery discovery;
   private final ServedQueues served;
+  private final MeterRegistry registry;
+
+  /** The current (or last) term's runner of recurring events; null before the first term. */
+  private volatile ScheduleRunner schedules;
 
   private volatile LeaseKeeper keeper;
   private Thread keeperThread;
@@ -44,8 +53,10 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
       ShardPool pool,
       ShardHealth health,
       ShardDiscovery discovery,
-      ServedQueues served) {
+      ServedQueues served,
+      MeterRegistry registry) {
     this.config = config;
+    this.registry = registry;
     this.manager = manager;
     this.balancer = balancer;
     this.instance = instance;
@@ -120,14 +131,53 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
         return;
       }
       served.lead(LeaderTerm.of(config.name(), token, this::fencedOff), discovery.tables());
+      startSchedules(served.term());
     }
     health.servedAgain(null);
+  }
+
+  /**
+   * Under the shard's lock: this term's recurring events start (an earlier term's are told to
+   * stop).
+   */
+  private void startSchedules(LeaderTerm term) {
+    ScheduleRunner previous = schedules;
+    if (previous != null) {
+      previous.stop();
+    }
+    ScheduleRunner r =
+        new ScheduleRunner(
+            config.name(),
+            term.scheduleStore(pool.dataSource()),
+            q -> discovery.table(q) != null,
+            term.gate(),
+            registry);
+    schedules = r;
+    r.start();
+  }
+
+  /** No lock, no database call: this term's recurring events stop after their current pass. */
+  void stopSchedules() {
+    ScheduleRunner r = schedules;
+    if (r != null) {
+      r.stop();
+    }
+  }
+
+  /** The graceful stop: the runner is told to stop and waited for (2 s at most); no lock held. */
+  void stopSchedulesAndWait() {
+    ScheduleRunner r = schedules;
+    if (r != null) {
+      r.stop();
+      r.join(2_000);
+    }
   }
 
   /** No lock, no database call: every queue of the shard stops firing now. */
   @Override
   public void halt(String why) {
     served.term().close();
+    stopSchedules();
   }
 
   /**
@@ -137,6 +187,7 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
   @Override
   public void stopLeading(String why) {
     List<QueueManager> taken = served.stepDown();
+    stopSchedules();
     QueueStops.abandon(
         taken, q -> pool.unfenced(q.table()), "shard " + config.name() + ": " + why, pool.ticker());
   }
@@ -153,10 +204,18 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
     }
   }
 
-  /** The lease keeper's check each round: a served queue whose worker thread is gone. */
+  /**
+   * The lease keeper's check each round: a served queue whose worker thread is gone, or this term's
+   * recurring events thread.
+   */
   @Override
   public String fault() {
-    return served.workerFault();
+    String queues = served.workerFault();
+    if (queues != null) {
+      return queues;
+    }
+    ScheduleRunner r = schedules;
+    return r != null && served.leading() ? r.fault() : null;
   }
 
   /** The lease keeper read the primary's read-only flag: shown in health while it is set. */
@@ -202,6 +261,7 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
       return;
     }
     term.close();
+    stopSchedules();
     String why = e.getMessage();
     health.fencedOff(why);
     LeaseKeeper k = keeper;

@@ -30,7 +30,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link LeaderTerm}: fencing, the gate and the lease token of the current term;
  *   <li>{@link ServedQueues}: whether this process leads the shard and — only while it does — a
  *       {@link QueueManager} per valid queue table; its monitor is the shard's lock;
- *   <li>{@link QueueStops}: stopping many queues at once, with no lock held.
+ *   <li>{@link QueueStops}: stopping many queues at once, with no lock held;
+ *   <li>{@link ScheduleRunner}: the recurring events of the shard, while it leads (started and
+ *       stopped by {@link ShardLeadership}).
  * </ul>
  *
  * <p>This class wires them and is what the rest of the process talks to; it holds no lock of its
@@ -68,7 +70,8 @@ public final class ShardManager {
     this.served = new ServedQueues(config, manager, registry, subscriptions, listeners, pool);
     this.discovery = new ShardDiscovery(config, manager, registry, listeners, pool, served);
     this.leadership =
-        new ShardLeadership(config, manager, balancer, instance, pool, health, discovery, served);
+        new ShardLeadership(
+            config, manager, balancer, instance, pool, health, discovery, served, registry);
     served.onFault(leadership.faults);
   }
 
@@ -195,6 +198,7 @@ public final class ShardManager {
     // so the next manager takes the shard at its next round instead of after the drain. What our
     // receivers still hold is acked here through the CAS (or released) meanwhile.
     served.term().close();
+    leadership.stopSchedulesAndWait();
     // What the queues still write (acks of what receivers hold, releases) is no longer a leader's:
     // unfenced, as a non-leader's acks are, so that the next leader's take does not refuse it.
     Map<String, QueueManager> queues = served.all();

@@ -9,6 +9,7 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
@@ -175,6 +176,38 @@ public class SluiceAutoConfiguration {
     SluiceMigrationsRunner sluiceMigrationsRunner(
         DataSource dataSource, SluiceProperties properties) {
       return new SluiceMigrationsRunner(dataSource, properties.getMigrations().getLocations());
+    }
+  }
+
+  /**
+   * {@link SluiceSchedule} beans, written into {@code sluice_schedule} at startup (after Sluice's
+   * migrations when they are on), with sluice-db on the class path.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.sluice.db.store.JdbcScheduleStore")
+  @ConditionalOnBean(SluiceSchedule.class)
+  @ConditionalOnSingleCandidate(DataSource.class)
+  static class SchedulesOn {
+    @Bean
+    SluiceSchedulesRunner sluiceSchedulesRunner(
+        DataSource dataSource,
+        ObjectProvider<SluiceSchedule> schedules,
+        ObjectProvider<SluiceMigrationsRunner> migrations) {
+      migrations.ifAvailable(m -> {}); // Sluice's tables first, when migrations are on
+      return new SluiceSchedulesRunner(dataSource, schedules.orderedStream().toList());
+    }
+  }
+
+  /** {@link SluiceSchedule} beans without sluice-db: a clear refusal, not silence. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnMissingClass("dev.sluice.db.store.JdbcScheduleStore")
+  @ConditionalOnBean(SluiceSchedule.class)
+  static class SchedulesWithoutSluiceDb {
+    @Bean
+    SluiceSchedulesRunner sluiceSchedulesRunner() {
+      throw new IllegalStateException(
+          "SluiceSchedule beans need dev.sluice:sluice-db on the class path to be written into"
+              + " sluice_schedule; add it, or create the schedules with 'sluice schedule create'");
     }
   }
 

@@ -17,17 +17,19 @@ import picocli.CommandLine.Mixin;
 /**
  * {@code sluice check}: validates every shard's queue tables — the comment's options, the table
  * against the convention and an ordered queue's key column and index — and prints each problem with
- * the statement that fixes it. Exit 1 if any problem (or an unreachable shard). Warnings (a table
- * that is served, but with a zone-dependent time default) are printed with their fix and do not
- * change the exit code.
+ * the statement that fixes it. Exit 1 if any problem (or an unreachable shard). Recurring events
+ * whose row the leader would skip (a bad cron expression, an unknown queue or column) are problems
+ * too. Warnings (a table that is served, but with a zone-dependent time default) are printed with
+ * their fix and do not change the exit code.
  */
 @Command(
     name = "check",
     mixinStandardHelpOptions = true,
     description =
         "Validate every shard's queue tables (options comment, system columns, defaults, poll"
-            + " index, engine, an ordered queue's key column and index) and print each problem with the statement that fixes it. Exit 1 if"
-            + " there is any.")
+            + " index, engine, an ordered queue's key column and index) and the recurring events"
+            + " (cron, queue, columns), and print each problem with the statement that fixes it."
+            + " Exit 1 if there is any.")
 final class CheckCommand extends BaseCommand {
   @Mixin ConfigOption config;
 
@@ -104,6 +106,17 @@ final class CheckCommand extends BaseCommand {
               println(s.name() + "  " + c.table() + "  warning: " + f.get("problem"));
               println("    fix: " + f.get("fix"));
             }
+          }
+        }
+        Map<String, QueueCatalog.Candidate> byName = new LinkedHashMap<>();
+        candidates.forEach(c -> byName.put(c.table(), c));
+        List<Map<String, Object>> scheduleProblems = ScheduleCheck.problems(s, byName);
+        problems += scheduleProblems.size();
+        out.addAll(scheduleProblems);
+        if (!json) {
+          for (Map<String, Object> f : scheduleProblems) {
+            println(s.name() + "  " + f.get("queue") + "  " + f.get("problem"));
+            println("    fix: " + f.get("fix"));
           }
         }
       }

@@ -29,6 +29,7 @@ import picocli.CommandLine.Command;
       DeadCommand.class,
       OrderingCommand.class,
       CancelCommand.class,
+      ScheduleCommand.class,
       MigrateCommand.class,
       CheckCommand.class,
       CommandLine.HelpCommand.class
