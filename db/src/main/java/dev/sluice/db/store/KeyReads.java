@@ -67,25 +67,25 @@ final class KeyReads {
     return sql.oneKey() ? "" : normal(r.userColumns().get(q.orderingColumn()));
   }
 
-  /** Each key's edges, by key. */
-  Map<Object, Edges> edges(Set<Object> keys) {
+  /** Each key's edges, by key ({@code dead}: with its first dead and last pending event). */
+  Map<Object, Edges> edges(Set<Object> keys, boolean dead) {
     Map<Object, Edges> out = new HashMap<>();
     List<Object> batch = new ArrayList<>();
     for (Object k : keys) {
       batch.add(k);
       if (batch.size() == MAX_KEYS) {
-        readEdges(batch, out);
+        readEdges(batch, dead, out);
         batch.clear();
       }
     }
     if (!batch.isEmpty() || (sql.oneKey() && keys.isEmpty())) {
-      readEdges(batch, out);
+      readEdges(batch, dead, out);
     }
     return out;
   }
 
-  private void readEdges(List<Object> keys, Map<Object, Edges> out) {
-    HotSql.Sql s = sql.firsts(keys);
+  private void readEdges(List<Object> keys, boolean dead, Map<Object, Edges> out) {
+    HotSql.Sql s = sql.firsts(keys, dead);
     for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
       Object k = sql.oneKey() ? "" : normal(JdbcEventStore.plain(r.get(0)));
       out.put(
@@ -114,8 +114,8 @@ final class KeyReads {
     if (keys.isEmpty()) {
       return rows;
     }
-    Map<Object, Edges> edges = edges(keys);
     boolean halt = q.options().haltOnDead();
+    Map<Object, Edges> edges = edges(keys, halt);
     List<EventRow> out = new ArrayList<>(rows.size());
     for (EventRow r : rows) {
       Object k = keyOf(r);
@@ -186,7 +186,8 @@ final class KeyReads {
    */
   List<HaltedKey> halted(int limit, boolean counted) {
     List<HaltedKey> out = new ArrayList<>();
-    for (Edges e : edges(new LinkedHashSet<>(keysIn(EventState.DEAD, false, 10_000))).values()) {
+    for (Edges e :
+        edges(new LinkedHashSet<>(keysIn(EventState.DEAD, false, 10_000)), true).values()) {
       if (e.firstDead() == null || e.lastPending() == null || e.lastPending() < e.firstDead()) {
         continue;
       }

@@ -68,11 +68,11 @@ final class KeySql {
   }
 
   /**
-   * For each key: the key, then the ids of its first pending, first fired and first dead event and
-   * of its last pending one (null where it has none). One statement; each key's values are bound
-   * {@link #VALUES_PER_KEY} times.
+   * For each key: the key, then the ids of its first pending and first fired event, and — when
+   * {@code dead} — of its first dead and its last pending one (else null): one statement. Each seek
+   * is a query block the server plans for every key, so only those asked for are read.
    */
-  HotSql.Sql firsts(Collection<Object> keys) {
+  HotSql.Sql firsts(Collection<Object> keys, boolean dead) {
     String one =
         "select "
             + (column == null ? "''" : "?")
@@ -81,9 +81,10 @@ final class KeySql {
             + ", "
             + edge(fired, false)
             + ", "
-            + edge(dead, false)
+            + (dead ? edge(this.dead, false) : "null")
             + ", "
-            + edge(pending, true);
+            + (dead ? edge(pending, true) : "null");
+    int perKey = dead ? 5 : 3;
     List<Object> values = new ArrayList<>();
     if (column == null) {
       return new HotSql.Sql(one, values);
@@ -91,15 +92,12 @@ final class KeySql {
     StringBuilder sb = new StringBuilder();
     for (Object k : keys) {
       sb.append(sb.length() == 0 ? "" : " union all ").append(one);
-      for (int i = 0; i < VALUES_PER_KEY; i++) {
+      for (int i = 0; i < perKey; i++) {
         values.add(k);
       }
     }
     return new HotSql.Sql(sb.toString(), values);
   }
-
-  /** How many times {@link #firsts} binds each key. */
-  static final int VALUES_PER_KEY = 5;
 
   /**
    * Each key's first pending row (held or not): one seek per key, in one statement.
