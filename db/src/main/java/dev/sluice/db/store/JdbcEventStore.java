@@ -885,27 +885,28 @@ public final class JdbcEventStore implements EventStore {
 
   @Override
   public Map<EventRef, CasOutcome> hold(Collection<EventRef> refs) {
-    return cas(
-        refs,
-        EventState.PENDING,
-        true,
-        (tx, ids, guard) ->
-            tx.update(t)
-                .set(timeNext, timeNext.plus(HELD_NS))
-                .where(guard.and(timeNext.lt(HELD_NS)))
-                .execute());
+    return shiftHeld(refs, true, true);
   }
 
   @Override
   public Map<EventRef, CasOutcome> unhold(Collection<EventRef> refs) {
+    return shiftHeld(refs, false, true);
+  }
+
+  /**
+   * Holds ({@code time_next + HELD_NS}, rows not held yet) or releases ({@code - HELD_NS}, held
+   * rows) pending rows, a compare-and-set on the epoch; {@code fenced}: the leader's own write.
+   */
+  private Map<EventRef, CasOutcome> shiftHeld(
+      Collection<EventRef> refs, boolean hold, boolean fenced) {
     return cas(
         refs,
         EventState.PENDING,
-        true,
+        fenced,
         (tx, ids, guard) ->
             tx.update(t)
-                .set(timeNext, timeNext.minus(HELD_NS))
-                .where(guard.and(timeNext.ge(HELD_NS)))
+                .set(timeNext, hold ? timeNext.plus(HELD_NS) : timeNext.minus(HELD_NS))
+                .where(guard.and(hold ? timeNext.lt(HELD_NS) : timeNext.ge(HELD_NS)))
                 .execute());
   }
 
@@ -987,21 +988,8 @@ public final class JdbcEventStore implements EventStore {
           turn.add(new EventRef(r.id(), r.epoch()));
         }
       }
-      unheldByOperator(turn);
+      shiftHeld(turn, false, false); // an operator's command: unfenced
     }
     return out;
-  }
-
-  /** Unholds rows for an operator's command: unfenced, a CAS on the epoch. */
-  private void unheldByOperator(List<EventRef> refs) {
-    cas(
-        refs,
-        EventState.PENDING,
-        false,
-        (tx, ids, guard) ->
-            tx.update(t)
-                .set(timeNext, timeNext.minus(HELD_NS))
-                .where(guard.and(timeNext.ge(HELD_NS)))
-                .execute());
   }
 }
