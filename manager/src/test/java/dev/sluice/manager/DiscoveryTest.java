@@ -64,7 +64,11 @@ class DiscoveryTest {
 
     // Fixing the comment by migration brings the queue up without a restart.
     h.exec("ALTER TABLE bad_q COMMENT = 'sluice_queue ack_wait=5s'");
-    await().atMost(10, SECONDS).until(() -> "SERVING".equals(info("bad_q").getStatus()));
+    // While discovery swaps the disabled entry for the started queue, a listing can miss it for
+    // a moment: wait for it to be back and serving.
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> info("bad_q") != null && "SERVING".equals(info("bad_q").getStatus()));
     assertThat(info("bad_q").getOptionsMap()).containsEntry("ack_wait", "5s");
   }
 
