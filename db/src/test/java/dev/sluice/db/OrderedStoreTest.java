@@ -111,7 +111,9 @@ class OrderedStoreTest {
     assertThat(firstReads).as("index reads of 2 keys' first rows").isLessThan(40);
 
     before = indexReads();
-    assertThat(store.heldFirst(10)).isEmpty();
+    // The recheck: the held rows' keys, then each key's first pending row; none is a turn.
+    assertThat(store.firstPendingOfKeys(store.heldKeys(10)))
+        .noneMatch(r -> r.held() && !r.waitsForKey());
     assertThat(indexReads() - before)
         .as("the recheck reads each held row once, with a few entries for each")
         .isLessThan(5000L * 8);

@@ -197,11 +197,6 @@ final class KeyTurns {
       recheckSoon = false;
       lastRecheckMono = mono;
       recheck();
-      if (waiting.isEmpty()) {
-        for (Object k : ctx.store().heldKeys(MAX_WAITING)) {
-          watch(ctx.table().orderingColumn() == null ? OrderingKey.QUEUE : OrderingKey.of(k));
-        }
-      }
     }
     if (ctx.options().haltOnDead() && mono - lastHaltedMono >= HALTED_EVERY_NS) {
       lastHaltedMono = mono;
@@ -284,19 +279,28 @@ final class KeyTurns {
         r.userColumns());
   }
 
-  /** Releases every held row whose earlier events are all settled: turns no leader gave. */
+  /**
+   * Releases every held row whose earlier events are all settled (turns no leader gave), and
+   * watches the keys of the held rows: one read of the held rows' keys, then each key's first
+   * pending row.
+   */
   private void recheck() {
+    List<Object> keys = new ArrayList<>();
+    for (Object k : ctx.store().heldKeys(MAX_WAITING)) {
+      Object key = ctx.table().orderingColumn() == null ? OrderingKey.QUEUE : OrderingKey.of(k);
+      keys.add(key);
+      watch(key);
+    }
     int total = 0;
-    while (true) {
-      List<EventRef> turn = ctx.store().heldFirst(BATCH);
-      if (turn.isEmpty()) {
-        break;
+    for (int at = 0; at < keys.size(); at += MAX_KEYS) {
+      List<EventRef> turn = new ArrayList<>();
+      for (EventRow r :
+          ctx.store().firstPendingOfKeys(keys.subList(at, Math.min(keys.size(), at + MAX_KEYS)))) {
+        if (r.held() && !r.waitsForKey()) {
+          turn.add(new EventRef(r.id(), r.epoch()));
+        }
       }
-      int n = applied(ctx.store().unhold(turn));
-      total += n;
-      if (turn.size() < BATCH || n == 0) {
-        break;
-      }
+      total += turn.isEmpty() ? 0 : applied(ctx.store().unhold(turn));
     }
     if (total > 0) {
       ctx.metrics().keyReleased.increment(total);

@@ -173,9 +173,6 @@ public interface EventStore {
    */
   List<EventRow> firstPendingOfKeys(Collection<Object> keys);
 
-  /** Up to {@code limit} held rows whose turn it is (their earlier events settled): to unhold. */
-  List<EventRef> heldFirst(int limit);
-
   /**
    * Up to {@code limit} values of the ordering column that have held rows (raw column values; one
    * empty string for a queue ordered as one key).

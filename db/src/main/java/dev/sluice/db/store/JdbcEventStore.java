@@ -916,13 +916,8 @@ public final class JdbcEventStore implements EventStore {
       return List.of();
     }
     List<Object> normal = new ArrayList<>(keys.size());
-    keys.forEach(k -> normal.add(KeyReads.normal(k)));
+    keys.forEach(k -> normal.add(OrderingKeys.normal(k)));
     return keyReads.firstPending(normal);
-  }
-
-  @Override
-  public List<EventRef> heldFirst(int limit) {
-    return keyReads == null ? List.of() : keyReads.heldFirst(limit);
   }
 
   @Override

@@ -2,7 +2,6 @@ package dev.sluice.db.store;
 
 import dev.sluice.db.EventState;
 import dev.sluice.db.QueueTable;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -52,19 +51,8 @@ final class KeyReads {
     this.sql = hot.keys();
   }
 
-  /** A key as compared here and bound: integers as a Long (or text past 2^63 - 1), text as is. */
-  static Object normal(Object v) {
-    if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
-      return ((Number) v).longValue();
-    }
-    if (v instanceof BigInteger b) {
-      return b.bitLength() < 64 ? (Object) b.longValue() : b.toString();
-    }
-    return v;
-  }
-
   private Object keyOf(EventRow r) {
-    return sql.oneKey() ? "" : normal(r.userColumns().get(q.orderingColumn()));
+    return sql.oneKey() ? "" : OrderingKeys.normal(r.userColumns().get(q.orderingColumn()));
   }
 
   /** Each key's edges, by key ({@code dead}: with its first dead and last pending event). */
@@ -87,7 +75,7 @@ final class KeyReads {
   private void readEdges(List<Object> keys, boolean dead, Map<Object, Edges> out) {
     HotSql.Sql s = sql.firsts(keys, dead);
     for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
-      Object k = sql.oneKey() ? "" : normal(JdbcEventStore.plain(r.get(0)));
+      Object k = sql.oneKey() ? "" : OrderingKeys.normal(JdbcEventStore.plain(r.get(0)));
       out.put(
           k,
           new Edges(
@@ -161,21 +149,7 @@ final class KeyReads {
   private List<Object> keysIn(EventState state, boolean held, int limit) {
     List<Object> out = new ArrayList<>();
     for (Record r : ctx.fetch(sql.keysIn(state, held), limit)) {
-      out.add(sql.oneKey() ? "" : normal(JdbcEventStore.plain(r.get(0))));
-    }
-    return out;
-  }
-
-  /**
-   * Held rows whose turn it is (nothing earlier of their key pending, fired or, halting, dead): a
-   * read of the held rows' keys, then each key's first pending row.
-   */
-  List<EventRef> heldFirst(int limit) {
-    List<EventRef> out = new ArrayList<>();
-    for (EventRow r : firstPending(heldKeys(limit))) {
-      if (r.held() && !r.waitsForKey()) {
-        out.add(new EventRef(r.id(), r.epoch()));
-      }
+      out.add(sql.oneKey() ? "" : OrderingKeys.normal(JdbcEventStore.plain(r.get(0))));
     }
     return out;
   }
