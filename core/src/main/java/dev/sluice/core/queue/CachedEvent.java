@@ -126,11 +126,6 @@ public final class CachedEvent {
     return bytes;
   }
 
-  /** The event's ordering key, or null: see {@link #orderingKey}. */
-  public Object orderingKey() {
-    return orderingKey;
-  }
-
   public int priority() {
     return priority;
   }

@@ -83,8 +83,4 @@ final class KeyLedger {
       }
     }
   }
-
-  int size() {
-    return heads.size();
-  }
 }

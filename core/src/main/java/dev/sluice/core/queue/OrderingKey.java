@@ -1,5 +1,7 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.db.store.OrderingKeys;
+
 /**
  * An ordered queue's key as the dispatcher compares it and the key statements bind it: the ordering
  * column's value (an integer or a string: the convention allows no other type) with value equality
@@ -13,15 +15,9 @@ final class OrderingKey {
 
   private OrderingKey() {}
 
-  /** The key of a column value. */
+  /** The key of a column value ({@link OrderingKeys#normal}, as the key statements bind it). */
   static Object of(Object columnValue) {
-    if (columnValue == null) {
-      return null;
-    }
-    if (columnValue instanceof Integer || columnValue instanceof Short) {
-      return ((Number) columnValue).longValue();
-    }
-    return columnValue;
+    return OrderingKeys.normal(columnValue);
   }
 
   /** The key as a receiver is told it (null when there is none). */
