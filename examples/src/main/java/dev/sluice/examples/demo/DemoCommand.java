@@ -41,6 +41,9 @@ import picocli.CommandLine.Spec;
  * <p>With {@code --ordered} the queue is ordered by key ({@code ordering=key}): {@link
  * OrderedProducer} writes each key's events in sequence and {@link OrderChecker} verifies, from the
  * handlers' side, that a key's events were handled one at a time and in order.
+ *
+ * <p>With {@code --groups}, {@link GroupsRun} checks event groups, deduplication and a recurring
+ * event under the chaos.
  */
 @Command(
     name = "demo",
@@ -55,6 +58,9 @@ import picocli.CommandLine.Spec;
           + " read-only for a while and restarts it.",
       "With --ordered the queue is ordered by key and the summary says whether any key's events"
           + " were handled out of order or two at a time.",
+      "With --groups, event groups, deduplication and a recurring event are checked under the"
+          + " chaos: no completion early, none lost or doubled, no duplicate delivered, no"
+          + " occurrence missing or doubled.",
       "Prints progress every second, then one summary line. Exit code 0 when nothing was lost"
           + " and nothing fired that was rolled back, cancelled or not yet due."
     })
@@ -176,6 +182,26 @@ public final class DemoCommand implements Callable<Integer> {
   boolean ordered;
 
   @Option(
+      names = "--groups",
+      description =
+          "Event groups, deduplication and a recurring event, under chaos: groups of 0 to"
+              + " --max-group children over two grouped queues, each with a completion (wait_all"
+              + " or fail_fast) in the same transaction or a later one; handlers fail, a receiver"
+              + " of each queue is killed, and the leader is killed as with --chaos (at least two"
+              + " manager processes). Every event carries a dedup key and some keys are inserted"
+              + " again; a schedule inserts an event every second. --events counts the children."
+              + " The summary: groups= completed_once= early_completions= lost="
+              + " duplicates_inserted= duplicates_delivered= occurrences_missing="
+              + " occurrences_doubled=.")
+  boolean groups;
+
+  @Option(
+      names = "--max-group",
+      defaultValue = "500",
+      description = "With --groups: the largest group (default: ${DEFAULT-VALUE}).")
+  int maxGroup;
+
+  @Option(
       names = "--keys",
       defaultValue = "200",
       description = "With --ordered: the ordering keys (default: ${DEFAULT-VALUE}).")
@@ -190,6 +216,19 @@ public final class DemoCommand implements Callable<Integer> {
               + " (./sluice demo picks it)");
     }
     DemoLogging.quiet();
+    if (groups) {
+      return new GroupsRun(
+              spec.commandLine().getOut(),
+              spec.commandLine().getErr(),
+              eventCount(),
+              maxGroup,
+              rate,
+              seed != null ? seed : ThreadLocalRandom.current().nextLong(),
+              Math.max(2, managers),
+              Duration.ofMillis((long) (chaosIntervalSeconds * 1000)),
+              timeoutSeconds)
+          .call();
+    }
     if (clustered()) {
       return callClustered();
     }
@@ -466,7 +505,7 @@ public final class DemoCommand implements Callable<Integer> {
     if (poison) {
       return rate * Poison.SECONDS;
     }
-    return chaos ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
+    return chaos || groups ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
   }
 
   /** Produces, kills a receiver half way, then waits until every event is finished. */
@@ -655,6 +694,16 @@ public final class DemoCommand implements Callable<Integer> {
           spec.commandLine(),
           "--ordered runs with the plain demo, --shards, --managers and --chaos: not with"
               + " --poison, --secure or --outlet");
+    }
+    if (groups && (ordered || poison || secure || outlet != null || shards > 1 || linger > 0)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--groups runs on one shard with its own chaos: not with --ordered, --poison, --secure,"
+              + " --outlet, --shards or --linger");
+    }
+    if (maxGroup < 1 || maxGroup > 100_000) {
+      throw new ParameterException(
+          spec.commandLine(), "--max-group must be 1..100000, was " + maxGroup);
     }
     if (keys < 1 || keys > 100_000) {
       throw new ParameterException(spec.commandLine(), "--keys must be 1..100000, was " + keys);

@@ -37,6 +37,12 @@ final class DemoDatabase implements AutoCloseable {
   /** With {@code --ordered}: makes the queue ordered by {@code ordering_key} (V3). */
   private static final String ORDERED_MIGRATIONS = "classpath:db/demo-ordered";
 
+  /**
+   * With {@code --groups}: the grouped queues, the completion queues, the recurring event's queue
+   * and the completion handlers' record (V4).
+   */
+  private static final String GROUPS_MIGRATIONS = "classpath:db/demo-groups";
+
   /** One shard: its name (as managers and receivers know it), key range, database and pool. */
   record Shard(String name, String keyRange, String url, HikariDataSource pool) {}
 
@@ -71,6 +77,13 @@ final class DemoDatabase implements AutoCloseable {
    *     {@code ordering_key} column with its index {@code sluice_ordering}, and {@code key_seq}
    */
   static DemoDatabase start(int count, boolean ordered) {
+    return start(count, ordered, false);
+  }
+
+  /**
+   * @param groups also apply {@code db/demo-groups}: the tables of {@code sluice demo --groups}
+   */
+  static DemoDatabase start(int count, boolean ordered, boolean groups) {
     if (count < 1 || count > MAX_SHARDS) {
       throw new IllegalArgumentException("shards must be 1.." + MAX_SHARDS + ", was " + count);
     }
@@ -85,8 +98,14 @@ final class DemoDatabase implements AutoCloseable {
         // The application's pool: the producer uses one connection, the report another.
         HikariDataSource pool = DataSources.pool("demo-app-" + name, url, USER, PASSWORD, 4);
         made.add(new Shard(name, ranges.get(i), url, pool));
-        SluiceMigrations.migrate(
-            pool, ordered ? List.of(MIGRATIONS, ORDERED_MIGRATIONS) : List.of(MIGRATIONS));
+        List<String> locations = new ArrayList<>(List.of(MIGRATIONS));
+        if (ordered) {
+          locations.add(ORDERED_MIGRATIONS);
+        }
+        if (groups) {
+          locations.add(GROUPS_MIGRATIONS);
+        }
+        SluiceMigrations.migrate(pool, locations);
       }
       return new DemoDatabase(server, made);
     } catch (RuntimeException e) {

@@ -13,6 +13,10 @@ final class Progress implements AutoCloseable {
   private final Tally tally;
   private final Consumers receivers;
   private final Supplier<String> extra;
+
+  /** The whole line after the time, when a demo has its own figures (--groups); else null. */
+  private final Supplier<String> line;
+
   private final long startNs = System.nanoTime();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
@@ -32,10 +36,23 @@ final class Progress implements AutoCloseable {
   Progress(
       PrintWriter out, Ledger ledger, Tally tally, Consumers receivers, Supplier<String> extra) {
     this.extra = extra;
+    this.line = null;
     this.out = out;
     this.ledger = ledger;
     this.tally = tally;
     this.receivers = receivers;
+  }
+
+  /**
+   * @param line the progress line's figures, after its time (a demo of its own: --groups)
+   */
+  Progress(PrintWriter out, Supplier<String> line) {
+    this.out = out;
+    this.line = line;
+    this.extra = () -> "";
+    this.ledger = null;
+    this.tally = null;
+    this.receivers = null;
   }
 
   Progress start() {
@@ -50,6 +67,11 @@ final class Progress implements AutoCloseable {
   }
 
   private void print() {
+    if (line != null) {
+      out.printf("[%2ds] %s%n", elapsedSeconds(), line.get());
+      out.flush();
+      return;
+    }
     out.printf(
         "[%2ds] committed=%d rolled_back=%d cancelled=%d delivered=%d in_flight=%d retries=%d"
             + " receivers=%d%s%n",
