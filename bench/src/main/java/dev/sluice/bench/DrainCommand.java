@@ -31,7 +31,8 @@ import picocli.CommandLine.Option;
     description = {
       "N events due now; events/s from first dispatch to last ack, per peer.",
       "Ends with: drain: sluice=X/s db_scheduler=Y/s floor=Z/s ratio=X/Y floor_ratio=X/Z",
-      "With --outlet K, also: sluice_K=C/s K_floor=B/s K_floor_ratio=C/B"
+      "With --outlet K, also: sluice_K=C/s K_floor=B/s K_floor_ratio=C/B",
+      "With --groups, then: groups: grouped=X/s plain=Y/s ratio=X/Y"
     })
 final class DrainCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
@@ -109,6 +110,22 @@ final class DrainCommand implements Callable<Integer> {
               + " same server) and print the cost: tls_cost = 1 - sluice_tls / sluice")
   boolean tls;
 
+  @Option(
+      names = "--groups",
+      description =
+          "Also drain the same N events as the children of groups of "
+              + GROUP_SIZE
+              + " (peer grouped: a grouped queue, and one completion event per group in a"
+              + " completion queue, each group and its completion inserted in one transaction),"
+              + " and compare with the plain drain of the sluice peer: ends with groups:"
+              + " grouped=X/s plain=Y/s ratio=X/Y. The grouped rate counts the N children only,"
+              + " from the resume to the ack of the last completion. Default peers with --groups:"
+              + " sluice,grouped,sluice,grouped: the first round warms the JIT up, and a peer run"
+              + " twice reports its last run")
+  boolean groups;
+
+  static final int GROUP_SIZE = 100;
+
   private CpuMeter cpu;
 
   @Override
@@ -120,11 +137,16 @@ final class DrainCommand implements Callable<Integer> {
     String brokerFloorPeer = kind == null ? null : kind.word() + "_floor";
     if (peers == null) {
       peers =
-          kind == null
-              ? List.of(DEFAULT_PEERS.split(","))
-              : List.of("sluice", outletPeer, brokerFloorPeer);
+          groups
+              ? List.of("sluice", "grouped", "sluice", "grouped")
+              : kind == null
+                  ? List.of(DEFAULT_PEERS.split(","))
+                  : List.of("sluice", outletPeer, brokerFloorPeer);
     }
     List<String> known = new ArrayList<>(List.of("sluice", "floor", "db-scheduler"));
+    if (groups) {
+      known.add("grouped");
+    }
     if (kind != null) {
       known.addAll(List.of(outletPeer, brokerFloorPeer));
     }
@@ -136,6 +158,7 @@ final class DrainCommand implements Callable<Integer> {
                 + "' ("
                 + String.join(", ", known)
                 + (kind == null ? "; sluice_K and K_floor need --outlet K" : "")
+                + (groups ? "" : "; grouped needs --groups")
                 + ")");
       }
     }
@@ -145,6 +168,7 @@ final class DrainCommand implements Callable<Integer> {
     double sluiceTls = Double.NaN;
     double sluiceOutlet = Double.NaN;
     double brokerFloor = Double.NaN;
+    double grouped = Double.NaN;
     OutletBroker broker = null;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
@@ -165,6 +189,10 @@ final class DrainCommand implements Callable<Integer> {
       for (String p : peers) {
         switch (p) {
           case "sluice" -> {
+            if (!Double.isNaN(sluice)) {
+              Progress.note(
+                  "sluice: the earlier run gave " + rate(sluice) + "; this one replaces it");
+            }
             sluice = runSluice(server, status, n, false);
             if (tls) {
               System.gc();
@@ -174,6 +202,13 @@ final class DrainCommand implements Callable<Integer> {
           }
           case "floor" -> floor = runFloor(server, status, n);
           case "db-scheduler" -> dbs = runDbScheduler(server, status, n);
+          case "grouped" -> {
+            if (!Double.isNaN(grouped)) {
+              Progress.note(
+                  "grouped: the earlier run gave " + rate(grouped) + "; this one replaces it");
+            }
+            grouped = runGrouped(server, status, n);
+          }
           default -> {
             // The broker starts when a channel peer first needs it (not during the peers before).
             if (broker == null) {
@@ -226,6 +261,19 @@ final class DrainCommand implements Callable<Integer> {
                     brokerFloorPeer,
                     ratio(sluiceOutlet, brokerFloor))
                 : ""));
+    if (groups) {
+      System.out.println(
+          String.format(
+              Locale.ROOT,
+              "groups: grouped=%s plain=%s ratio=%s (grouped: %,d children in groups of %d, counted"
+                  + " without their %,d completions, clocked to the last completion's ack)",
+              rate(grouped),
+              rate(sluice),
+              ratio(grouped, sluice),
+              n,
+              GROUP_SIZE,
+              (n + GROUP_SIZE - 1) / GROUP_SIZE));
+    }
     return 0;
   }
 
@@ -275,6 +323,98 @@ final class DrainCommand implements Callable<Integer> {
                     live.cached(),
                     live.inFlight());
               });
+      report(name, ServerStatus.Delta.between(before, status.read()), n);
+      s.stopReceivers();
+      return rate;
+    } finally {
+      server.drop(db);
+    }
+  }
+
+  /**
+   * The same N events as the children of groups of {@link #GROUP_SIZE}, in a grouped queue, with a
+   * completion per group in {@link SluiceSide#COMPLETIONS}; both queues paused while they load,
+   * then resumed together. The same receivers drain the children ({@code --receivers}) and one more
+   * the completions. Counts the N children only, from the resume to the moment the last completion
+   * is acked (a completion fires once its group's children are all acked).
+   */
+  private double runGrouped(BenchServer server, ServerStatus status, long n) throws Exception {
+    String name = "grouped";
+    Database db = server.createDatabase("bench_grouped");
+    AtomicLong delivered = new AtomicLong();
+    AtomicLong completionsDelivered = new AtomicLong();
+    try (SluiceSide s = new SluiceSide(db)) {
+      s.createGroupedQueues();
+      QueueManager q = s.startManager(poolSize);
+      QueueManager done = s.awaitQueue(SluiceSide.COMPLETIONS);
+      s.setPaused(true);
+      s.setPaused(SluiceSide.COMPLETIONS, true);
+      s.startReceivers(receivers, concurrency, maxInFlight, due -> delivered.incrementAndGet());
+      s.startHandlers(
+          SluiceSide.COMPLETIONS,
+          1,
+          concurrency,
+          maxInFlight,
+          e -> completionsDelivered.incrementAndGet());
+      long[] groupCount = new long[1];
+      load(name, n, p -> groupCount[0] = s.insertGroups(n, GROUP_SIZE, p));
+      long g = groupCount[0];
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: %,d groups of %d with their completions loaded; receivers subscribed, queues"
+                  + " paused; resuming",
+              name,
+              g,
+              GROUP_SIZE));
+      Map<String, Long> before = status.read();
+      cpu.start();
+      long t0 = System.nanoTime();
+      s.setPaused(false);
+      s.setPaused(SluiceSide.COMPLETIONS, false);
+      var ackedChildren = s.counterOf("sluice.events.acked", SluiceSide.QUEUE);
+      var ackedCompletions = s.counterOf("sluice.events.acked", SluiceSide.COMPLETIONS);
+      long[] childrenDoneNs = {0};
+      // Done when every child and every completion is acked; the count is the children's.
+      LongSupplier progress =
+          () -> {
+            long c = (long) ackedChildren.count();
+            if (c >= n && childrenDoneNs[0] == 0) {
+              childrenDoneNs[0] = System.nanoTime();
+            }
+            long k = (long) ackedCompletions.count();
+            return k >= g ? c : Math.min(c, n - 1);
+          };
+      double rate =
+          await(
+              name,
+              n,
+              progress,
+              t0,
+              () -> {
+                QueueManager.LiveStats live = q.live();
+                return String.format(
+                    Locale.ROOT,
+                    "delivered=%,d window=%,d in_flight=%,d completions_acked=%,.0f/%,d"
+                        + " completions_waiting=%,d",
+                    delivered.get(),
+                    live.cached(),
+                    live.inFlight(),
+                    ackedCompletions.count(),
+                    g,
+                    done.live().cached());
+              });
+      if (childrenDoneNs[0] > 0) {
+        Progress.note(
+            String.format(
+                Locale.ROOT,
+                "%s: the children alone were all acked %.2f s after the resume (%.0f/s); the"
+                    + " completions %,d deliveries",
+                name,
+                (childrenDoneNs[0] - t0) / 1e9,
+                n / ((childrenDoneNs[0] - t0) / 1e9),
+                completionsDelivered.get()));
+      }
       report(name, ServerStatus.Delta.between(before, status.read()), n);
       s.stopReceivers();
       return rate;

@@ -31,6 +31,14 @@ import java.util.function.LongConsumer;
 public final class SluiceSide implements AutoCloseable {
   public static final String QUEUE = "bench_events";
 
+  /** With {@code drain --groups}: the queue of the groups' completions. */
+  public static final String COMPLETIONS = "bench_done";
+
+  /** With {@code drain --groups}: the grouped queue's column and index (README "Event groups"). */
+  public static final String GROUP_KEY = "group_key";
+
+  public static final String COMPLETES_GROUP = "completes_group";
+
   /** The manager's id (channel clients are named after it) and its one shard. */
   public static final String MANAGER_ID = "bench";
 
@@ -87,6 +95,25 @@ public final class SluiceSide implements AutoCloseable {
             + "` (`"
             + QueueConvention.ORDERING_KEY
             + "`, `state`, `id`)");
+  }
+
+  /**
+   * The queue table as a grouped queue, with {@code group_key VARCHAR(191) NULL} (binary collation)
+   * and its index {@code sluice_group (group_key, state)}, and {@code payload}; and the completion
+   * queue {@link #COMPLETIONS}, with {@code completes_group} (same type) and {@code payload}. Both
+   * with this run's comment.
+   */
+  public void createGroupedQueues() throws SQLException {
+    String key = " VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
+    db.exec(
+        QueueConvention.createTableSql(
+            QUEUE, List.of("`" + GROUP_KEY + "`" + key, "`payload` VARCHAR(32) NULL"), comment()));
+    db.exec("ALTER TABLE `" + QUEUE + "` ADD KEY `sluice_group` (`" + GROUP_KEY + "`, `state`)");
+    db.exec(
+        QueueConvention.createTableSql(
+            COMPLETIONS,
+            List.of("`" + COMPLETES_GROUP + "`" + key, "`payload` VARCHAR(32) NULL"),
+            comment()));
   }
 
   /**
@@ -162,18 +189,40 @@ public final class SluiceSide implements AutoCloseable {
    * queue.
    */
   public void setPaused(boolean paused) {
+    setPaused(QUEUE, paused);
+  }
+
+  /** {@link #setPaused(boolean)} for the queue {@code name} of the shard. */
+  public void setPaused(String name, boolean paused) {
     if (control == null) {
       control = db.pool("bench-control", 1);
     }
-    new QueueControl(control).setPaused(QUEUE, paused);
-    queue().setPaused(paused);
+    new QueueControl(control).setPaused(name, paused);
+    queue(name).setPaused(paused);
   }
 
   /** The connection {@link #setPaused} writes the switch on; closed with this. */
   private com.zaxxer.hikari.HikariDataSource control;
 
   public QueueManager queue() {
-    return server.engine().find(QUEUE).orElseThrow();
+    return queue(QUEUE);
+  }
+
+  public QueueManager queue(String name) {
+    return server.engine().find(name).orElseThrow();
+  }
+
+  /** Waits until the manager serves the queue {@code name} too (the first is waited for). */
+  public QueueManager awaitQueue(String name) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (System.nanoTime() < deadline) {
+      var q = server.engine().find(name);
+      if (q.isPresent()) {
+        return q.get();
+      }
+      Thread.sleep(20);
+    }
+    throw new IllegalStateException("the manager did not serve " + name + " within 30 s");
   }
 
   public SluiceServer server() {
@@ -190,13 +239,20 @@ public final class SluiceSide implements AutoCloseable {
 
   /** Starts {@code count} receivers running {@code handler}; waits until each is subscribed. */
   public void startHandlers(int count, int concurrency, int maxInFlight, EventHandler handler) {
+    startHandlers(QUEUE, count, concurrency, maxInFlight, handler);
+  }
+
+  /** {@link #startHandlers(int, int, int, EventHandler)} on the queue {@code name}. */
+  public void startHandlers(
+      String name, int count, int concurrency, int maxInFlight, EventHandler handler) {
+    int first = receivers.size();
     for (int i = 0; i < count; i++) {
       var b = SluiceReceiver.builder();
       receivers.add(
           (tls == null ? b : tls.receiver(b))
               .target((tls == null ? "127.0.0.1" : BenchTls.host()) + ":" + server.port())
-              .queue(QUEUE)
-              .receiverId("bench-" + i)
+              .queue(name)
+              .receiverId(name.equals(QUEUE) ? "bench-" + i : name + "-" + i)
               .concurrency(concurrency)
               .maxInFlight(maxInFlight)
               .shutdownTimeout(Duration.ofSeconds(5))
@@ -204,7 +260,7 @@ public final class SluiceSide implements AutoCloseable {
               .build()
               .start());
     }
-    for (SluiceReceiver r : receivers) {
+    for (SluiceReceiver r : receivers.subList(first, receivers.size())) {
       if (!r.awaitSubscribed(Duration.ofSeconds(30))) {
         throw new IllegalStateException("receiver " + r.receiverId() + " did not subscribe");
       }
@@ -216,6 +272,15 @@ public final class SluiceSide implements AutoCloseable {
     Counter c = registry.find(name).counter();
     if (c == null) {
       throw new IllegalStateException("the manager has no counter " + name);
+    }
+    return c;
+  }
+
+  /** One of the manager's counters of one queue, e.g. {@code sluice.events.acked}. */
+  public Counter counterOf(String name, String queue) {
+    Counter c = registry.find(name).tag("queue", queue).counter();
+    if (c == null) {
+      throw new IllegalStateException("the manager has no counter " + name + " of queue " + queue);
     }
     return c;
   }
@@ -281,6 +346,52 @@ public final class SluiceSide implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Inserts {@code n} events due now as the children of groups of {@code groupSize}, each group in
+   * one transaction: its children in one multi-row INSERT into the grouped queue, and its
+   * completion (a row of {@link #COMPLETIONS} whose {@code completes_group} names it), the usual
+   * way. Returns the number of groups (the last one may be smaller).
+   */
+  public long insertGroups(long n, int groupSize, LongConsumer progress) throws SQLException {
+    long groups = 0;
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      long done = 0;
+      try (PreparedStatement completion =
+          c.prepareStatement(
+              "INSERT INTO " + COMPLETIONS + " (" + COMPLETES_GROUP + ", payload) VALUES (?, ?)")) {
+        while (done < n) {
+          int k = (int) Math.min(groupSize, n - done);
+          String key = "g" + groups;
+          StringBuilder sql =
+              new StringBuilder("INSERT INTO " + QUEUE + " (" + GROUP_KEY + ", payload) VALUES ");
+          for (int i = 0; i < k; i++) {
+            sql.append(i == 0 ? "" : ",").append("(?, ?)");
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+            int p = 1;
+            for (int i = 0; i < k; i++) {
+              ps.setString(p++, key);
+              ps.setString(p++, "e" + (done + i));
+            }
+            ps.executeUpdate();
+          }
+          completion.setString(1, key);
+          completion.setString(2, "done");
+          completion.executeUpdate();
+          c.commit();
+          groups++;
+          done += k;
+          progress.accept(done);
+        }
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    }
+    return groups;
   }
 
   private static String insertSql(String cols, String one, int k) {
