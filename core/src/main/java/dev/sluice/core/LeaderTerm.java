@@ -57,10 +57,8 @@ final class LeaderTerm {
   }
 
   /** The leader's store of the shard's event groups: its writes are fenced by this term's token. */
-  dev.sluice.db.store.JdbcGroupStore groupStore(
-      DataSource dataSource,
-      java.util.function.Supplier<java.util.Map<String, QueueTable>> tables) {
-    return new dev.sluice.db.store.JdbcGroupStore(dataSource, fence, tables);
+  dev.sluice.db.store.JdbcGroupStore groupStore(DataSource dataSource) {
+    return new dev.sluice.db.store.JdbcGroupStore(dataSource, fence);
   }
 
   /** The leader's store of the shard's schedules: its writes are fenced by this term's token. */

@@ -135,7 +135,7 @@ final class ServedQueues {
     GroupCloser closer =
         new GroupCloser(
             config.name(),
-            next.groupStore(pool.dataSource(), this::servedTables),
+            next.groupStore(pool.dataSource()),
             next.gate(),
             pool.clock()::nowNs,
             this::servedTables,

@@ -16,7 +16,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jooq.exception.DataAccessException;
 
@@ -51,19 +50,40 @@ public final class JdbcGroupStore {
   private final DataSource ds;
   private final Fence fence;
 
-  /** The shard's queue tables, by name: those with {@code group_key} hold children. */
-  private final Supplier<Map<String, QueueTable>> tables;
+  /**
+   * The shard's tables with a {@code state} column, read from the catalog (not from the served
+   * queues: a grouped table the manager does not serve, a disabled queue's say, still holds
+   * children), at most {@link #TABLES_TTL_NS} old.
+   */
+  private volatile Tables tables;
+
+  static final long TABLES_TTL_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
+  /** A table of the shard as the group checks see it. */
+  public record Table(String name, boolean stateIsEnum, boolean grouped) {
+    Object stateValue(EventState s) {
+      return stateIsEnum ? s.sqlName() : s.code();
+    }
+
+    EventState decode(Object v) {
+      if (v instanceof Number n) {
+        return EventState.ofCodeOrNull(n.longValue());
+      }
+      return v == null ? null : EventState.ofNameOrNull(String.valueOf(v));
+    }
+  }
+
+  private record Tables(long readMono, Map<String, Table> byName) {}
 
   /** An operator's store (reads only). */
-  public JdbcGroupStore(DataSource ds, Supplier<Map<String, QueueTable>> tables) {
-    this(ds, null, tables);
+  public JdbcGroupStore(DataSource ds) {
+    this(ds, null);
   }
 
   /** A leader's store: its writes are conditioned on {@code fence}. */
-  public JdbcGroupStore(DataSource ds, Fence fence, Supplier<Map<String, QueueTable>> tables) {
+  public JdbcGroupStore(DataSource ds, Fence fence) {
     this.ds = ds;
     this.fence = fence;
-    this.tables = tables;
   }
 
   /** One group's row. */
@@ -177,7 +197,7 @@ public final class JdbcGroupStore {
     if (keys != null && keys.isEmpty()) {
       return out;
     }
-    List<QueueTable> grouped = grouped();
+    List<Table> grouped = grouped();
     List<Object> values = new ArrayList<>();
     StringBuilder sql =
         new StringBuilder("SELECT g.group_key FROM ")
@@ -400,7 +420,7 @@ public final class JdbcGroupStore {
           }
           return null;
         }
-        QueueTable cq = tables.get().get(g.completionQueue());
+        Table cq = tables().get(g.completionQueue());
         if (cq != null) {
           try (PreparedStatement ps =
               c.prepareStatement(
@@ -474,24 +494,64 @@ public final class JdbcGroupStore {
 
   // ---------------------------------------------------------------- helpers
 
-  private List<QueueTable> grouped() {
-    List<QueueTable> out = new ArrayList<>();
-    for (QueueTable t : tables.get().values()) {
-      if (t.hasGroupKey()) {
+  /** The tables of the shard that hold children (a {@code group_key} column). */
+  public List<Table> grouped() {
+    List<Table> out = new ArrayList<>();
+    for (Table t : tables().values()) {
+      if (t.grouped()) {
         out.add(t);
       }
     }
     return out;
   }
 
+  /** The shard's tables with a {@code state} column, by name (at most a second old). */
+  private Map<String, Table> tables() {
+    Tables t = tables;
+    long mono = System.nanoTime();
+    if (t != null && mono - t.readMono() < TABLES_TTL_NS) {
+      return t.byName();
+    }
+    Map<String, String> stateType = new LinkedHashMap<>();
+    Set<String> withKey = new java.util.HashSet<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS"
+                    + " WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN ('state', '"
+                    + QueueColumns.GROUP_KEY
+                    + "')");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String table = rs.getString(1);
+        if (table.equalsIgnoreCase(TABLE)) {
+          continue; // this store's own table
+        }
+        if (rs.getString(2).equalsIgnoreCase("state")) {
+          stateType.put(table, rs.getString(3).toLowerCase(java.util.Locale.ROOT));
+        } else {
+          withKey.add(table);
+        }
+      }
+    } catch (SQLException e) {
+      throw fail("read of the shard's grouped tables", e);
+    }
+    Map<String, Table> byName = new LinkedHashMap<>();
+    stateType.forEach(
+        (name, type) ->
+            byName.put(name, new Table(name, type.equals("enum"), withKey.contains(name))));
+    tables = new Tables(mono, Map.copyOf(byName));
+    return byName;
+  }
+
   /** No child of g pending or fired in any of {@code grouped} (true when there are none). */
-  private static String noneOpen(List<QueueTable> grouped, List<Object> values) {
+  private static String noneOpen(List<Table> grouped, List<Object> values) {
     if (grouped.isEmpty()) {
       return "1 = 1";
     }
     StringBuilder sb = new StringBuilder("(");
     for (int i = 0; i < grouped.size(); i++) {
-      QueueTable t = grouped.get(i);
+      Table t = grouped.get(i);
       sb.append(i == 0 ? "" : " AND ")
           .append("NOT EXISTS (SELECT 1 FROM `")
           .append(t.name())
@@ -504,10 +564,10 @@ public final class JdbcGroupStore {
     return sb.append(")").toString();
   }
 
-  private static String anyDead(List<QueueTable> grouped, List<Object> values) {
+  private static String anyDead(List<Table> grouped, List<Object> values) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < grouped.size(); i++) {
-      QueueTable t = grouped.get(i);
+      Table t = grouped.get(i);
       sb.append(i == 0 ? "" : " OR ")
           .append("EXISTS (SELECT 1 FROM `")
           .append(t.name())
@@ -521,7 +581,7 @@ public final class JdbcGroupStore {
 
   private ChildCounts childCounts(Connection c, String key) throws SQLException {
     long[] by = new long[EventState.values().length];
-    for (QueueTable t : grouped()) {
+    for (Table t : grouped()) {
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT `state`, COUNT(*) FROM `"
@@ -532,7 +592,7 @@ public final class JdbcGroupStore {
         ps.setString(1, key);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            EventState s = t.decodeState(rs.getObject(1));
+            EventState s = t.decode(rs.getObject(1));
             if (s != null) {
               by[s.ordinal()] += rs.getLong(2);
             }
