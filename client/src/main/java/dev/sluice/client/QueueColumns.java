@@ -44,6 +44,36 @@ public final class QueueColumns {
   /** The index's definition, as in a CREATE TABLE. */
   public static final String DEDUP_INDEX_DEFINITION = "UNIQUE KEY `sluice_dedup` (`dedup_key`)";
 
+  /**
+   * The optional column of a group's children (README, "Event groups"): the group's key. A user
+   * column, so it travels to receivers; the index {@link #GROUP_INDEX} on ({@code group_key},
+   * {@code state}) serves the manager's check that a group has no pending child left.
+   */
+  public static final String GROUP_KEY = "group_key";
+
+  /** The conventional name of the ({@code group_key}, {@code state}) index. */
+  public static final String GROUP_INDEX = "sluice_group";
+
+  /**
+   * The optional column of a completion event: the key of the group it completes. A row with a
+   * value there waits for its group instead of for its time.
+   */
+  public static final String COMPLETES_GROUP = "completes_group";
+
+  /** The longest group key, in characters. */
+  public static final int GROUP_KEY_MAX_CHARS = 191;
+
+  /** The child column's definition: binary collation, as {@code sluice_group.group_key}. */
+  public static final String GROUP_KEY_DEFINITION =
+      "`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
+
+  /** The child index's definition, as in a CREATE TABLE. */
+  public static final String GROUP_INDEX_DEFINITION = "KEY `sluice_group` (`group_key`, `state`)";
+
+  /** The completion column's definition. */
+  public static final String COMPLETES_GROUP_DEFINITION =
+      "`completes_group` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
+
   /** Columns the manager owns; {@link #ACTOR} is optional. Everything else is user data. */
   public static final Set<String> SYSTEM_COLUMNS =
       Set.of(ID, TIME_NEXT, STATE, EPOCH, PRIORITY, TENANT, ACTOR, CLASS, TIME_CREATED, TIME_ACKED);

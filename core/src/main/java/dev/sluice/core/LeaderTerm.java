@@ -56,6 +56,11 @@ final class LeaderTerm {
     return new JdbcEventStore(dataSource, table, fence);
   }
 
+  /** The leader's store of the shard's event groups: its writes are fenced by this term's token. */
+  dev.sluice.db.store.JdbcGroupStore groupStore(DataSource dataSource) {
+    return new dev.sluice.db.store.JdbcGroupStore(dataSource, fence);
+  }
+
   /** The leader's store of the shard's schedules: its writes are fenced by this term's token. */
   JdbcScheduleStore scheduleStore(DataSource dataSource) {
     return new JdbcScheduleStore(dataSource, fence);

@@ -54,6 +54,13 @@ final class ServedQueues {
   private volatile long leadingSinceNs;
   private volatile boolean stopped;
 
+  /** This term's closer of event groups; null before the first term. */
+  private volatile GroupCloser groups;
+
+  /** The open-groups gauge's value, kept across terms. */
+  private final java.util.concurrent.atomic.AtomicLong groupsOpen =
+      new java.util.concurrent.atomic.AtomicLong();
+
   ServedQueues(
       ShardConfig config,
       EngineConfig manager,
@@ -94,11 +101,49 @@ final class ServedQueues {
     return Map.copyOf(queues);
   }
 
+  /** The served queues' tables, by name (the event groups' view of the shard). */
+  Map<String, QueueTable> servedTables() {
+    Map<String, QueueTable> out = new java.util.LinkedHashMap<>();
+    for (QueueManager q : queues.values()) {
+      out.put(q.queue(), q.table());
+    }
+    return out;
+  }
+
+  /** No lock needed, no database call: this term's closer of event groups stops. */
+  void stopGroups() {
+    GroupCloser g = groups;
+    if (g != null) {
+      g.stop();
+    }
+  }
+
+  /** This term's closer of event groups (null before the first term); for tests. */
+  GroupCloser groups() {
+    return groups;
+  }
+
   /** A term begins: serves every table given that is not served yet. */
   synchronized void lead(LeaderTerm next, Collection<QueueTable> tables) {
     term = next;
     leading = true;
     leadingSinceNs = pool.ticker().nanos();
+    GroupCloser previous = groups;
+    if (previous != null) {
+      previous.stop();
+    }
+    GroupCloser closer =
+        new GroupCloser(
+            config.name(),
+            next.groupStore(pool.dataSource()),
+            next.gate(),
+            pool.clock()::nowNs,
+            this::servedTables,
+            this::get,
+            registry,
+            groupsOpen);
+    groups = closer;
+    closer.start();
     for (QueueTable t : tables) {
       if (!queues.containsKey(t.name())) {
         start(t);
@@ -112,6 +157,7 @@ final class ServedQueues {
    */
   synchronized List<QueueManager> stepDown() {
     term.close();
+    stopGroups();
     leading = false;
     List<QueueManager> taken = new ArrayList<>();
     for (String name : Set.copyOf(queues.keySet())) {
@@ -129,6 +175,7 @@ final class ServedQueues {
       return false;
     }
     stopped = true;
+    stopGroups();
     return true;
   }
 
@@ -188,6 +235,7 @@ final class ServedQueues {
     qm.setPaused(paused.getOrDefault(table.name(), false));
     qm.onFault(faults);
     qm.gate(term.gate());
+    qm.groups(groups);
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(

@@ -98,6 +98,7 @@ public final class QueueCatalog {
         new ArrayList<>(
             QueueSchemaValidator.validate(c.table(), columns, indexes, engine(c.table())));
     problems.addAll(QueueSchemaValidator.validateOrdering(c.table(), options, columns, indexes));
+    problems.addAll(QueueSchemaValidator.validateGroups(c.table(), options, columns, indexes));
     if (!problems.isEmpty()) {
       List<String> texts = problems.stream().map(SchemaProblem::toString).toList();
       return new Discovered(

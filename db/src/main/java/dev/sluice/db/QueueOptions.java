@@ -56,7 +56,8 @@ public record QueueOptions(
     boolean channelReceivers,
     String ordering,
     String orderingColumn,
-    String orderingOnDead) {
+    String orderingOnDead,
+    String groupOnDead) {
 
   /** The first word of every queue table's comment. */
   public static final String MARKER = "sluice_queue";
@@ -148,6 +149,11 @@ public record QueueOptions(
   public static final String ON_DEAD_SKIP = "skip";
 
   public static final String ON_DEAD_HALT = "halt";
+
+  /** {@code group_on_dead}'s values: wait for every child, or complete at the first dead one. */
+  public static final String GROUP_WAIT_ALL = "wait_all";
+
+  public static final String GROUP_FAIL_FAST = "fail_fast";
 
   /** {@code channel_body}'s value for a JSON object of the user columns (the default). */
   public static final String BODY_JSON = "json";
@@ -480,7 +486,17 @@ public record QueueOptions(
               .doc(
                   "when a key's event goes `dead`: `skip` lets the next event of the key go;"
                       + " `halt` stops the key until the dead event is replayed or skipped"
-                      + " (`sluice ordering`)"));
+                      + " (`sluice ordering`)"),
+          text(
+                  "group_on_dead",
+                  GROUP_WAIT_ALL,
+                  Pattern.compile("wait_all|fail_fast"),
+                  "wait_all or fail_fast",
+                  QueueOptions::groupOnDead)
+              .doc(
+                  "for a queue of [completion events](#event-groups): when a child of the group"
+                      + " goes `dead`, `wait_all` counts it and waits for the other children;"
+                      + " `fail_fast` releases the completion event at once"));
 
   /** Option names, as written in comments, in the order the docs list them. */
   public static final List<String> NAMES = OPTIONS.stream().map(QueueOption::name).toList();
@@ -540,7 +556,8 @@ public record QueueOptions(
         (Boolean) v.get("channel_receivers"),
         (String) v.get("ordering"),
         (String) v.get("ordering_column"),
-        (String) v.get("ordering_on_dead"));
+        (String) v.get("ordering_on_dead"),
+        (String) v.get("group_on_dead"));
   }
 
   @SuppressWarnings("unchecked")
@@ -709,6 +726,11 @@ public record QueueOptions(
   /** Whether a dead event stops its key ({@code ordering_on_dead=halt}). */
   public boolean haltOnDead() {
     return ordered() && ON_DEAD_HALT.equals(orderingOnDead);
+  }
+
+  /** Whether a dead child completes its group at once ({@code group_on_dead=fail_fast}). */
+  public boolean groupFailFast() {
+    return GROUP_FAIL_FAST.equals(groupOnDead);
   }
 
   /** The window slots one tenant may hold: tenant_cache_share of cache_size, at least one. */

@@ -1,5 +1,6 @@
 package dev.sluice.db;
 
+import dev.sluice.client.QueueColumns;
 import java.util.List;
 import java.util.Map;
 
@@ -66,6 +67,16 @@ public record QueueTable(
   /** Whether the table has the deduplication column {@link QueueConvention#DEDUP_KEY}. */
   public boolean hasDedupKey() {
     return userColumns.contains(QueueConvention.DEDUP_KEY);
+  }
+
+  /** Whether the table holds children of event groups (it has {@code group_key}). */
+  public boolean hasGroupKey() {
+    return userColumns.contains(QueueColumns.GROUP_KEY);
+  }
+
+  /** Whether the table holds completion events of groups (it has {@code completes_group}). */
+  public boolean completesGroups() {
+    return userColumns.contains(QueueColumns.COMPLETES_GROUP);
   }
 
   /** Whether the (state, tenant, time_next) index exists. */

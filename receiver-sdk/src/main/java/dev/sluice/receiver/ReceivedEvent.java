@@ -111,6 +111,20 @@ public final class ReceivedEvent {
   }
 
   /**
+   * For the completion event of an event group (a row with {@code completes_group}; README, "Event
+   * groups"): what became of the group's children, counted once when it completed. Empty for every
+   * other event.
+   */
+  public java.util.Optional<GroupOutcome> group() {
+    if (!raw.hasGroup()) {
+      return java.util.Optional.empty();
+    }
+    dev.sluice.proto.v1.GroupOutcome g = raw.getGroup();
+    return java.util.Optional.of(
+        new GroupOutcome(g.getKey(), g.getAcked(), g.getDead(), g.getCancelled()));
+  }
+
+  /**
    * The user columns, by name, as the types listed on this class (the arrays are shared: do not
    * modify them).
    */

@@ -21,6 +21,7 @@ import java.util.Map;
  * @param actorPath the actor path under the tenant (may be empty)
  * @param orderingKey for an ordered queue, the event's key as text (the ordering column's value;
  *     empty for a queue ordered as one key); null when the queue is not ordered or the key is NULL
+ * @param group for a group's completion event, what became of its children; null otherwise
  */
 public record Delivery(
     String shard,
@@ -35,7 +36,40 @@ public record Delivery(
     String workClass,
     List<String> actorPath,
     Map<String, Object> columns,
-    String orderingKey) {
+    String orderingKey,
+    GroupOutcome group) {
+
+  /** A delivery of an event that completes no group. */
+  public Delivery(
+      String shard,
+      String queue,
+      long id,
+      long epoch,
+      String tenant,
+      int priority,
+      long dueNs,
+      long createdNs,
+      long firedNs,
+      String workClass,
+      List<String> actorPath,
+      Map<String, Object> columns,
+      String orderingKey) {
+    this(
+        shard,
+        queue,
+        id,
+        epoch,
+        tenant,
+        priority,
+        dueNs,
+        createdNs,
+        firedNs,
+        workClass,
+        actorPath,
+        columns,
+        orderingKey,
+        null);
+  }
 
   /** A delivery of an unordered queue's event. */
   public Delivery(
@@ -53,7 +87,7 @@ public record Delivery(
       Map<String, Object> columns) {
     this(
         shard, queue, id, epoch, tenant, priority, dueNs, createdNs, firedNs, workClass, actorPath,
-        columns, null);
+        columns, null, null);
   }
 
   /** "queue orders_events, shard s1, event 42 (attempt 3)": for errors and logs. */

@@ -261,6 +261,7 @@ final class AckBatcher implements Runnable {
             + (dead ? "; made dead" : "; left as it is (it comes back after its ack deadline)"));
     if (dead) {
       ctx.metrics().dead.increment();
+      ctx.groups().settled(ctx.table(), List.of(c.ref().id()));
     }
     List<CasOutcome> outcome = List.of(o == null ? CasOutcome.STALE : o);
     dispatcher.post(new DispatcherCommand.Settled(List.of(c), outcome));
@@ -294,6 +295,20 @@ final class AckBatcher implements Runnable {
         answers
             .computeIfAbsent(c.from(), k -> new ArrayList<>())
             .add(new Settled(c.ref(), o, result));
+      }
+    }
+    if (ctx.table().hasGroupKey()) {
+      // Children of event groups acked or dead: their groups may complete now.
+      List<Long> ended = new ArrayList<>();
+      for (int i = 0; i < batch.size(); i++) {
+        Completion c = batch.get(i);
+        if (outcomes.get(i) == CasOutcome.APPLIED
+            && (c.kind() == Completion.Kind.ACK || c.dead())) {
+          ended.add(c.ref().id());
+        }
+      }
+      if (!ended.isEmpty()) {
+        ctx.groups().settled(ctx.table(), ended);
       }
     }
     dispatcher.post(new DispatcherCommand.Settled(batch, outcomes));

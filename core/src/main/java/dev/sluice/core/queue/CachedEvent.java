@@ -34,6 +34,9 @@ public final class CachedEvent {
    */
   final Object orderingKey;
 
+  /** For a group's completion event, what became of the group's children; null otherwise. */
+  final dev.sluice.core.outlet.GroupOutcome group;
+
   CachedEvent(
       long id,
       long epoch,
@@ -73,6 +76,35 @@ public final class CachedEvent {
       Map<String, Object> columns,
       int bytes,
       Object orderingKey) {
+    this(
+        id,
+        epoch,
+        dueNs,
+        createdNs,
+        priority,
+        tenant,
+        actorPath,
+        workClass,
+        columns,
+        bytes,
+        orderingKey,
+        null);
+  }
+
+  CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Object> columns,
+      int bytes,
+      Object orderingKey,
+      dev.sluice.core.outlet.GroupOutcome group) {
+    this.group = group;
     this.orderingKey = orderingKey;
     this.id = id;
     this.epoch = epoch;
@@ -99,7 +131,8 @@ public final class CachedEvent {
         workClass,
         columns,
         bytes,
-        orderingKey);
+        orderingKey,
+        group);
   }
 
   public long id() {

@@ -57,6 +57,7 @@ final class InFlight {
         e.workClass,
         e.actorPath,
         columns,
-        OrderingKey.text(e.orderingKey));
+        OrderingKey.text(e.orderingKey),
+        e.group);
   }
 }

@@ -43,8 +43,12 @@ final class PolledEvents {
   /** An ordered queue's holds: the rows that wait behind their key never become events. */
   private final KeyTurns turns;
 
+  /** A queue of completion events: which of them wait for their groups. */
+  private final GroupSeals seals;
+
   PolledEvents(QueueContext ctx, LongConsumer rowSizes, KeyTurns turns) {
     this.ctx = ctx;
+    this.seals = new GroupSeals(ctx);
     this.rowSizes = rowSizes;
     this.turns = turns;
   }
@@ -55,7 +59,8 @@ final class PolledEvents {
    * fired, so no attempt is spent), as no receiver could be sent it.
    */
   List<CachedEvent> of(List<EventRow> read) {
-    List<EventRow> rows = turns.admit(read);
+    Map<Long, dev.sluice.core.outlet.GroupOutcome> groups = new java.util.HashMap<>();
+    List<EventRow> rows = seals.admit(turns.admit(read), groups);
     List<CachedEvent> out = new ArrayList<>(rows.size());
     Map<EventRef, String> tooLarge = null;
     long largest = 0;
@@ -85,7 +90,8 @@ final class PolledEvents {
               row.workClass() == null ? "" : row.workClass(),
               columns,
               bytes,
-              key));
+              key,
+              groups.isEmpty() ? null : groups.get(row.id())));
     }
     if (!read.isEmpty()) {
       rowSizes.accept(largest);

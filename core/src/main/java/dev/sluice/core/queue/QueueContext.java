@@ -22,6 +22,9 @@ final class QueueContext {
   private final LoopFaults faults;
   private volatile Live live;
 
+  /** The shard's event groups: set once by the queue manager's owner before it starts. */
+  private volatile Groups groups = Groups.NONE;
+
   /** The parts that change together when the table is altered in place. */
   private record Live(QueueTable table, EventStore store, RetryPolicy retry) {}
 
@@ -62,6 +65,14 @@ final class QueueContext {
   void update(QueueTable table, EventStore store) {
     QueueOptions o = table.options();
     this.live = new Live(table, store, RetryPolicy.of(o));
+  }
+
+  Groups groups() {
+    return groups;
+  }
+
+  void groups(Groups g) {
+    this.groups = g == null ? Groups.NONE : g;
   }
 
   String shard() {

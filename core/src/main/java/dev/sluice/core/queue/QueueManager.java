@@ -43,6 +43,10 @@ public final class QueueManager {
   private final Dispatcher dispatcher;
   private final AckBatcher acks;
   private final Poller poller;
+
+  /** Wakes the poller before its pause ends. */
+  private final Waiter pollerWake;
+
   private final Firer firer;
   private final Purger purger;
   private final ScheduledExecutorService maintenance;
@@ -76,6 +80,7 @@ public final class QueueManager {
     this.acks = new AckBatcher(ctx, inbox);
     this.firer = new Firer(ctx, inbox);
     Waiter pollerWake = new Waiter(ctx.clock().ticker());
+    this.pollerWake = pollerWake;
     this.turns = new KeyTurns(ctx, pollerWake);
     this.dispatcher =
         new Dispatcher(
@@ -119,6 +124,11 @@ public final class QueueManager {
   /**
    * The shard's gate for this leadership term (see {@link ShardGate}); set before {@link #start}.
    */
+  /** The shard's event groups (its leadership term's closer); before {@link #start}. */
+  public void groups(Groups g) {
+    ctx.groups(g);
+  }
+
   public void gate(ShardGate g) {
     firer.gate(g);
   }
@@ -247,6 +257,7 @@ public final class QueueManager {
             .map(Map.Entry::getKey)
             .toList();
     if (!cancelled.isEmpty()) {
+      ctx.groups().settled(ctx.table(), cancelled);
       inbox.post(new Cancelled(cancelled));
       keysChanged();
     }
@@ -257,6 +268,11 @@ public final class QueueManager {
    * An ordered queue's events were changed by an operator (cancelled, skipped, replayed, purged):
    * the held events whose turn that gives are released at the poller's next pass.
    */
+  /** Rows were released for this queue (a group completed, say): the poller reads at once. */
+  public void pollSoon() {
+    pollerWake.wake();
+  }
+
   public void keysChanged() {
     if (ctx.options().ordered()) {
       turns.recheckSoon();

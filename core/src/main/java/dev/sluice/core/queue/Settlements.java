@@ -156,6 +156,10 @@ final class Settlements {
    */
   void committed(AttachedOutlet from, List<EventRef> refs, long ackWaitNs) {
     long now = ctx.clock().nowNs();
+    if (ctx.table().hasGroupKey()) {
+      // Children of event groups acked in the receivers' transactions: their groups may complete.
+      ctx.groups().settled(ctx.table(), refs.stream().map(EventRef::id).toList());
+    }
     for (EventRef ref : refs) {
       InFlight f = table.at(ref);
       if (f == null || f.settling || f.owner != from) {

@@ -930,6 +930,11 @@ public final class JdbcEventStore implements EventStore {
     return ctx.update(t)
         .set(timeNext, timeNext.minus(HELD_NS))
         .where(state.eq(sv(EventState.PENDING)).and(timeNext.ge(HELD_NS)))
+        // A completion event waits for its group, not behind a key: it stays held.
+        .and(
+            q.completesGroups()
+                ? DSL.field(DSL.name(dev.sluice.client.QueueColumns.COMPLETES_GROUP)).isNull()
+                : DSL.noCondition())
         .and(fenced)
         .limit(limit)
         .execute();

@@ -83,6 +83,17 @@ final class CheckCommand extends BaseCommand {
                         p.fix() + ";"));
               }
             }
+            // Event groups' columns and index (the manager refuses the queue without).
+            for (SchemaProblem p :
+                QueueSchemaValidator.validateGroups(
+                    c.table(), options, catalog.columns(c.table()), catalog.indexes(c.table()))) {
+              found.add(
+                  entry(
+                      s.name(),
+                      c.table(),
+                      "event groups: " + p.column() + ": " + p.problem(),
+                      p.fix() + ";"));
+            }
             for (SchemaProblem p : catalog.warnings(c.table())) {
               warned.add(
                   entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));

@@ -187,6 +187,14 @@ public final class Subscription implements Outlet {
     if (d.orderingKey() != null) {
       e.setOrderingKey(d.orderingKey());
     }
+    if (d.group() != null) {
+      e.setGroup(
+          dev.sluice.proto.v1.GroupOutcome.newBuilder()
+              .setKey(d.group().key())
+              .setAcked(d.group().acked())
+              .setDead(d.group().dead())
+              .setCancelled(d.group().cancelled()));
+    }
     return e.setId(d.id())
         .setEpoch(d.epoch())
         .setQueue(d.queue())

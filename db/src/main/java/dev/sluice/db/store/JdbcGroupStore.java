@@ -1,0 +1,677 @@
+package dev.sluice.db.store;
+
+import static dev.sluice.db.QueueConvention.HELD_NS;
+
+import dev.sluice.client.QueueColumns;
+import dev.sluice.db.EventState;
+import dev.sluice.db.QueueTable;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.jooq.exception.DataAccessException;
+
+/**
+ * The event groups of one shard ({@code sluice_group}, migration V9; README, "Event groups").
+ *
+ * <p>A group's children are rows of any queue table of the shard with a {@code group_key} column;
+ * its completion event is a row of a queue table with a {@code completes_group} column. The
+ * leader's writes, each conditioned on its {@link Fence}:
+ *
+ * <ul>
+ *   <li>{@link #seal}: when a poll first reads a completion event, the group's row is inserted and
+ *       the completion event is held out of every poll's range ({@code time_next + HELD_NS}, a
+ *       compare-and-set on its epoch), in one transaction. A second completion event of the same
+ *       key finds the row taken.
+ *   <li>{@link #complete}: once no child is pending or fired (or, with {@code fail_fast}, one is
+ *       dead), the counts, {@code state = 'completed'} and the release of the completion event, in
+ *       one transaction that locks the group's row: the completion event is released exactly once.
+ * </ul>
+ *
+ * <p>The check that a group may complete is an existence probe per grouped table on its ({@code
+ * group_key}, {@code state}) index, never a count over the group; the count by state is read once,
+ * at completion.
+ *
+ * <p>Stateless but for the fence: any thread may call it.
+ */
+public final class JdbcGroupStore {
+  static final String TABLE = "sluice_group";
+  static final String SEALED = "sealed";
+  static final String COMPLETED = "completed";
+
+  private final DataSource ds;
+  private final Fence fence;
+
+  /**
+   * The shard's tables with a {@code state} column, read from the catalog (not from the served
+   * queues: a grouped table the manager does not serve, a disabled queue's say, still holds
+   * children), at most {@link #TABLES_TTL_NS} old.
+   */
+  private volatile Tables tables;
+
+  static final long TABLES_TTL_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
+  /** A table of the shard as the group checks see it. */
+  public record Table(String name, boolean stateIsEnum, boolean grouped) {
+    Object stateValue(EventState s) {
+      return stateIsEnum ? s.sqlName() : s.code();
+    }
+
+    EventState decode(Object v) {
+      if (v instanceof Number n) {
+        return EventState.ofCodeOrNull(n.longValue());
+      }
+      return v == null ? null : EventState.ofNameOrNull(String.valueOf(v));
+    }
+  }
+
+  private record Tables(long readMono, Map<String, Table> byName) {}
+
+  /** An operator's store (reads only). */
+  public JdbcGroupStore(DataSource ds) {
+    this(ds, null);
+  }
+
+  /** A leader's store: its writes are conditioned on {@code fence}. */
+  public JdbcGroupStore(DataSource ds, Fence fence) {
+    this.ds = ds;
+    this.fence = fence;
+  }
+
+  /** One group's row. */
+  public record Group(
+      String key,
+      String state,
+      String completionQueue,
+      long completionId,
+      long completionEpoch,
+      String onDead,
+      long sealedNs,
+      Long completedNs,
+      long acked,
+      long dead,
+      long cancelled) {
+    public boolean completed() {
+      return COMPLETED.equals(state);
+    }
+  }
+
+  /** Children of a group by state, over every grouped table of the shard. */
+  public record ChildCounts(long pending, long fired, long acked, long dead, long cancelled) {
+    public long total() {
+      return pending + fired + acked + dead + cancelled;
+    }
+  }
+
+  /** What {@link #seal} did. */
+  public enum Sealed {
+    /** The group's row was written and the completion event held. */
+    SEALED,
+    /** The completion event changed since it was read: nothing was written. */
+    CHANGED,
+    /** The group has a row already (another completion event, or this one's): nothing written. */
+    TAKEN
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The rows of the groups among {@code keys} that have one. */
+  public Map<String, Group> find(Collection<String> keys) {
+    Map<String, Group> out = new LinkedHashMap<>();
+    if (keys.isEmpty()) {
+      return out;
+    }
+    String sql =
+        "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
+            + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
+            + TABLE
+            + " WHERE group_key IN ("
+            + marks(keys.size())
+            + ")";
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int i = 1;
+      for (String k : keys) {
+        ps.setString(i++, k);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Group g = group(rs);
+          out.put(g.key(), g);
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("read of groups", e);
+    }
+  }
+
+  /** The distinct group keys of the rows {@code ids} of {@code table} (a grouped table). */
+  public Set<String> keysOf(QueueTable table, Collection<Long> ids) {
+    Set<String> out = new LinkedHashSet<>();
+    if (ids.isEmpty() || !table.hasGroupKey()) {
+      return out;
+    }
+    String sql =
+        "SELECT DISTINCT `"
+            + QueueColumns.GROUP_KEY
+            + "` FROM `"
+            + table.name()
+            + "` WHERE `id` IN ("
+            + marks(ids.size())
+            + ") AND `"
+            + QueueColumns.GROUP_KEY
+            + "` IS NOT NULL";
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int i = 1;
+      for (long id : ids) {
+        ps.setLong(i++, id);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("read of the group keys of " + table.name() + " events " + ids, e);
+    }
+  }
+
+  /**
+   * The sealed groups among {@code keys} (all sealed groups when null, oldest first, up to {@code
+   * limit}) that may complete: no child pending or fired in any grouped table, or, for a {@code
+   * fail_fast} group, a dead child.
+   */
+  public List<String> completable(Collection<String> keys, int limit) {
+    List<String> out = new ArrayList<>();
+    if (keys != null && keys.isEmpty()) {
+      return out;
+    }
+    List<Table> grouped = grouped();
+    List<Object> values = new ArrayList<>();
+    StringBuilder sql =
+        new StringBuilder("SELECT g.group_key FROM ")
+            .append(TABLE)
+            .append(" g WHERE g.state = '")
+            .append(SEALED)
+            .append("'");
+    if (keys != null) {
+      sql.append(" AND g.group_key IN (").append(marks(keys.size())).append(")");
+      values.addAll(keys);
+    }
+    sql.append(" AND (").append(noneOpen(grouped, values));
+    if (!grouped.isEmpty()) {
+      sql.append(" OR (g.on_dead = 'fail_fast' AND (").append(anyDead(grouped, values));
+      sql.append("))");
+    }
+    sql.append(")");
+    if (keys == null) {
+      sql.append(" ORDER BY g.state, g.sealed_ns");
+    }
+    sql.append(" LIMIT ").append(Math.max(1, limit));
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      bind(ps, values, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("check of groups", e);
+    }
+  }
+
+  /** The children of group {@code key} by state, over every grouped table (a count: operators). */
+  public ChildCounts childCounts(String key) {
+    try (Connection c = ds.getConnection()) {
+      return childCounts(c, key);
+    } catch (SQLException e) {
+      throw fail("count of group " + key + "'s children", e);
+    }
+  }
+
+  /** How many groups are sealed and not completed (one read of the state index). */
+  public long openCount() {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT COUNT(*) FROM " + TABLE + " WHERE state = '" + SEALED + "'")) {
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw fail("count of open groups", e);
+    }
+  }
+
+  /** Up to {@code limit} sealed groups, oldest first (for the status page and the CLI). */
+  public List<Group> open(int limit) {
+    String sql =
+        "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
+            + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
+            + TABLE
+            + " WHERE state = '"
+            + SEALED
+            + "' ORDER BY state, sealed_ns LIMIT "
+            + Math.max(1, limit);
+    List<Group> out = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(group(rs));
+      }
+      return out;
+    } catch (SQLException e) {
+      throw fail("read of open groups", e);
+    }
+  }
+
+  // ---------------------------------------------------------------- the leader (fenced)
+
+  /**
+   * Seals group {@code key} with its completion event {@code ref} of {@code queue}: inserts the
+   * group's row and holds the completion event (a compare-and-set on its epoch, of a pending row
+   * not held), in one transaction, fenced.
+   *
+   * @throws FencedOffException when the fence refused it: nothing was written
+   */
+  public Sealed seal(QueueTable queue, EventRef ref, String key, boolean failFast, long nowNs) {
+    String insert =
+        "INSERT INTO "
+            + TABLE
+            + " (group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
+            + " sealed_ns) SELECT ?, '"
+            + SEALED
+            + "', ?, ?, ?, ?, ? FROM DUAL"
+            + (fence == null ? "" : " WHERE " + Fence.EXISTS);
+    String hold =
+        "UPDATE `"
+            + queue.name()
+            + "` SET `time_next` = `time_next` + "
+            + HELD_NS
+            + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` < "
+            + HELD_NS
+            + fenceSql();
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(insert)) {
+          ps.setString(1, key);
+          ps.setString(2, queue.name());
+          ps.setLong(3, ref.id());
+          ps.setLong(4, ref.epoch());
+          ps.setString(5, failFast ? "fail_fast" : "wait_all");
+          ps.setLong(6, nowNs);
+          bindFence(ps, 7);
+          n = ps.executeUpdate();
+        } catch (SQLException e) {
+          if (e.getErrorCode() == 1062) {
+            c.rollback();
+            return Sealed.TAKEN;
+          }
+          throw e;
+        }
+        if (n == 0) {
+          throw refusedOrFail(c, queue.name());
+        }
+        try (PreparedStatement ps = c.prepareStatement(hold)) {
+          ps.setLong(1, ref.id());
+          ps.setLong(2, ref.epoch());
+          ps.setObject(3, queue.stateValue(EventState.PENDING));
+          bindFence(ps, 4);
+          n = ps.executeUpdate();
+        }
+        if (n == 0) {
+          FencedOffException refused = fencedOff(c, queue.name());
+          c.rollback();
+          if (refused != null) {
+            throw refused;
+          }
+          return Sealed.CHANGED;
+        }
+        c.commit();
+        return Sealed.SEALED;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw fail("seal of group " + key + " by " + queue.name() + " event " + ref.id(), e);
+    }
+  }
+
+  /**
+   * Completes group {@code key} if it is sealed and may complete: locks its row, checks again,
+   * counts its children by state, marks it completed with the counts and releases its completion
+   * event ({@code time_next - HELD_NS}, a compare-and-set on the epoch it was held at), in one
+   * transaction, fenced.
+   *
+   * @return the completed group, or null when it was not sealed or may not complete (yet)
+   * @throws FencedOffException when the fence refused it: nothing was written
+   */
+  public Group complete(String key, long nowNs) {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        Group g = null;
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT group_key, state, completion_queue, completion_id, completion_epoch,"
+                    + " on_dead, sealed_ns, completed_ns, acked, dead, cancelled FROM "
+                    + TABLE
+                    + " WHERE group_key = ? FOR UPDATE")) {
+          ps.setString(1, key);
+          try (ResultSet rs = ps.executeQuery()) {
+            if (rs.next()) {
+              g = group(rs);
+            }
+          }
+        }
+        if (g == null || g.completed()) {
+          c.rollback();
+          return null;
+        }
+        ChildCounts counts = childCounts(c, key);
+        boolean failFast = "fail_fast".equals(g.onDead());
+        if (counts.pending() + counts.fired() > 0 && !(failFast && counts.dead() > 0)) {
+          c.rollback();
+          return null;
+        }
+        int n;
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE "
+                    + TABLE
+                    + " SET state = '"
+                    + COMPLETED
+                    + "', completed_ns = ?, acked = ?, dead = ?, cancelled = ?"
+                    + " WHERE group_key = ? AND state = '"
+                    + SEALED
+                    + "'"
+                    + fenceSql())) {
+          ps.setLong(1, nowNs);
+          ps.setLong(2, counts.acked());
+          ps.setLong(3, counts.dead());
+          ps.setLong(4, counts.cancelled());
+          ps.setString(5, key);
+          bindFence(ps, 6);
+          n = ps.executeUpdate();
+        }
+        if (n == 0) {
+          FencedOffException refused = fencedOff(c, g.completionQueue());
+          c.rollback();
+          if (refused != null) {
+            throw refused;
+          }
+          return null;
+        }
+        Table cq = tables().get(g.completionQueue());
+        if (cq != null) {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE `"
+                      + cq.name()
+                      + "` SET `time_next` = `time_next` - "
+                      + HELD_NS
+                      + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` >= "
+                      + HELD_NS
+                      + fenceSql())) {
+            ps.setLong(1, g.completionId());
+            ps.setLong(2, g.completionEpoch());
+            ps.setObject(3, cq.stateValue(EventState.PENDING));
+            bindFence(ps, 4);
+            ps.executeUpdate();
+          }
+        }
+        c.commit();
+        return new Group(
+            g.key(),
+            COMPLETED,
+            g.completionQueue(),
+            g.completionId(),
+            g.completionEpoch(),
+            g.onDead(),
+            g.sealedNs(),
+            nowNs,
+            counts.acked(),
+            counts.dead(),
+            counts.cancelled());
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw fail("completion of group " + key, e);
+    }
+  }
+
+  /**
+   * Deletes up to {@code limit} rows of groups completed before {@code beforeNs} whose completion
+   * event, of {@code queue}, is no longer pending or fired (it can never be read by a poll again,
+   * so the row is not needed to tell it from a new completion event). Fenced.
+   */
+  public int purgeCompleted(QueueTable queue, long beforeNs, int limit) {
+    String sql =
+        "DELETE FROM "
+            + TABLE
+            + " WHERE completion_queue = ? AND state = '"
+            + COMPLETED
+            + "' AND completed_ns < ? AND NOT EXISTS (SELECT 1 FROM `"
+            + queue.name()
+            + "` q WHERE q.`id` = "
+            + TABLE
+            + ".completion_id AND q.`state` IN (?, ?))"
+            + fenceSql()
+            + " LIMIT "
+            + Math.max(1, limit);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, queue.name());
+      ps.setLong(2, beforeNs);
+      ps.setObject(3, queue.stateValue(EventState.PENDING));
+      ps.setObject(4, queue.stateValue(EventState.FIRED));
+      bindFence(ps, 5);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw fail("purge of completed groups of " + queue.name(), e);
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** The tables of the shard that hold children (a {@code group_key} column). */
+  public List<Table> grouped() {
+    List<Table> out = new ArrayList<>();
+    for (Table t : tables().values()) {
+      if (t.grouped()) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  /** The shard's tables with a {@code state} column, by name (at most a second old). */
+  private Map<String, Table> tables() {
+    Tables t = tables;
+    long mono = System.nanoTime();
+    if (t != null && mono - t.readMono() < TABLES_TTL_NS) {
+      return t.byName();
+    }
+    Map<String, String> stateType = new LinkedHashMap<>();
+    Set<String> withKey = new java.util.HashSet<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS"
+                    + " WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN ('state', '"
+                    + QueueColumns.GROUP_KEY
+                    + "')");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String table = rs.getString(1);
+        if (table.equalsIgnoreCase(TABLE)) {
+          continue; // this store's own table
+        }
+        if (rs.getString(2).equalsIgnoreCase("state")) {
+          stateType.put(table, rs.getString(3).toLowerCase(java.util.Locale.ROOT));
+        } else {
+          withKey.add(table);
+        }
+      }
+    } catch (SQLException e) {
+      throw fail("read of the shard's grouped tables", e);
+    }
+    Map<String, Table> byName = new LinkedHashMap<>();
+    stateType.forEach(
+        (name, type) ->
+            byName.put(name, new Table(name, type.equals("enum"), withKey.contains(name))));
+    tables = new Tables(mono, Map.copyOf(byName));
+    return byName;
+  }
+
+  /** No child of g pending or fired in any of {@code grouped} (true when there are none). */
+  private static String noneOpen(List<Table> grouped, List<Object> values) {
+    if (grouped.isEmpty()) {
+      return "1 = 1";
+    }
+    StringBuilder sb = new StringBuilder("(");
+    for (int i = 0; i < grouped.size(); i++) {
+      Table t = grouped.get(i);
+      sb.append(i == 0 ? "" : " AND ")
+          .append("NOT EXISTS (SELECT 1 FROM `")
+          .append(t.name())
+          .append("` c WHERE c.`")
+          .append(QueueColumns.GROUP_KEY)
+          .append("` = g.group_key AND c.`state` IN (?, ?))");
+      values.add(t.stateValue(EventState.PENDING));
+      values.add(t.stateValue(EventState.FIRED));
+    }
+    return sb.append(")").toString();
+  }
+
+  private static String anyDead(List<Table> grouped, List<Object> values) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < grouped.size(); i++) {
+      Table t = grouped.get(i);
+      sb.append(i == 0 ? "" : " OR ")
+          .append("EXISTS (SELECT 1 FROM `")
+          .append(t.name())
+          .append("` c WHERE c.`")
+          .append(QueueColumns.GROUP_KEY)
+          .append("` = g.group_key AND c.`state` = ?)");
+      values.add(t.stateValue(EventState.DEAD));
+    }
+    return sb.toString();
+  }
+
+  private ChildCounts childCounts(Connection c, String key) throws SQLException {
+    long[] by = new long[EventState.values().length];
+    for (Table t : grouped()) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT `state`, COUNT(*) FROM `"
+                  + t.name()
+                  + "` WHERE `"
+                  + QueueColumns.GROUP_KEY
+                  + "` = ? GROUP BY `state`")) {
+        ps.setString(1, key);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            EventState s = t.decode(rs.getObject(1));
+            if (s != null) {
+              by[s.ordinal()] += rs.getLong(2);
+            }
+          }
+        }
+      }
+    }
+    return new ChildCounts(
+        by[EventState.PENDING.ordinal()],
+        by[EventState.FIRED.ordinal()],
+        by[EventState.ACKED.ordinal()],
+        by[EventState.DEAD.ordinal()],
+        by[EventState.CANCELLED.ordinal()]);
+  }
+
+  private static Group group(ResultSet rs) throws SQLException {
+    long completed = rs.getLong(8);
+    Long completedNs = rs.wasNull() ? null : completed;
+    return new Group(
+        rs.getString(1),
+        rs.getString(2),
+        rs.getString(3),
+        rs.getLong(4),
+        rs.getLong(5),
+        rs.getString(6),
+        rs.getLong(7),
+        completedNs,
+        rs.getLong(9),
+        rs.getLong(10),
+        rs.getLong(11));
+  }
+
+  private static String marks(int n) {
+    return "?" + ",?".repeat(Math.max(0, n - 1));
+  }
+
+  private static void bind(PreparedStatement ps, List<Object> values, int from)
+      throws SQLException {
+    int i = from;
+    for (Object v : values) {
+      ps.setObject(i++, v);
+    }
+  }
+
+  private String fenceSql() {
+    return fence == null ? "" : Fence.SQL;
+  }
+
+  private void bindFence(PreparedStatement ps, int at) throws SQLException {
+    if (fence != null) {
+      ps.setString(at, fence.shard());
+      ps.setLong(at + 1, fence.token());
+    }
+  }
+
+  private FencedOffException fencedOff(Connection c, String queue) throws SQLException {
+    if (fence == null) {
+      return null;
+    }
+    try (PreparedStatement ps = c.prepareStatement(Fence.CHECK_SQL)) {
+      ps.setString(1, fence.shard());
+      try (ResultSet rs = ps.executeQuery()) {
+        String what = queue + " (event groups)";
+        return rs.next()
+            ? fence.refused(what, rs.getLong(1), rs.getString(2))
+            : fence.refused(what, null, null);
+      }
+    }
+  }
+
+  private RuntimeException refusedOrFail(Connection c, String queue) throws SQLException {
+    FencedOffException refused = fencedOff(c, queue);
+    c.rollback();
+    return refused != null
+        ? refused
+        : new DataAccessException(TABLE + ": a fenced insert for " + queue + " wrote nothing");
+  }
+
+  private static DataAccessException fail(String what, SQLException e) {
+    return new DataAccessException(TABLE + ": " + what + " failed: " + e.getMessage(), e);
+  }
+}
