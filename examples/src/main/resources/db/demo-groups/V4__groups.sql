@@ -112,7 +112,8 @@ CREATE TRIGGER `tick_events_occurrence` BEFORE INSERT ON `tick_events`
   FOR EACH ROW SET NEW.`occurrence_ns` = NEW.`time_next`;
 
 -- What each successful handling of a completion saw, written in the transaction that acks it
--- (TransactionalAck): one row per handling, so a completion handled twice shows as two rows.
+-- (TransactionalAck): one row per handling, so a completion handled twice shows as two rows. The
+-- children's states as the handler read them, and the counts the event carried (event.group()).
 CREATE TABLE `group_outcomes` (
   `id` BIGINT NOT NULL AUTO_INCREMENT,
   `completion_queue` VARCHAR(64) NOT NULL,
@@ -123,6 +124,11 @@ CREATE TABLE `group_outcomes` (
   `dead` INT NOT NULL,
   `cancelled` INT NOT NULL,
   `early` TINYINT NOT NULL,
+  `reported` TINYINT NOT NULL,
+  `reported_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  `reported_acked` BIGINT NULL,
+  `reported_dead` BIGINT NULL,
+  `reported_cancelled` BIGINT NULL,
   `receiver` VARCHAR(64) NOT NULL,
   `attempt` INT NOT NULL,
   PRIMARY KEY (`id`),

@@ -1,5 +1,6 @@
 package dev.sluice.examples.demo;
 
+import dev.sluice.proto.v1.CancelStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,7 @@ final class GroupLedger {
   private final Map<Row, String> children = new ConcurrentHashMap<>();
   private final Set<Row> doomed = ConcurrentHashMap.newKeySet();
   private final Set<Row> cancelled = ConcurrentHashMap.newKeySet();
+  private final Set<Row> notPending = ConcurrentHashMap.newKeySet();
   private final Set<Row> copiesInserted = ConcurrentHashMap.newKeySet();
   private final AtomicLong childrenCommitted = new AtomicLong();
   private final AtomicLong duplicatesInserted = new AtomicLong();
@@ -99,11 +101,18 @@ final class GroupLedger {
     retryDuplicates.incrementAndGet();
   }
 
-  void cancelAnswered(Row row, boolean cancelledNow) {
-    if (cancelledNow) {
+  /**
+   * The managers' answer to a cancel: cancelled, not pending any more (refused for sure), or no
+   * answer (every manager failed the call: it may have applied or not).
+   */
+  void cancelAnswered(Row row, CancelStatus status) {
+    if (status == CancelStatus.CANCEL_STATUS_CANCELLED) {
       cancelled.add(row);
-    } else {
-      cancelsRefused.incrementAndGet();
+      return;
+    }
+    cancelsRefused.incrementAndGet();
+    if (status == CancelStatus.CANCEL_STATUS_NOT_PENDING) {
+      notPending.add(row);
     }
   }
 
@@ -124,6 +133,11 @@ final class GroupLedger {
 
   boolean doomed(Row row) {
     return doomed.contains(row);
+  }
+
+  /** Children whose cancel the managers refused: they were not pending any more. */
+  Set<Row> notPending() {
+    return notPending;
   }
 
   /** Children the managers said they cancelled. */

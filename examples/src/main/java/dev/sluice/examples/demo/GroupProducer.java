@@ -356,7 +356,7 @@ final class GroupProducer implements Runnable {
       if (planned.get(i).delay() != null) {
         GroupLedger.Row row = ids.get(i);
         CancelStatus s = cancellers.get(row.queue()).cancel(new EventKey(shard.name(), row.id()));
-        ledger.cancelAnswered(row, s == CancelStatus.CANCEL_STATUS_CANCELLED);
+        ledger.cancelAnswered(row, s);
       }
     }
   }

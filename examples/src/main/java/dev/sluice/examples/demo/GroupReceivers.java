@@ -2,6 +2,7 @@ package dev.sluice.examples.demo;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.db.DataSources;
+import dev.sluice.receiver.GroupOutcome;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.receiver.TransactionalAck;
@@ -12,6 +13,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -257,11 +259,13 @@ final class GroupReceivers implements AutoCloseable, Consumers {
           }
         }
         boolean early = failFast ? open > 0 && dead == 0 : open > 0;
+        Optional<GroupOutcome> reported = event.group();
         try (PreparedStatement ps =
             c.prepareStatement(
                 "INSERT INTO group_outcomes (completion_queue, completion_id, group_key,"
-                    + " open_children, acked, dead, cancelled, early, receiver, attempt)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                    + " open_children, acked, dead, cancelled, early, receiver, attempt, reported,"
+                    + " reported_key, reported_acked, reported_dead, reported_cancelled)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
           ps.setString(1, event.queue());
           ps.setLong(2, event.id());
           ps.setString(3, key);
@@ -272,6 +276,11 @@ final class GroupReceivers implements AutoCloseable, Consumers {
           ps.setInt(8, early ? 1 : 0);
           ps.setString(9, receiverId);
           ps.setLong(10, event.attempt());
+          ps.setInt(11, reported.isPresent() ? 1 : 0);
+          ps.setString(12, reported.map(GroupOutcome::key).orElse(null));
+          ps.setObject(13, reported.map(GroupOutcome::acked).orElse(null));
+          ps.setObject(14, reported.map(GroupOutcome::dead).orElse(null));
+          ps.setObject(15, reported.map(GroupOutcome::cancelled).orElse(null));
           ps.executeUpdate();
         }
         if (!TransactionalAck.ack(c, event)) {

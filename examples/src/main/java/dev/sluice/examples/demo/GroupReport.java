@@ -31,6 +31,9 @@ import java.util.TreeMap;
  *       no handler returned normally for them; completions never handled successfully.
  *   <li>{@code duplicates_inserted}: deliberate repeats of a dedup key that came back duplicates;
  *       {@code duplicates_delivered}: repeats that got in as rows, or were delivered.
+ *   <li>Not on the line, but failing the run too: a completion whose counts ({@code event.group()})
+ *       differ from the children's states (see {@link #checkCounts}), and a duplicate that came
+ *       back with another event's id.
  *   <li>{@code occurrences_missing}, {@code occurrences_doubled}: the recurring event's occurrences
  *       (every second, on the grid from its first) from the first to the last one due before the
  *       schedule was paused, without a row, or with more than one.
@@ -59,6 +62,7 @@ final class GroupReport {
   long childrenAcked;
   long offGrid;
   long wrongIds;
+  long countsWrong;
   final List<String> problems = new ArrayList<>();
 
   String summaryLine() {
@@ -82,7 +86,8 @@ final class GroupReport {
         && occurrencesMissing == 0
         && occurrencesDoubled == 0
         && completedOnce == groups
-        && wrongIds == 0;
+        && wrongIds == 0
+        && countsWrong == 0;
   }
 
   void printProblems(PrintWriter err) {
@@ -149,8 +154,8 @@ final class GroupReport {
           case DEAD -> r.childrenDead++;
           case CANCELLED -> {
             r.childrenCancelled++;
-            if (!ledger.cancelled().contains(row)) {
-              r.problem("child " + row + " is cancelled but no cancel of it was answered so");
+            if (ledger.notPending().contains(row)) {
+              r.problem("child " + row + " is cancelled but its cancel was refused (not pending)");
             }
           }
           default -> {
@@ -223,6 +228,7 @@ final class GroupReport {
                   o.receiver(),
                   o.attempt()));
         }
+        r.checkCounts(row, g, seen, childCount.getOrDefault(g.key, 0L));
         if (!g.completionQueue.equals(GroupProducer.FAIL_FAST)) {
           Outcome o = seen.get(0);
           long children = childCount.getOrDefault(g.key, 0L);
@@ -256,6 +262,56 @@ final class GroupReport {
       r.occurrences(c, everyNs, tickUntilNs);
     }
     return r;
+  }
+
+  /**
+   * The counts the completion carried ({@code event.group()}) against the children's states the
+   * handler read: with wait_all every child was settled, so they are equal; with fail_fast they
+   * were counted when the first child died (or all settled), so none is above what was read later,
+   * and either one is dead or all are counted.
+   */
+  private void checkCounts(
+      GroupLedger.Row row, GroupLedger.Group g, List<Outcome> seen, long size) {
+    boolean failFast = g.completionQueue.equals(GroupProducer.FAIL_FAST);
+    for (Outcome o : seen) {
+      String wrong = null;
+      long total = o.reportedAcked() + o.reportedDead() + o.reportedCancelled();
+      if (!o.reported()) {
+        wrong = "carried no counts (event.group() empty)";
+      } else if (!g.key.equals(o.reportedKey())) {
+        wrong = "carried the key " + o.reportedKey();
+      } else if (!failFast
+          && (o.reportedAcked() != o.acked()
+              || o.reportedDead() != o.dead()
+              || o.reportedCancelled() != o.cancelled())) {
+        wrong = "carried counts that differ from the children's states";
+      } else if (failFast
+          && (o.reportedAcked() > o.acked()
+              || o.reportedDead() > o.dead()
+              || o.reportedCancelled() > o.cancelled()
+              || (o.reportedDead() == 0 && total != size))) {
+        wrong = "carried counts that the children's states do not bear out";
+      }
+      if (wrong != null) {
+        countsWrong++;
+        problem(
+            String.format(
+                "completion %s of group %s (%s, %d children) %s: carried acked=%d dead=%d"
+                    + " cancelled=%d; read at its handling acked=%d dead=%d cancelled=%d open=%d",
+                row,
+                g.key,
+                failFast ? "fail_fast" : "wait_all",
+                size,
+                wrong,
+                o.reportedAcked(),
+                o.reportedDead(),
+                o.reportedCancelled(),
+                o.acked(),
+                o.dead(),
+                o.cancelled(),
+                o.open()));
+      }
+    }
   }
 
   private void occurrences(Connection c, long everyNs, long untilNs) throws SQLException {
@@ -324,14 +380,20 @@ final class GroupReport {
       long cancelled,
       boolean early,
       String receiver,
-      long attempt) {}
+      long attempt,
+      boolean reported,
+      String reportedKey,
+      long reportedAcked,
+      long reportedDead,
+      long reportedCancelled) {}
 
   private static Map<GroupLedger.Row, List<Outcome>> outcomes(Connection c) throws SQLException {
     Map<GroupLedger.Row, List<Outcome>> m = new HashMap<>();
     try (PreparedStatement ps =
             c.prepareStatement(
                 "SELECT completion_queue, completion_id, open_children, acked, dead, cancelled,"
-                    + " early, receiver, attempt FROM group_outcomes ORDER BY id");
+                    + " early, receiver, attempt, reported, reported_key, reported_acked,"
+                    + " reported_dead, reported_cancelled FROM group_outcomes ORDER BY id");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         m.computeIfAbsent(
@@ -344,7 +406,12 @@ final class GroupReport {
                     rs.getLong(6),
                     rs.getInt(7) == 1,
                     rs.getString(8),
-                    rs.getLong(9)));
+                    rs.getLong(9),
+                    rs.getInt(10) == 1,
+                    rs.getString(11),
+                    rs.getLong(12),
+                    rs.getLong(13),
+                    rs.getLong(14)));
       }
     }
     return m;

@@ -171,11 +171,12 @@ final class GroupsRun {
     } // the database stops last
     err.printf(
         "demo: %d groups (%d sealed in a later transaction), %d children (%d acked, %d dead, %d"
-            + " cancelled; %d cancels refused); handlers ran %d times for children, %d for"
-            + " completions (%d committed, %d stale acks, %d database errors), %d failures on"
-            + " purpose; %d ticks handled of %d occurrences; %d transactions retried (%d inserts"
+            + " cancelled; %d cancels refused or unanswered); handlers ran %d times for children,"
+            + " %d for completions (%d committed, %d stale acks, %d database errors), %d failures"
+            + " on purpose; %d ticks handled of %d occurrences; %d transactions retried (%d inserts"
             + " found their key taken by a committed earlier attempt); %d failovers, longest %d ms;"
-            + " took %.1f s%n",
+            + " %d completions carried wrong counts, %d duplicates another event's id; took %.1f"
+            + " s%n",
         ledger.groupCount(),
         ledger.groups().values().stream().filter(g -> g.sealedLater).count(),
         ledger.childrenCommitted(),
@@ -195,6 +196,8 @@ final class GroupsRun {
         ledger.retryDuplicates(),
         watch.failovers(),
         watch.maxGapMs(),
+        report.countsWrong,
+        report.wrongIds,
         (System.nanoTime() - startNs) / 1e9);
     report.printProblems(err);
     out.println(report.summaryLine());
