@@ -343,6 +343,7 @@ final class DrainCommand implements Callable<Integer> {
     Database db = server.createDatabase("bench_grouped");
     AtomicLong delivered = new AtomicLong();
     AtomicLong completionsDelivered = new AtomicLong();
+    java.util.Queue<Long> completionTimes = new java.util.concurrent.ConcurrentLinkedQueue<>();
     try (SluiceSide s = new SluiceSide(db)) {
       s.createGroupedQueues();
       QueueManager q = s.startManager(poolSize);
@@ -355,7 +356,10 @@ final class DrainCommand implements Callable<Integer> {
           1,
           concurrency,
           maxInFlight,
-          e -> completionsDelivered.incrementAndGet());
+          e -> {
+            completionsDelivered.incrementAndGet();
+            completionTimes.add(System.nanoTime());
+          });
       long[] groupCount = new long[1];
       load(name, n, p -> groupCount[0] = s.insertGroups(n, GROUP_SIZE, p));
       long g = groupCount[0];
@@ -405,15 +409,22 @@ final class DrainCommand implements Callable<Integer> {
                     done.live().cached());
               });
       if (childrenDoneNs[0] > 0) {
+        long last = childrenDoneNs[0];
+        long after = completionTimes.stream().filter(t -> t > last).count();
+        long lastCompletion = completionTimes.stream().mapToLong(Long::longValue).max().orElse(0);
         Progress.note(
             String.format(
                 Locale.ROOT,
                 "%s: the children alone were all acked %.2f s after the resume (%.0f/s); the"
-                    + " completions %,d deliveries",
+                    + " completions: %,d deliveries, the first %.2f s after the resume, %,d after"
+                    + " the last child's ack, the last %.2f s after it",
                 name,
-                (childrenDoneNs[0] - t0) / 1e9,
-                n / ((childrenDoneNs[0] - t0) / 1e9),
-                completionsDelivered.get()));
+                (last - t0) / 1e9,
+                n / ((last - t0) / 1e9),
+                completionsDelivered.get(),
+                (completionTimes.stream().mapToLong(Long::longValue).min().orElse(t0) - t0) / 1e9,
+                after,
+                Math.max(0, lastCompletion - last) / 1e9));
       }
       report(name, ServerStatus.Delta.between(before, status.read()), n);
       s.stopReceivers();
