@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The group store at scale: one group of 10,000 children and 1,000 groups of 3. A check that a
+ * The group store at scale: one group of 10,000 children and 300 groups of 3. A check that a
  * group may complete reads a few index entries whatever the group's size (counted from the server's
  * handler counters); every group completes once; a sweep pages through the sealed groups.
  */
@@ -116,7 +116,7 @@ class GroupStoreTest {
 
     children("gs_kids", List.of("big"), 10_000);
     List<String> small = new ArrayList<>();
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < 300; i++) {
       small.add("small-" + i);
     }
     children("gs_kids", small, 3);
@@ -130,7 +130,7 @@ class GroupStoreTest {
     assertThat(store.seal(done, new EventRef(completion("gs_done", "big"), 0), "big", false, now))
         .isEqualTo(JdbcGroupStore.Sealed.TAKEN);
     exec("DELETE FROM gs_done WHERE id = (SELECT MAX(id) FROM (SELECT id FROM gs_done) x)");
-    assertThat(store.openCount()).isEqualTo(1001);
+    assertThat(store.openCount()).isEqualTo(301);
 
     // Every child but one of the big group acked: its check reads a few entries, not 10,000.
     exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big' AND n > 0");
@@ -139,7 +139,7 @@ class GroupStoreTest {
     assertThat(indexReads() - before).as("index reads of one group's check").isLessThan(50);
     assertThat(store.complete("big", now)).isNull();
     assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
-        .isEqualTo(1001);
+        .isEqualTo(301);
 
     exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big'");
     before = indexReads();
@@ -156,11 +156,11 @@ class GroupStoreTest {
     exec("UPDATE gs_kids SET state = 2 WHERE group_key LIKE 'small-%' AND n > 0");
     int completed = 0;
     for (int pass = 0; pass < 10; pass++) {
-      List<String> due = store.completable(null, 1000);
+      List<String> due = store.completable(null, 100);
       if (due.isEmpty()) {
         break;
       }
-      assertThat(due).hasSizeLessThanOrEqualTo(1000);
+      assertThat(due).hasSizeLessThanOrEqualTo(100);
       for (String k : due) {
         JdbcGroupStore.Group g = store.complete(k, now);
         assertThat(g).isNotNull();
@@ -169,12 +169,12 @@ class GroupStoreTest {
         completed++;
       }
     }
-    assertThat(completed).isEqualTo(1000);
+    assertThat(completed).isEqualTo(300);
     assertThat(store.openCount()).isZero();
     // Every completion event was released, once.
     assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
         .isZero();
     assertThat(longOf("SELECT COUNT(*) FROM sluice_group WHERE state = 'completed'"))
-        .isEqualTo(1001);
+        .isEqualTo(301);
   }
 }
