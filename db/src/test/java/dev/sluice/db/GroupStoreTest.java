@@ -18,13 +18,19 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The group store at scale: one group of 10,000 children and 300 groups of 3. A check that a
- * group may complete reads a few index entries whatever the group's size (counted from the server's
+ * The group store at scale: one group of 10,000 children and 300 groups of 3. A check that a group
+ * may complete reads a few index entries whatever the group's size (counted from the server's
  * handler counters); every group completes once; a sweep pages through the sealed groups.
  */
 class GroupStoreTest {
   static TestDatabase db;
   static HikariDataSource ds;
+
+  /**
+   * Checks measured together: the server's counters are global, and MySQL 8 counts its own
+   * background reads (statistics after a large UPDATE) there too; per check they are noise.
+   */
+  static final int CHECKS = 20;
 
   @BeforeAll
   static void setUp() {
@@ -134,17 +140,30 @@ class GroupStoreTest {
 
     // Every child but one of the big group acked: its check reads a few entries, not 10,000.
     exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big' AND n > 0");
+    // The store reads the grouped tables from the catalog at most once a second (on MySQL 8 the
+    // data dictionary's reads count as index reads too): read them just before measuring (the
+    // checks take well under a second).
+    store.grouped();
     long before = indexReads();
-    assertThat(store.completable(List.of("big"), 1)).isEmpty();
-    assertThat(indexReads() - before).as("index reads of one group's check").isLessThan(50);
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("big"), 1)).isEmpty();
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check of one group: a few entries, not its 10,000")
+        .isLessThan(100);
     assertThat(store.complete("big", now)).isNull();
     assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
         .isEqualTo(301);
 
     exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big'");
+    store.grouped();
     before = indexReads();
-    assertThat(store.completable(List.of("big"), 1)).containsExactly("big");
-    assertThat(indexReads() - before).as("index reads of one group's check").isLessThan(50);
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("big"), 1)).containsExactly("big");
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check of one group: a few entries, not its 10,000")
+        .isLessThan(100);
     JdbcGroupStore.Group big = store.complete("big", now);
     assertThat(big).isNotNull();
     assertThat(big.acked()).isEqualTo(10_000);
