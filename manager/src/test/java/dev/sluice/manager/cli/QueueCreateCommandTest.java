@@ -278,6 +278,8 @@ class QueueCreateCommandTest {
             "dead purge",
             "ordering halted",
             "ordering skip",
+            "group show",
+            "group list",
             "cancel",
             "migrate",
             "check",
