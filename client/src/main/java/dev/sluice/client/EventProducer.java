@@ -177,6 +177,10 @@ public final class EventProducer {
    * transaction, which this method leaves as it is. The queue needs the {@code completes_group}
    * column ({@code sluice queue create --completes-groups}).
    *
+   * <p>Commit it with the group's children or after them: the group is sealed when the manager
+   * first reads the completion event, and a group sealed while none of its children is committed
+   * completes at once, with no child counted; a child committed after that is an ordinary event.
+   *
    * @param groupKey 1 to {@value QueueColumns#GROUP_KEY_MAX_CHARS} characters, compared exactly
    * @param columns user columns by name; may hold {@code completes_group} only with the same value
    * @throws IllegalArgumentException for a bad key, queue or column name (nothing is written)
