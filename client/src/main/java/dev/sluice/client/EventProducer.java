@@ -131,6 +131,138 @@ public final class EventProducer {
     }
   }
 
+  /** {@link #insertInGroup(Connection, String, String, Map, EventOptions)} with default options. */
+  public static long insertInGroup(
+      Connection c, String queue, String groupKey, Map<String, ?> columns) throws SQLException {
+    return insertInGroup(c, queue, groupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts a child of the event group {@code groupKey} (README, "Event groups"): an event like any
+   * other, whose {@code group_key} column holds the key; returns its id. The group's completion
+   * event ({@link #insertGroupCompletion}) is delivered once no child of the group is pending or
+   * fired. A plain INSERT on the caller's connection: it commits or rolls back with the caller's
+   * transaction, which this method leaves as it is. The queue needs the {@code group_key} column
+   * and its ({@code group_key}, {@code state}) index ({@code sluice queue create --grouped}).
+   *
+   * @param groupKey 1 to {@value QueueColumns#GROUP_KEY_MAX_CHARS} characters, compared exactly;
+   *     the children and the completion event of a group must be on the same shard
+   * @param columns user columns by name; may hold {@code group_key} only with the same value
+   * @throws IllegalArgumentException for a bad key, queue or column name (nothing is written)
+   * @throws SQLException as the INSERT throws it; the queue without the column: a message that says
+   *     so
+   */
+  public static long insertInGroup(
+      Connection c, String queue, String groupKey, Map<String, ?> columns, EventOptions options)
+      throws SQLException {
+    return insertWithGroupColumn(
+        c, queue, QueueColumns.GROUP_KEY, groupKey, columns, options, "--grouped");
+  }
+
+  /**
+   * {@link #insertGroupCompletion(Connection, String, String, Map, EventOptions)} with default
+   * options.
+   */
+  public static long insertGroupCompletion(
+      Connection c, String queue, String groupKey, Map<String, ?> columns) throws SQLException {
+    return insertGroupCompletion(c, queue, groupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts the completion event of the event group {@code groupKey} (README, "Event groups"): its
+   * {@code completes_group} column holds the key; returns its id. The manager delivers it once
+   * every child of the group ({@link #insertInGroup}) is acked, dead or cancelled, with their
+   * counts; a group completes once, so a second completion event of the same key is made dead. A
+   * plain INSERT on the caller's connection: it commits or rolls back with the caller's
+   * transaction, which this method leaves as it is. The queue needs the {@code completes_group}
+   * column ({@code sluice queue create --completes-groups}).
+   *
+   * <p>Commit it with the group's children or after them: the group is sealed when the manager
+   * first reads the completion event, and a group sealed while none of its children is committed
+   * completes at once, with no child counted; a child committed after that is an ordinary event.
+   *
+   * @param groupKey 1 to {@value QueueColumns#GROUP_KEY_MAX_CHARS} characters, compared exactly
+   * @param columns user columns by name; may hold {@code completes_group} only with the same value
+   * @throws IllegalArgumentException for a bad key, queue or column name (nothing is written)
+   * @throws SQLException as the INSERT throws it; the queue without the column: a message that says
+   *     so
+   */
+  public static long insertGroupCompletion(
+      Connection c, String queue, String groupKey, Map<String, ?> columns, EventOptions options)
+      throws SQLException {
+    return insertWithGroupColumn(
+        c, queue, QueueColumns.COMPLETES_GROUP, groupKey, columns, options, "--completes-groups");
+  }
+
+  private static long insertWithGroupColumn(
+      Connection c,
+      String queue,
+      String column,
+      String groupKey,
+      Map<String, ?> columns,
+      EventOptions options,
+      String createFlag)
+      throws SQLException {
+    QueueColumns.requireIdentifier("queue name", queue);
+    requireGroupKey(queue, groupKey);
+    Object given = columns.get(column);
+    if (given != null && !given.equals(groupKey)) {
+      throw new IllegalArgumentException(
+          "queue "
+              + queue
+              + ": column "
+              + column
+              + " is '"
+              + given
+              + "' but the group key given is '"
+              + groupKey
+              + "'");
+    }
+    Map<String, Object> withKey = new LinkedHashMap<>(columns);
+    withKey.put(column, groupKey);
+    Insert insert = statement(c, queue, withKey, options);
+    try {
+      return execute(c, queue, insert, options);
+    } catch (SQLException e) {
+      if (e.getErrorCode() == ER_BAD_FIELD_ERROR
+          && String.valueOf(e.getMessage()).contains(column)) {
+        throw new SQLException(
+            "queue "
+                + queue
+                + " has no "
+                + column
+                + " column (sluice queue create "
+                + createFlag
+                + " adds it: README, Event groups): "
+                + e.getMessage(),
+            e.getSQLState(),
+            e.getErrorCode(),
+            e);
+      }
+      throw e;
+    }
+  }
+
+  /** A group key: 1 to 191 characters (as MySQL counts them: code points). */
+  private static void requireGroupKey(String queue, String key) {
+    int chars = key == null ? 0 : key.codePointCount(0, key.length());
+    if (chars == 0 || chars > QueueColumns.GROUP_KEY_MAX_CHARS) {
+      throw new IllegalArgumentException(
+          "queue "
+              + queue
+              + ": a group key must be 1 to "
+              + QueueColumns.GROUP_KEY_MAX_CHARS
+              + " characters, was "
+              + (key == null
+                  ? "null"
+                  : "'"
+                      + (chars > 40 ? key.substring(0, key.offsetByCodePoints(0, 40)) + "..." : key)
+                      + "' ("
+                      + chars
+                      + " characters)"));
+    }
+  }
+
   /** MySQL's and MariaDB's "Duplicate entry ... for key ...". */
   static final int ER_DUP_ENTRY = 1062;
 

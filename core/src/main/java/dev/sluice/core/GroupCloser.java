@@ -73,6 +73,9 @@ final class GroupCloser implements Groups, Runnable {
   private volatile boolean woken;
   private volatile Thread thread;
 
+  /** What ended the thread, when not a stop: an Error. */
+  private volatile Throwable died;
+
   private final Counter completed;
   private final Counter sealedCount;
   private final Counter errors;
@@ -186,6 +189,22 @@ final class GroupCloser implements Groups, Runnable {
 
   @Override
   public void run() {
+    try {
+      loop();
+    } catch (Error e) {
+      died = e;
+      log.error("shard {}: the event groups thread died: {}", shard, e.toString(), e);
+      throw e;
+    }
+  }
+
+  /** Why the thread died (not stopped), or null: a worker fault of the shard. */
+  String fault() {
+    Throwable e = died;
+    return e == null ? null : "the event groups thread of shard " + shard + " died: " + e;
+  }
+
+  private void loop() {
     while (running && gate.open()) {
       try {
         pass();

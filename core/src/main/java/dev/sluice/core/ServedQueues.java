@@ -187,6 +187,11 @@ final class ServedQueues {
 
   /** A served queue whose worker thread is gone, as a reason; null when none. */
   String workerFault() {
+    GroupCloser g = groups;
+    String closer = g != null && leading ? g.fault() : null;
+    if (closer != null) {
+      return closer;
+    }
     for (QueueManager q : queues.values()) {
       if (!q.workersAlive()) {
         return "a worker thread of queue " + q.queue() + " is gone";

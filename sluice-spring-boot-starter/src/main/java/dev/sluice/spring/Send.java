@@ -102,4 +102,21 @@ public final class Send {
   public InsertOutcome sendUnique(String dedupKey) {
     return producer.sendUnique(queue, dedupKey, columns, options.build());
   }
+
+  /**
+   * Inserts the event as a child of the event group {@code groupKey} (its {@code group_key}
+   * column), in the current transaction ({@link SluiceProducer#sendInGroup}); returns its id.
+   */
+  public long sendInGroup(String groupKey) {
+    return producer.sendInGroup(queue, groupKey, columns, options.build());
+  }
+
+  /**
+   * Inserts the event as the completion event of the event group {@code groupKey} (its {@code
+   * completes_group} column), in the current transaction ({@link
+   * SluiceProducer#sendGroupCompletion}); returns its id.
+   */
+  public long sendGroupCompletion(String groupKey) {
+    return producer.sendGroupCompletion(queue, groupKey, columns, options.build());
+  }
 }

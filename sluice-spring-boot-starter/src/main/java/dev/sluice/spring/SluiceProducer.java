@@ -126,6 +126,75 @@ public class SluiceProducer {
     }
   }
 
+  /** {@link #sendInGroup(String, String, Map, EventOptions)} with default options. */
+  public long sendInGroup(String queue, String groupKey, Map<String, ?> columns) {
+    return sendInGroup(queue, groupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts a child of the event group {@code groupKey}: its {@code group_key} column holds the key
+   * ({@link EventProducer#insertInGroup}); returns its id. The group's completion event ({@link
+   * #sendGroupCompletion}) is delivered once no child is pending or fired. In the current
+   * transaction, like {@link #send}; a bad key is an {@link IllegalArgumentException} (nothing is
+   * written), a database error is translated to Spring's {@code DataAccessException}s. The queue
+   * needs the {@code group_key} column and its index (README, "Event groups").
+   */
+  public long sendInGroup(
+      String queue, String groupKey, Map<String, ?> columns, EventOptions options) {
+    return observed(
+        queue, groupKey, c -> EventProducer.insertInGroup(c, queue, groupKey, columns, options));
+  }
+
+  /** {@link #sendGroupCompletion(String, String, Map, EventOptions)} with default options. */
+  public long sendGroupCompletion(String queue, String groupKey, Map<String, ?> columns) {
+    return sendGroupCompletion(queue, groupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Inserts the completion event of the event group {@code groupKey}: its {@code completes_group}
+   * column holds the key ({@link EventProducer#insertGroupCompletion}); returns its id. It is
+   * delivered once every child of the group is acked, dead or cancelled, with their counts ({@code
+   * ReceivedEvent.group()}). In the current transaction, like {@link #send}; errors as {@link
+   * #sendInGroup}. The queue needs the {@code completes_group} column (README, "Event groups").
+   */
+  public long sendGroupCompletion(
+      String queue, String groupKey, Map<String, ?> columns, EventOptions options) {
+    return observed(
+        queue,
+        groupKey,
+        c -> EventProducer.insertGroupCompletion(c, queue, groupKey, columns, options));
+  }
+
+  /** An insert on the transaction's connection. */
+  private interface Insert {
+    long on(Connection c) throws SQLException;
+  }
+
+  /** Runs {@code insert} in the current transaction, observed; returns the event's id. */
+  private long observed(String queue, String groupKey, Insert insert) {
+    requireTransaction(queue);
+    Observation observation = SluiceObservations.producer(observations, queue).start();
+    try (Observation.Scope scope = observation.openScope()) {
+      long id;
+      Connection c = DataSourceUtils.getConnection(dataSource);
+      try {
+        id = insert.on(c);
+      } catch (SQLException e) {
+        throw translator.translate("insert into queue " + queue, null, e);
+      } finally {
+        DataSourceUtils.releaseConnection(c, dataSource);
+      }
+      observation.highCardinalityKeyValue(KeyValue.of("messaging.message.id", Long.toString(id)));
+      observation.highCardinalityKeyValue(KeyValue.of("sluice.group", groupKey));
+      return id;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      observation.stop();
+    }
+  }
+
   private void requireTransaction(String queue) {
     if (requireTransaction && !TransactionSynchronizationManager.isActualTransactionActive()) {
       throw new IllegalStateException(

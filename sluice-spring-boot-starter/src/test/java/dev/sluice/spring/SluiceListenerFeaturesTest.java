@@ -216,6 +216,64 @@ class SluiceListenerFeaturesTest {
         .isInstanceOf(DataAccessException.class);
   }
 
+  static long rows(String table) throws java.sql.SQLException {
+    try (var c = sluice.connect();
+        var st = c.createStatement();
+        var r = st.executeQuery("SELECT COUNT(*) FROM " + table)) {
+      r.next();
+      return r.getLong(1);
+    }
+  }
+
+  @Test
+  void aGroupsCompletionEventIsDeliveredAfterItsChildrenWithTheirCounts() throws Exception {
+    // The completion event first, in the same transaction as the children: it waits for them.
+    long[] ids =
+        tx.execute(
+            s -> {
+              long done =
+                  producer.sendGroupCompletion(
+                      "group_done_events", "batch-1", Map.of("label", "all done"));
+              long a = producer.sendInGroup("grouped_events", "batch-1", Map.of("label", "a"));
+              long b = producer.to("grouped_events").column("label", "b").sendInGroup("batch-1");
+              return new long[] {done, a, b};
+            });
+    sluice.awaitAcked("group_done_events", ids[0]);
+    assertThat(Listeners.groups)
+        .containsExactlyInAnyOrder("a:batch-1", "b:batch-1", "all done:batch-1 acked=2 dead=0");
+    assertThat(Listeners.groups.get(2)).startsWith("all done");
+
+    // A rolled-back transaction inserts neither; a bad key is refused before any statement.
+    assertThatThrownBy(
+            () ->
+                tx.execute(
+                    s -> {
+                      producer.sendInGroup("grouped_events", "batch-2", Map.of("label", "c"));
+                      producer
+                          .to("group_done_events")
+                          .column("label", "never")
+                          .sendGroupCompletion("batch-2");
+                      throw new IllegalStateException("roll back");
+                    }))
+        .hasMessage("roll back");
+    assertThat(rows("grouped_events")).isEqualTo(2);
+    assertThat(rows("group_done_events")).isEqualTo(1);
+    assertThatThrownBy(
+            () -> tx.execute(s -> producer.sendInGroup("grouped_events", "", Map.of("label", "x"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("queue grouped_events: a group key must be 1 to 191 characters");
+    assertThatThrownBy(() -> producer.sendGroupCompletion("group_done_events", "k", Map.of()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no Spring transaction");
+    assertThatThrownBy(
+            () -> tx.execute(s -> producer.sendInGroup("shared_events", "k", Map.of("label", "x"))))
+        .isInstanceOf(DataAccessException.class)
+        .satisfies(
+            e ->
+                assertThat(e.getCause())
+                    .hasMessageContaining("queue shared_events has no group_key column"));
+  }
+
   @Test
   void healthIsInTheReadinessGroupAndNotInLiveness() {
     HealthComponent readiness = health.healthForPath("readiness");
@@ -261,6 +319,7 @@ class SluiceListenerFeaturesTest {
     static final List<String> deadLetters = new CopyOnWriteArrayList<>();
     static final List<String> ordered = new CopyOnWriteArrayList<>();
     static final List<String> deduplicated = new CopyOnWriteArrayList<>();
+    static final List<String> groups = new CopyOnWriteArrayList<>();
     static final CountDownLatch rightHandledOne = new CountDownLatch(1);
     static final Set<String> labelsOfObserved = Set.of("observed");
 
@@ -295,6 +354,22 @@ class SluiceListenerFeaturesTest {
     @SluiceListener(queue = "dedup_events")
     public void deduplicated(Map<String, Object> columns) {
       deduplicated.add(columns.get("label") + ":" + columns.get("dedup_key"));
+    }
+
+    @SluiceListener(queue = "grouped_events")
+    public void grouped(Map<String, Object> columns) {
+      groups.add(columns.get("label") + ":" + columns.get("group_key"));
+    }
+
+    @SluiceListener(queue = "group_done_events")
+    public void groupDone(ReceivedEvent event) {
+      groups.add(
+          event.getString("label")
+              + ":"
+              + event
+                  .group()
+                  .map(g -> g.key() + " acked=" + g.acked() + " dead=" + g.dead())
+                  .orElse("none"));
     }
 
     @SluiceListener(queue = "doomed_events", deadLetterHandler = "parking")

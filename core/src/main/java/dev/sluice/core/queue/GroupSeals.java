@@ -88,6 +88,16 @@ final class GroupSeals {
         continue; // no store (not leading) or the read failed: next poll
       }
       EventRef ref = new EventRef(r.id(), r.epoch());
+      if (k.isEmpty() || k.endsWith(" ")) {
+        // The key column's collation ignores trailing spaces: 'g ' would be group 'g'.
+        dead.put(
+            ref,
+            "completes_group '"
+                + k
+                + "' is empty or ends with a space: group keys are compared without trailing"
+                + " spaces, so it cannot name a group of its own");
+        continue;
+      }
       JdbcGroupStore.Group g = found.get(k);
       if (g == null) {
         Long first = sealedBy.get(k);

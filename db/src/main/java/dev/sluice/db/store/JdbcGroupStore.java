@@ -4,6 +4,7 @@ import static dev.sluice.db.QueueConvention.HELD_NS;
 
 import dev.sluice.client.QueueColumns;
 import dev.sluice.db.EventState;
+import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -51,9 +52,9 @@ public final class JdbcGroupStore {
   private final Fence fence;
 
   /**
-   * The shard's tables with a {@code state} column, read from the catalog (not from the served
-   * queues: a grouped table the manager does not serve, a disabled queue's say, still holds
-   * children), at most {@link #TABLES_TTL_NS} old.
+   * The shard's queue tables (a table comment that marks a queue) with a {@code state} column, read
+   * from the catalog (not from the served queues: a grouped table the manager does not serve, a
+   * disabled queue's say, still holds children), at most {@link #TABLES_TTL_NS} old.
    */
   private volatile Tables tables;
 
@@ -197,37 +198,64 @@ public final class JdbcGroupStore {
     if (keys != null && keys.isEmpty()) {
       return out;
     }
-    List<Table> grouped = grouped();
-    List<Object> values = new ArrayList<>();
-    StringBuilder sql =
-        new StringBuilder("SELECT g.group_key FROM ")
-            .append(TABLE)
-            .append(" g WHERE g.state = '")
-            .append(SEALED)
-            .append("'");
-    if (keys != null) {
-      sql.append(" AND g.group_key IN (").append(marks(keys.size())).append(")");
-      values.addAll(keys);
-    }
-    sql.append(" AND (").append(noneOpen(grouped, values));
-    if (!grouped.isEmpty()) {
-      sql.append(" OR (g.on_dead = 'fail_fast' AND (").append(anyDead(grouped, values));
-      sql.append("))");
-    }
-    sql.append(")");
+    List<Table> grouped = groupedCached();
     if (keys == null) {
-      sql.append(" ORDER BY g.state, g.sealed_ns");
+      List<Object> values = new ArrayList<>();
+      String sql =
+          "SELECT g.group_key FROM "
+              + TABLE
+              + " g WHERE g.state = '"
+              + SEALED
+              + "' AND "
+              + mayComplete(grouped, values, null)
+              + " ORDER BY g.state, g.sealed_ns LIMIT "
+              + Math.max(1, limit);
+      query(sql, values, out);
+      return out;
     }
-    sql.append(" LIMIT ").append(Math.max(1, limit));
+    // Given keys: each group checked on its own, its key bound in every probe, so that each probe
+    // is a seek on constants (correlated on a list of keys, MySQL 8.0 scanned every sealed group).
+    List<String> all = new ArrayList<>(keys);
+    for (int at = 0; at < all.size() && out.size() < limit; at += 50) {
+      List<Object> values = new ArrayList<>();
+      StringBuilder sql = new StringBuilder();
+      for (String k : all.subList(at, Math.min(all.size(), at + 50))) {
+        sql.append(sql.length() == 0 ? "" : " UNION ALL ")
+            .append("SELECT g.group_key FROM ")
+            .append(TABLE)
+            .append(" g WHERE g.group_key = ? AND g.state = '")
+            .append(SEALED)
+            .append("' AND ");
+        values.add(k);
+        sql.append(mayComplete(grouped, values, k));
+      }
+      query(sql.toString(), values, out);
+    }
+    return out.size() > limit ? out.subList(0, limit) : out;
+  }
+
+  /**
+   * The condition that group g may complete: no child pending or fired, or ({@code fail_fast}) a
+   * dead one; each probe on the child's key {@code key} (bound) or, when null, g's.
+   */
+  private static String mayComplete(List<Table> grouped, List<Object> values, String key) {
+    StringBuilder sb = new StringBuilder("(").append(noneOpen(grouped, values, key));
+    if (!grouped.isEmpty()) {
+      sb.append(" OR (g.on_dead = 'fail_fast' AND (").append(anyDead(grouped, values, key));
+      sb.append("))");
+    }
+    return sb.append(")").toString();
+  }
+
+  private void query(String sql, List<Object> values, List<String> out) {
     try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql.toString())) {
+        PreparedStatement ps = c.prepareStatement(sql)) {
       bind(ps, values, 1);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           out.add(rs.getString(1));
         }
       }
-      return out;
     } catch (SQLException e) {
       throw fail("check of groups", e);
     }
@@ -494,8 +522,14 @@ public final class JdbcGroupStore {
 
   // ---------------------------------------------------------------- helpers
 
-  /** The tables of the shard that hold children (a {@code group_key} column). */
+  /** The tables of the shard that hold children (a {@code group_key} column), read now. */
   public List<Table> grouped() {
+    tables = null;
+    return groupedCached();
+  }
+
+  /** The same, at most {@link #TABLES_TTL_NS} old. */
+  private List<Table> groupedCached() {
     List<Table> out = new ArrayList<>();
     for (Table t : tables().values()) {
       if (t.grouped()) {
@@ -517,15 +551,17 @@ public final class JdbcGroupStore {
     try (Connection c = ds.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS"
-                    + " WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN ('state', '"
+                "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, t.TABLE_COMMENT"
+                    + " FROM information_schema.COLUMNS c JOIN information_schema.TABLES t"
+                    + " ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME"
+                    + " WHERE c.TABLE_SCHEMA = DATABASE() AND c.COLUMN_NAME IN ('state', '"
                     + QueueColumns.GROUP_KEY
                     + "')");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         String table = rs.getString(1);
-        if (table.equalsIgnoreCase(TABLE)) {
-          continue; // this store's own table
+        if (table.equalsIgnoreCase(TABLE) || !QueueOptions.isQueueComment(rs.getString(4))) {
+          continue; // this store's own table, or an application's table that is no queue
         }
         if (rs.getString(2).equalsIgnoreCase("state")) {
           stateType.put(table, rs.getString(3).toLowerCase(java.util.Locale.ROOT));
@@ -545,26 +581,34 @@ public final class JdbcGroupStore {
   }
 
   /** No child of g pending or fired in any of {@code grouped} (true when there are none). */
-  private static String noneOpen(List<Table> grouped, List<Object> values) {
+  private static String noneOpen(List<Table> grouped, List<Object> values, String key) {
     if (grouped.isEmpty()) {
       return "1 = 1";
     }
     StringBuilder sb = new StringBuilder("(");
     for (int i = 0; i < grouped.size(); i++) {
       Table t = grouped.get(i);
-      sb.append(i == 0 ? "" : " AND ")
-          .append("NOT EXISTS (SELECT 1 FROM `")
-          .append(t.name())
-          .append("` c WHERE c.`")
-          .append(QueueColumns.GROUP_KEY)
-          .append("` = g.group_key AND c.`state` IN (?, ?))");
-      values.add(t.stateValue(EventState.PENDING));
-      values.add(t.stateValue(EventState.FIRED));
+      // One probe per state: with an IN list the server seeks the key alone and reads every
+      // entry of the group (10,000 for a group of 10,000); with an equality, one entry.
+      for (EventState open : List.of(EventState.PENDING, EventState.FIRED)) {
+        sb.append(i == 0 && open == EventState.PENDING ? "" : " AND ")
+            .append("NOT EXISTS (SELECT 1 FROM `")
+            .append(t.name())
+            .append("` c WHERE c.`")
+            .append(QueueColumns.GROUP_KEY)
+            .append("` = ")
+            .append(key == null ? "g.group_key" : "?")
+            .append(" AND c.`state` = ?)");
+        if (key != null) {
+          values.add(key);
+        }
+        values.add(t.stateValue(open));
+      }
     }
     return sb.append(")").toString();
   }
 
-  private static String anyDead(List<Table> grouped, List<Object> values) {
+  private static String anyDead(List<Table> grouped, List<Object> values, String key) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < grouped.size(); i++) {
       Table t = grouped.get(i);
@@ -573,7 +617,12 @@ public final class JdbcGroupStore {
           .append(t.name())
           .append("` c WHERE c.`")
           .append(QueueColumns.GROUP_KEY)
-          .append("` = g.group_key AND c.`state` = ?)");
+          .append("` = ")
+          .append(key == null ? "g.group_key" : "?")
+          .append(" AND c.`state` = ?)");
+      if (key != null) {
+        values.add(key);
+      }
       values.add(t.stateValue(EventState.DEAD));
     }
     return sb.toString();
@@ -581,7 +630,7 @@ public final class JdbcGroupStore {
 
   private ChildCounts childCounts(Connection c, String key) throws SQLException {
     long[] by = new long[EventState.values().length];
-    for (Table t : grouped()) {
+    for (Table t : groupedCached()) {
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT `state`, COUNT(*) FROM `"

@@ -22,5 +22,15 @@ public final class ChannelHeaders {
    */
   public static final String ORDERING_KEY = "sluice-ordering-key";
 
+  /**
+   * A group's completion event (README, "Event groups"): the group's key, and its children acked,
+   * dead and cancelled (decimal); absent on every other event.
+   */
+  public static final String GROUP_KEY = "sluice-group-key";
+
+  public static final String GROUP_ACKED = "sluice-group-acked";
+  public static final String GROUP_DEAD = "sluice-group-dead";
+  public static final String GROUP_CANCELLED = "sluice-group-cancelled";
+
   private ChannelHeaders() {}
 }

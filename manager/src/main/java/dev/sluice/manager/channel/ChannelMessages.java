@@ -104,6 +104,12 @@ public final class ChannelMessages {
     if (d.orderingKey() != null) {
       h.put(ChannelHeaders.ORDERING_KEY, d.orderingKey());
     }
+    if (d.group() != null) {
+      h.put(ChannelHeaders.GROUP_KEY, d.group().key());
+      h.put(ChannelHeaders.GROUP_ACKED, Long.toString(d.group().acked()));
+      h.put(ChannelHeaders.GROUP_DEAD, Long.toString(d.group().dead()));
+      h.put(ChannelHeaders.GROUP_CANCELLED, Long.toString(d.group().cancelled()));
+    }
     return Collections.unmodifiableMap(h);
   }
 

@@ -1,5 +1,6 @@
 package dev.sluice.manager.cli;
 
+import dev.sluice.client.QueueColumns;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueOptions;
@@ -32,7 +33,9 @@ import picocli.CommandLine.Parameters;
           + " table, and print its path. Apply it with: sluice migrate.",
       "Example: sluice queue create order_events --column \"order_id BIGINT NOT NULL\""
           + " --option ack_wait=1m --option max_attempts=10",
-      "Ordered: sluice queue create account_events --ordered --option ordering_on_dead=halt"
+      "Ordered: sluice queue create account_events --ordered --option ordering_on_dead=halt",
+      "Event groups: sluice queue create file_chunks --grouped; sluice queue create file_done"
+          + " --completes-groups --option group_on_dead=fail_fast"
     })
 final class QueueCreateCommand extends BaseCommand {
   @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
@@ -61,6 +64,31 @@ final class QueueCreateCommand extends BaseCommand {
               + " and its UNIQUE index sluice_dedup: an insert of a key a row holds is a"
               + " duplicate (EventProducer.insertUnique). The column travels to the receiver.")
   boolean dedup;
+
+  @Option(
+      names = "--grouped",
+      description =
+          "Its events may be children of event groups: add the column "
+              + QueueColumns.GROUP_KEY
+              + " (VARCHAR("
+              + QueueColumns.GROUP_KEY_MAX_CHARS
+              + "), exact comparison, NULL: no group) and its index "
+              + QueueColumns.GROUP_INDEX
+              + " (group_key, state) (EventProducer.insertInGroup). The column travels to the"
+              + " receiver.")
+  boolean grouped;
+
+  @Option(
+      names = "--completes-groups",
+      description =
+          "Its events may complete event groups: add the column "
+              + QueueColumns.COMPLETES_GROUP
+              + " (VARCHAR("
+              + QueueColumns.GROUP_KEY_MAX_CHARS
+              + "), exact comparison); an event with a key there is delivered once every child of"
+              + " that group is acked, dead or cancelled, with their counts"
+              + " (EventProducer.insertGroupCompletion). Not with --ordered.")
+  boolean completesGroups;
 
   @Option(
       names = "--option",
@@ -136,6 +164,14 @@ final class QueueCreateCommand extends BaseCommand {
       sql.append("-- dedup_key: an insert of a key that a row holds is a duplicate (README,")
           .append(" Deduplication).\n");
     }
+    if (grouped) {
+      sql.append("-- group_key: the event group its event belongs to, NULL for none (README,")
+          .append(" Event groups).\n");
+    }
+    if (completesGroups) {
+      sql.append("-- completes_group: an event with a key there waits for that group's children")
+          .append(" and completes it (README, Event groups).\n");
+    }
     sql.append(QueueConvention.createTableSql(name, definitions(), comment, dedup)).append(";\n");
     Path file = writer.write(description, sql.toString());
     if (json) {
@@ -155,10 +191,17 @@ final class QueueCreateCommand extends BaseCommand {
    * its index: index definitions may stand among a CREATE TABLE's columns.
    */
   private List<String> definitions() {
-    if (ordered == null) {
-      return columns;
-    }
     List<String> out = new ArrayList<>(columns);
+    if (grouped) {
+      out.add(QueueColumns.GROUP_KEY_DEFINITION);
+      out.add(QueueColumns.GROUP_INDEX_DEFINITION);
+    }
+    if (completesGroups) {
+      out.add(QueueColumns.COMPLETES_GROUP_DEFINITION);
+    }
+    if (ordered == null) {
+      return out;
+    }
     if (ordered.equals(QueueOptions.ORDERING_QUEUE)) {
       out.add("KEY `" + QueueConvention.ORDERING_INDEX + "` (`state`, `id`)");
       return out;
@@ -200,10 +243,23 @@ final class QueueCreateCommand extends BaseCommand {
         throw CliException.badInput(
             "--column " + col + ": --dedup adds it (with its UNIQUE index); drop one of them");
       }
+      if (grouped && col.equals(QueueColumns.GROUP_KEY)) {
+        throw CliException.badInput(
+            "--column " + col + ": --grouped adds it (with its index); drop one of them");
+      }
+      if (completesGroups && col.equals(QueueColumns.COMPLETES_GROUP)) {
+        throw CliException.badInput(
+            "--column " + col + ": --completes-groups adds it; drop one of them");
+      }
     }
     if (shardKey != null && !names.contains(shardKey.toLowerCase(Locale.ROOT))) {
       throw CliException.badInput(
           "--shard-key " + shardKey + " is not one of the --column names " + names);
+    }
+    if (completesGroups && ordered != null) {
+      throw CliException.badInput(
+          "--completes-groups: a queue of completion events cannot be ordered (a completion"
+              + " event waits for its group; drop --ordered)");
     }
     StringBuilder comment = new StringBuilder(QueueOptions.MARKER);
     if (ordered != null) {
@@ -236,6 +292,12 @@ final class QueueCreateCommand extends BaseCommand {
         // name, and a mixed-case one would find no key (the next event then waits for the
         // 5-minute recheck of held rows).
         orderingColumn = orderingColumn.toLowerCase(Locale.ROOT);
+        if (grouped && orderingColumn.equals(QueueColumns.GROUP_KEY)) {
+          throw CliException.badInput(
+              "--ordering-column "
+                  + orderingColumn
+                  + ": --grouped adds that column as the group's key; name another column");
+        }
         comment.append(" ordering_column=").append(orderingColumn);
       }
     } else if (orderingColumn != null) {
@@ -247,10 +309,17 @@ final class QueueCreateCommand extends BaseCommand {
       }
       comment.append(' ').append(o.strip());
     }
+    QueueOptions parsed;
     try {
-      QueueOptions.parseComment(name, comment.toString());
+      parsed = QueueOptions.parseComment(name, comment.toString());
     } catch (QueueConfigException e) {
       throw CliException.badInput(e.getMessage());
+    }
+    if (completesGroups && parsed.ordered()) {
+      throw CliException.badInput(
+          "--completes-groups: a queue of completion events cannot be ordered (ordering="
+              + parsed.ordering()
+              + ")");
     }
     return comment.toString();
   }

@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
       QueueCommand.class,
       DeadCommand.class,
       OrderingCommand.class,
+      GroupCommand.class,
       CancelCommand.class,
       ScheduleCommand.class,
       MigrateCommand.class,

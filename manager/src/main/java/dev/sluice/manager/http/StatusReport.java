@@ -16,9 +16,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@code /api/status} answers and the status page draws: shards, queues with rows by state
- * (from the last sample, never a query per request), receivers, the busiest tenants and each
- * queue's last two minutes of dispatch rate and latency.
+ * What {@code /api/status} answers and the status page draws: shards (with their open event groups,
+ * when they have some), queues with rows by state (from the last sample, never a query per
+ * request), receivers, the busiest tenants and each queue's last two minutes of dispatch rate and
+ * latency.
  */
 public final class StatusReport {
   /** Tenants listed on the page, busiest first across all queues. */
@@ -45,12 +46,29 @@ public final class StatusReport {
 
     List<Object> shards = new ArrayList<>();
     List<Object> disabled = new ArrayList<>();
+    Map<String, StateSampler.Groups> groups = telemetry.sampler().groups();
     for (ShardManager s : engine.shards()) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("name", s.name());
       m.put("lease_held", s.leading());
       m.put("queues", s.queues().size());
       m.put("disabled", s.disabled().size());
+      StateSampler.Groups g = groups.get(s.name());
+      if (g != null) {
+        Map<String, Object> gm = new LinkedHashMap<>();
+        gm.put("open", g.open());
+        List<Object> oldest = new ArrayList<>();
+        for (StateSampler.OpenGroup o : g.oldest()) {
+          Map<String, Object> om = new LinkedHashMap<>();
+          om.put("key", o.key());
+          om.put("completion_queue", o.completionQueue());
+          om.put("completion_id", o.completionId());
+          om.put("age_ms", o.ageMs());
+          oldest.add(om);
+        }
+        gm.put("oldest", oldest);
+        m.put("groups", gm);
+      }
       shards.add(m);
       s.disabled()
           .forEach(

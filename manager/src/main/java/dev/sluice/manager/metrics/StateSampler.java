@@ -1,6 +1,7 @@
 package dev.sluice.manager.metrics;
 
 import dev.sluice.core.QueueEngine;
+import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.TenantStats;
 import dev.sluice.db.store.StateCounts;
@@ -8,6 +9,10 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -17,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * counted every few minutes instead of scanned without pause, and a large backlog does not slow
  * every other statement every few seconds. The oldest due age, what alerts watch, stays fresh at
  * every sample; the status page says how old the counts are.
+ *
+ * <p>Per shard, the open event groups (README, "Event groups": sealed, waiting for their children):
+ * how many and the {@link #OLDEST_GROUPS} oldest, in one query on the ({@code state}, {@code
+ * sealed_ns}) index of {@code sluice_group}; a shard without open groups (or without the table) has
+ * none in {@link #groups()}.
  *
  * <p>Meters (tags {@code shard}, {@code queue}):
  *
@@ -75,6 +86,29 @@ public final class StateSampler implements Runnable {
   public record Sample(
       StateCounts counts, long oldestDueAgeMs, long sampledAtMs, long countedAtMs) {}
 
+  /** Open groups listed per shard, oldest first. */
+  public static final int OLDEST_GROUPS = 5;
+
+  /** An open event group: sealed {@code ageMs} ago (database clock), its completion event. */
+  public record OpenGroup(String key, String completionQueue, long completionId, long ageMs) {}
+
+  /** A shard's open event groups: how many, and the oldest few. */
+  public record Groups(long open, List<OpenGroup> oldest) {}
+
+  /**
+   * One statement: the oldest open groups, each row with the count of all of them (a window over
+   * the range the state index gives, computed before the LIMIT).
+   */
+  static final String OPEN_GROUPS_SQL =
+      "SELECT group_key, completion_queue, completion_id, "
+          + dev.sluice.client.QueueColumns.NOW_NS_SQL
+          + " - sealed_ns, COUNT(*) OVER () FROM sluice_group WHERE state = 'sealed'"
+          + " ORDER BY state, sealed_ns LIMIT "
+          + OLDEST_GROUPS;
+
+  /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
+  private static final int ER_NO_SUCH_TABLE = 1146;
+
   /** Rows counted per second of waiting between counts. */
   static final long COUNT_ROWS_PER_SECOND = 10_000;
 
@@ -104,6 +138,7 @@ public final class StateSampler implements Runnable {
   private volatile Map<Key, Sample> samples = Map.of();
   private volatile Map<Key, QueueManager> served = Map.of();
   private volatile Map<TenantKey, TenantStats> tenants = Map.of();
+  private volatile Map<String, Groups> groups = Map.of();
 
   private final java.time.Clock clock;
   private final long everyMs;
@@ -144,6 +179,11 @@ public final class StateSampler implements Runnable {
                 "the longest due->fired wait of a tenant's events in the last 10-20 s"
                     + " (busiest tenants only)")
             .register(registry);
+  }
+
+  /** The last sample of each shard's open event groups, by shard; only shards that have some. */
+  public Map<String, Groups> groups() {
+    return groups;
   }
 
   /** The last sample of every served queue. */
@@ -208,10 +248,55 @@ public final class StateSampler implements Runnable {
       }
     }
     nextCountAtMs.keySet().retainAll(now.keySet());
+    groups = sampleGroups(groups);
     served = Map.copyOf(now);
     samples = next;
     tenants = nextTenants;
     publish(next.keySet(), nextTenants.keySet());
+  }
+
+  /** Each shard's open groups; a shard whose read fails keeps its last sample. */
+  private Map<String, Groups> sampleGroups(Map<String, Groups> before) {
+    Map<String, Groups> next = new LinkedHashMap<>();
+    for (ShardManager shard : engine.shards()) {
+      try {
+        Groups g = openGroups(shard.dataSource());
+        if (g != null) {
+          next.put(shard.name(), g);
+        }
+      } catch (SQLException e) {
+        if (e.getErrorCode() == ER_NO_SUCH_TABLE) {
+          continue;
+        }
+        registry.counter("sluice.db.errors", "shard", shard.name()).increment();
+        log.debug("metrics: reading shard {}'s open groups failed: {}", shard.name(), e.toString());
+        Groups old = before.get(shard.name());
+        if (old != null) {
+          next.put(shard.name(), old);
+        }
+      }
+    }
+    return Map.copyOf(next);
+  }
+
+  /** The shard's open groups, or null when it has none. */
+  static Groups openGroups(DataSource ds) throws SQLException {
+    List<OpenGroup> oldest = new ArrayList<>();
+    long open = 0;
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(OPEN_GROUPS_SQL);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        oldest.add(
+            new OpenGroup(
+                rs.getString(1),
+                rs.getString(2),
+                rs.getLong(3),
+                Math.max(0, rs.getLong(4) / 1_000_000)));
+        open = rs.getLong(5);
+      }
+    }
+    return oldest.isEmpty() ? null : new Groups(open, List.copyOf(oldest));
   }
 
   private void publish(Set<Key> queues, Set<TenantKey> tenantKeys) {

@@ -109,6 +109,25 @@ function renderSides(s) {
     el('td', { class: 'n' }, sh.queues), el('td', { class: 'n' }, sh.disabled))), 4, 'no shard');
 }
 
+// Per shard with open event groups: its count on the first row, then its oldest groups.
+function renderGroups(s) {
+  const withGroups = s.shards.filter(sh => sh.groups && sh.groups.open > 0);
+  document.getElementById('groups-card').hidden = withGroups.length === 0;
+  const rows = [];
+  for (const sh of withGroups) {
+    sh.groups.oldest.forEach((g, i) => rows.push(el('tr', {
+        'data-shard': sh.name, 'data-group': g.key, 'data-open': sh.groups.open,
+        'data-completion-queue': g.completion_queue, 'data-completion-id': g.completion_id,
+        'data-age-ms': g.age_ms },
+      el('td', {}, i === 0 ? sh.name : ''),
+      el('td', { class: 'n' }, i === 0 ? num(sh.groups.open) : ''),
+      el('td', {}, g.key),
+      el('td', {}, g.completion_queue + ' #' + g.completion_id),
+      el('td', { class: 'n' }, age(g.age_ms)))));
+  }
+  fill('groups', rows, 5, '');
+}
+
 function niceMax(v) {
   if (!(v > 0)) return 1;
   const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -209,6 +228,7 @@ function render(s) {
   warnings.hidden = !(s.warnings || []).length;
   renderQueues(s);
   renderSides(s);
+  renderGroups(s);
   renderCharts(s);
   document.dispatchEvent(new CustomEvent('sluice-status', { detail: s })); // actions.js
   document.body.dataset.updates = Number(document.body.dataset.updates || 0) + 1;

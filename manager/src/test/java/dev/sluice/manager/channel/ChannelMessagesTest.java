@@ -229,6 +229,34 @@ class ChannelMessagesTest {
   }
 
   @Test
+  void aGroupsCompletionEventCarriesTheGroupsCountsAsHeaders() {
+    Delivery d = delivery("acme", Map.of());
+    Delivery completion =
+        new Delivery(
+            d.shard(),
+            d.queue(),
+            d.id(),
+            d.epoch(),
+            d.tenant(),
+            d.priority(),
+            d.dueNs(),
+            d.createdNs(),
+            d.firedNs(),
+            d.workClass(),
+            d.actorPath(),
+            d.columns(),
+            null,
+            new dev.sluice.core.outlet.GroupOutcome("run-7", 98, 2, 1));
+    assertThat(rabbit("ex", "rk", null).toMessage(completion).headers())
+        .containsEntry(ChannelHeaders.GROUP_KEY, "run-7")
+        .containsEntry(ChannelHeaders.GROUP_ACKED, "98")
+        .containsEntry(ChannelHeaders.GROUP_DEAD, "2")
+        .containsEntry(ChannelHeaders.GROUP_CANCELLED, "1");
+    assertThat(kafka(null, null, null).toMessage(d).headers())
+        .doesNotContainKey(ChannelHeaders.GROUP_KEY);
+  }
+
+  @Test
   void headersAndMessageIdIdentifyTheAttempt() {
     OutboundMessage m = kafka(null, null, null).toMessage(delivery("acme", Map.of()));
     assertThat(m.messageId()).isEqualTo("s1/orders/42/3");

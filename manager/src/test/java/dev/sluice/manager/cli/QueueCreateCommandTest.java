@@ -180,6 +180,135 @@ class QueueCreateCommandTest {
   }
 
   @Test
+  void groupedAndCompletesGroupsAddTheGroupColumnsAndCheckAcceptsThem() throws Exception {
+    // A database of its own: the other tests' migrations (V1, V2) are in the shared one.
+    Harness own = new Harness(QueueCreateCommandTest.class);
+    try {
+      groupQueues(own);
+    } finally {
+      own.close();
+    }
+  }
+
+  private void groupQueues(Harness h) throws Exception {
+    Path config = Cli.config(dir, h);
+    Cli.Result children =
+        Cli.run(
+            "queue",
+            "create",
+            "file_chunks",
+            "--config",
+            config.toString(),
+            "--column",
+            "chunk INT NOT NULL",
+            "--grouped");
+    assertThat(children.code()).as(children.toString()).isZero();
+    assertThat(Files.readString(Path.of(children.out().strip())))
+        .contains("`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL")
+        .contains("KEY `sluice_group` (`group_key`, `state`)")
+        .doesNotContain("completes_group");
+    Cli.Result done =
+        Cli.run(
+            "queue",
+            "create",
+            "file_done",
+            "--config",
+            config.toString(),
+            "--completes-groups",
+            "--option",
+            "group_on_dead=fail_fast");
+    assertThat(done.code()).as(done.toString()).isZero();
+    assertThat(Files.readString(Path.of(done.out().strip())))
+        .contains("`completes_group` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL")
+        .contains("COMMENT='sluice_queue group_on_dead=fail_fast'")
+        .doesNotContain("`group_key`");
+
+    Cli.Result migrated = Cli.run("migrate", "--config", config.toString());
+    assertThat(migrated.code()).as(migrated.toString()).isZero();
+    Cli.Result check = Cli.run("check", "--config", config.toString());
+    assertThat(check.code()).as(check.toString()).isZero();
+    assertThat(check.out())
+        .containsPattern("s1  file_chunks +ok")
+        .containsPattern("s1  file_done +ok");
+    try (var ds = DataSources.pool("t", h.url(), h.db.user(), h.db.password(), 2)) {
+      Map<String, QueueCatalog.Discovered> found = new java.util.HashMap<>();
+      new QueueCatalog(ds).discover().forEach(x -> found.put(x.table(), x));
+      assertThat(found.get("file_chunks").valid()).isTrue();
+      assertThat(found.get("file_chunks").queue().hasGroupKey()).isTrue();
+      assertThat(found.get("file_done").valid()).isTrue();
+      assertThat(found.get("file_done").queue().completesGroups()).isTrue();
+      assertThat(found.get("file_done").queue().options().groupFailFast()).isTrue();
+      try (var c = ds.getConnection()) {
+        long id = EventProducer.insertInGroup(c, "file_chunks", "f-1", Map.of("chunk", 1));
+        long last = EventProducer.insertGroupCompletion(c, "file_done", "f-1", Map.of());
+        assertThat(id).isPositive();
+        assertThat(last).isPositive();
+      }
+    }
+
+    Path r = dir.resolve("refused");
+    for (String[] args :
+        List.of(
+            new String[] {
+              "queue",
+              "create",
+              "q",
+              "--migrations",
+              r.toString(),
+              "--grouped",
+              "--column",
+              "group_key VARCHAR(10) NULL"
+            },
+            new String[] {
+              "queue",
+              "create",
+              "q",
+              "--migrations",
+              r.toString(),
+              "--completes-groups",
+              "--column",
+              "completes_group VARCHAR(10) NULL"
+            },
+            new String[] {
+              "queue",
+              "create",
+              "q",
+              "--migrations",
+              r.toString(),
+              "--completes-groups",
+              "--ordered"
+            },
+            new String[] {
+              "queue",
+              "create",
+              "q",
+              "--migrations",
+              r.toString(),
+              "--completes-groups",
+              "--option",
+              "ordering=queue"
+            },
+            new String[] {
+              "queue",
+              "create",
+              "q",
+              "--migrations",
+              r.toString(),
+              "--grouped",
+              "--ordered",
+              "--ordering-column",
+              "group_key"
+            })) {
+      Cli.Result refused = Cli.run(args);
+      assertThat(refused.code()).as(refused.toString()).isEqualTo(2);
+      assertThat(refused.err())
+          .as(refused.toString())
+          .containsAnyOf("--grouped", "--completes-groups");
+    }
+    assertThat(Cli.files(r)).isEmpty();
+  }
+
+  @Test
   void numbersPastTheHighestVersionInTheDirectory() throws Exception {
     Path m = dir.resolve("sql");
     Files.createDirectories(m);
@@ -278,6 +407,8 @@ class QueueCreateCommandTest {
             "dead purge",
             "ordering halted",
             "ordering skip",
+            "group show",
+            "group list",
             "cancel",
             "migrate",
             "check",

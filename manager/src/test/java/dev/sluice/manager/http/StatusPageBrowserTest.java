@@ -6,9 +6,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.client.EventProducer;
+import dev.sluice.client.QueueColumns;
+import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -18,10 +24,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The status page in a real (headless) browser: it lists the queues with their counts and draws
- * both charts. The page's script writes what it drew into the DOM, which Chromium dumps.
+ * both charts, and a shard's open event groups. The page's script writes what it drew into the DOM,
+ * which Chromium dumps.
  */
 class StatusPageBrowserTest {
   static Harness h;
+  static long groupCompletion;
 
   @BeforeAll
   static void start() throws Exception {
@@ -36,6 +44,20 @@ class StatusPageBrowserTest {
       values.append(i == 0 ? "" : ",").append("(").append(i).append(")");
     }
     h.exec("INSERT INTO held_q (order_id) VALUES " + values);
+    // An event group whose children nobody receives: sealed at the completion queue's first poll,
+    // it stays open.
+    h.exec(
+        QueueConvention.createTableSql(
+            "chunk_q",
+            List.of(QueueColumns.GROUP_KEY_DEFINITION, QueueColumns.GROUP_INDEX_DEFINITION),
+            "sluice_queue"));
+    h.exec(
+        QueueConvention.createTableSql(
+            "chunk_done_q", List.of(QueueColumns.COMPLETES_GROUP_DEFINITION), "sluice_queue"));
+    try (Connection c = h.connect()) {
+      EventProducer.insertInGroup(c, "chunk_q", "file-42", Map.of());
+      groupCompletion = EventProducer.insertGroupCompletion(c, "chunk_done_q", "file-42", Map.of());
+    }
     h.startManager();
     RawReceiver r = h.rawReceiver("busy_q", "page-receiver", 8);
     // Chart points are made every second from the meters' deltas: let the first one be taken
@@ -59,7 +81,8 @@ class StatusPageBrowserTest {
               }
               return latency
                   && s.findValues("pending").stream().anyMatch(n -> n.asLong() == 40)
-                  && s.findValues("acked").stream().anyMatch(n -> n.asLong() == 40);
+                  && s.findValues("acked").stream().anyMatch(n -> n.asLong() == 40)
+                  && s.get("shards").get(0).has("groups");
             });
   }
 
@@ -99,6 +122,15 @@ class StatusPageBrowserTest {
         .isEqualTo(2);
     assertThat(dom).contains("page-receiver").contains("manager test");
     assertThat(Long.parseLong(attr(dom, "body", "", "data-updates"))).isGreaterThanOrEqualTo(1);
+
+    assertThat(attr(dom, "div", "id=\"groups-card\"", "class")).isEqualTo("card");
+    assertThat(dom).doesNotContain("id=\"groups-card\" hidden");
+    assertThat(attr(dom, "tr", "data-group=\"file-42\"", "data-open")).isEqualTo("1");
+    assertThat(attr(dom, "tr", "data-group=\"file-42\"", "data-completion-queue"))
+        .isEqualTo("chunk_done_q");
+    assertThat(attr(dom, "tr", "data-group=\"file-42\"", "data-completion-id"))
+        .isEqualTo(Long.toString(groupCompletion));
+    assertThat(dom).contains("chunk_done_q #" + groupCompletion);
   }
 
   /**

@@ -1,0 +1,199 @@
+package dev.sluice.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.client.QueueColumns;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The group store at scale: one group of 10,000 children and 300 groups of 3. A check that a group
+ * may complete reads a few index entries whatever the group's size (counted from the server's
+ * handler counters); every group completes once; a sweep pages through the sealed groups.
+ */
+class GroupStoreTest {
+  static TestDatabase db;
+  static HikariDataSource ds;
+
+  /**
+   * Checks measured together: the server's counters are global, and MySQL 8 counts its own
+   * background reads (statistics after a large UPDATE) there too; per check they are noise.
+   */
+  static final int CHECKS = 20;
+
+  @BeforeAll
+  static void setUp() {
+    db = TestDatabases.fresh(GroupStoreTest.class);
+    ds = DataSources.pool("group-store", db.url(), db.user(), db.password(), 4);
+    SluiceMigrations.migrateSluice(ds);
+  }
+
+  @AfterAll
+  static void tearDown() {
+    ds.close();
+  }
+
+  static void exec(String sql) throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  static long longOf(String sql) throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** The server's index reads so far (every session: this test is alone on its server). */
+  static long indexReads() throws Exception {
+    long n = 0;
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_key',"
+                    + " 'Handler_read_next', 'Handler_read_prev', 'Handler_read_first')")) {
+      while (rs.next()) {
+        n += rs.getLong(2);
+      }
+    }
+    return n;
+  }
+
+  static QueueTable table(String name, String column) throws Exception {
+    List<String> cols = new ArrayList<>(List.of("`n` INT NULL", column));
+    if (column.equals(QueueColumns.GROUP_KEY_DEFINITION)) {
+      cols.add(QueueColumns.GROUP_INDEX_DEFINITION);
+    }
+    exec(QueueConvention.createTableSql(name, cols, "sluice_queue"));
+    return new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(name, "sluice_queue")).queue();
+  }
+
+  /** Inserts {@code n} children of each key, in one statement per 5,000 rows. */
+  static void children(String table, List<String> keys, int n) throws Exception {
+    StringBuilder sb = new StringBuilder();
+    int rows = 0;
+    for (String k : keys) {
+      for (int i = 0; i < n; i++) {
+        sb.append(sb.length() == 0 ? "" : ",")
+            .append("(")
+            .append(i)
+            .append(",'")
+            .append(k)
+            .append("')");
+        if (++rows % 5000 == 0) {
+          exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
+          sb.setLength(0);
+        }
+      }
+    }
+    if (sb.length() > 0) {
+      exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
+    }
+  }
+
+  static long completion(String table, String key) throws Exception {
+    exec("INSERT INTO " + table + " (n, completes_group) VALUES (0, '" + key + "')");
+    return longOf("SELECT MAX(id) FROM " + table);
+  }
+
+  @Test
+  void aBigGroupAndManySmallOnesCompleteOnceWithChecksOfAFewEntries() throws Exception {
+    QueueTable kids = table("gs_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gs_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+
+    children("gs_kids", List.of("big"), 10_000);
+    List<String> small = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      small.add("small-" + i);
+    }
+    children("gs_kids", small, 3);
+    assertThat(store.seal(done, new EventRef(completion("gs_done", "big"), 0), "big", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    for (String k : small) {
+      assertThat(store.seal(done, new EventRef(completion("gs_done", k), 0), k, false, now))
+          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    }
+    // A second completion event of a sealed group finds it taken.
+    assertThat(store.seal(done, new EventRef(completion("gs_done", "big"), 0), "big", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.TAKEN);
+    exec("DELETE FROM gs_done WHERE id = (SELECT MAX(id) FROM (SELECT id FROM gs_done) x)");
+    assertThat(store.openCount()).isEqualTo(301);
+
+    // Every child but one of the big group acked: its check reads a few entries, not 10,000.
+    exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big' AND n > 0");
+    // The store reads the grouped tables from the catalog at most once a second (on MySQL 8 the
+    // data dictionary's reads count as index reads too): read them just before measuring (the
+    // checks take well under a second).
+    store.grouped();
+    long before = indexReads();
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("big"), 1)).isEmpty();
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check of one group: a few entries, not its 10,000")
+        .isLessThan(100);
+    assertThat(store.complete("big", now)).isNull();
+    assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
+        .isEqualTo(301);
+
+    exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big'");
+    store.grouped();
+    before = indexReads();
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("big"), 1)).containsExactly("big");
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check of one group: a few entries, not its 10,000")
+        .isLessThan(100);
+    JdbcGroupStore.Group big = store.complete("big", now);
+    assertThat(big).isNotNull();
+    assertThat(big.acked()).isEqualTo(10_000);
+    assertThat(store.complete("big", now)).as("a group completes once").isNull();
+
+    // The small groups: one child of each dead, then the rest acked; sweeps page through them.
+    exec("UPDATE gs_kids SET state = 3 WHERE group_key LIKE 'small-%' AND n = 0");
+    assertThat(store.completable(null, 1000)).isEmpty();
+    exec("UPDATE gs_kids SET state = 2 WHERE group_key LIKE 'small-%' AND n > 0");
+    int completed = 0;
+    for (int pass = 0; pass < 10; pass++) {
+      List<String> due = store.completable(null, 100);
+      if (due.isEmpty()) {
+        break;
+      }
+      assertThat(due).hasSizeLessThanOrEqualTo(100);
+      for (String k : due) {
+        JdbcGroupStore.Group g = store.complete(k, now);
+        assertThat(g).isNotNull();
+        assertThat(g.acked()).isEqualTo(2);
+        assertThat(g.dead()).isEqualTo(1);
+        completed++;
+      }
+    }
+    assertThat(completed).isEqualTo(300);
+    assertThat(store.openCount()).isZero();
+    // Every completion event was released, once.
+    assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
+        .isZero();
+    assertThat(longOf("SELECT COUNT(*) FROM sluice_group WHERE state = 'completed'"))
+        .isEqualTo(301);
+  }
+}
