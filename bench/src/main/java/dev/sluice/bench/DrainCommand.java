@@ -350,15 +350,31 @@ final class DrainCommand implements Callable<Integer> {
       QueueManager done = s.awaitQueue(SluiceSide.COMPLETIONS);
       s.setPaused(true);
       s.setPaused(SluiceSide.COMPLETIONS, true);
-      s.startReceivers(receivers, concurrency, maxInFlight, due -> delivered.incrementAndGet());
+      // When each group's last child was handled (acked right after), and how long after it the
+      // group's completion came: the completion's lag.
+      java.util.Map<String, Long> lastChild = new java.util.concurrent.ConcurrentHashMap<>();
+      java.util.Queue<Long> lags = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      s.startHandlers(
+          receivers,
+          concurrency,
+          maxInFlight,
+          e -> {
+            delivered.incrementAndGet();
+            lastChild.merge(e.getString(SluiceSide.GROUP_KEY), System.nanoTime(), Math::max);
+          });
       s.startHandlers(
           SluiceSide.COMPLETIONS,
           1,
           concurrency,
           maxInFlight,
           e -> {
+            long now = System.nanoTime();
             completionsDelivered.incrementAndGet();
-            completionTimes.add(System.nanoTime());
+            completionTimes.add(now);
+            Long last = lastChild.get(e.getString(SluiceSide.COMPLETES_GROUP));
+            if (last != null) {
+              lags.add(now - last);
+            }
           });
       long[] groupCount = new long[1];
       load(name, n, p -> groupCount[0] = s.insertGroups(n, GROUP_SIZE, p));
@@ -425,6 +441,19 @@ final class DrainCommand implements Callable<Integer> {
                 (completionTimes.stream().mapToLong(Long::longValue).min().orElse(t0) - t0) / 1e9,
                 after,
                 Math.max(0, lastCompletion - last) / 1e9));
+      }
+      long[] lag = lags.stream().mapToLong(Long::longValue).sorted().toArray();
+      if (lag.length > 0) {
+        Progress.note(
+            String.format(
+                Locale.ROOT,
+                "%s: a completion's lag after its group's last child was handled: p50=%.0fms"
+                    + " p90=%.0fms max=%.0fms (n=%d)",
+                name,
+                lag[lag.length / 2] / 1e6,
+                lag[(int) Math.min(lag.length - 1, Math.ceil(lag.length * 0.9) - 1)] / 1e6,
+                lag[lag.length - 1] / 1e6,
+                lag.length));
       }
       report(name, ServerStatus.Delta.between(before, status.read()), n);
       s.stopReceivers();
