@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 
@@ -54,7 +53,7 @@ public final class WindowCache {
   private final Map<Long, CachedEvent> byId = new HashMap<>();
 
   private final Map<String, Integer> heldByTenant = new HashMap<>();
-  private final PriorityQueue<CachedEvent> scheduled = new PriorityQueue<>(BY_DUE);
+  private final RunHeap<CachedEvent> scheduled = new RunHeap<>(BY_DUE);
   private final FairTree ready;
   private final Predicate<CachedEvent> live = e -> byId.get(e.boxedId) == e;
 
