@@ -25,6 +25,7 @@ final class CpuMeter {
   private Map<Long, String> threadNames = Map.of();
   private long serverStart;
   private long processStart;
+  private Map<String, Long> nativeStart = Map.of();
   private long wallStart;
 
   CpuMeter(BenchServer server) {
@@ -36,6 +37,7 @@ final class CpuMeter {
     threadStart = cpu(threadNames);
     serverStart = serverCpuNs();
     processStart = processCpuNs();
+    nativeStart = nativeCpuNs();
     wallStart = System.nanoTime();
   }
 
@@ -73,6 +75,20 @@ final class CpuMeter {
       first = false;
     }
     sb.append(")");
+    // What the Java threads leave out: the JIT's compiler threads and the collector's, by name
+    // (Linux only; a compiler thread that ended during the run is not counted).
+    Map<String, Long> nativeNow = nativeCpuNs();
+    if (!nativeNow.isEmpty()) {
+      sb.append(", native threads (");
+      first = true;
+      for (Map.Entry<String, Long> e : nativeNow.entrySet()) {
+        long used = e.getValue() - nativeStart.getOrDefault(e.getKey(), 0L);
+        sb.append(first ? "" : " ")
+            .append(String.format(Locale.ROOT, "%s=%.1fus", e.getKey(), used / 1e3 / n));
+        first = false;
+      }
+      sb.append(")");
+    }
     sb.append(
         server >= 0
             ? String.format(Locale.ROOT, " db_server=%.1fus", server / 1e3 / n)
@@ -146,6 +162,59 @@ final class CpuMeter {
       }
     }
     return out;
+  }
+
+  /**
+   * CPU of this JVM's own native threads by role, in ns: {@code jit} (C1/C2 compiler threads),
+   * {@code gc} (the collector's workers and concurrent threads) and {@code vm} (the VM thread,
+   * which runs safepoint operations); from /proc/self/task (clock ticks of 10 ms), empty elsewhere.
+   */
+  static Map<String, Long> nativeCpuNs() {
+    Map<String, Long> out = new TreeMap<>();
+    try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        String stat;
+        try {
+          stat = Files.readString(t.resolve("stat"));
+        } catch (Exception e) {
+          continue; // ended meanwhile
+        }
+        int open = stat.indexOf('(');
+        int close = stat.lastIndexOf(')');
+        if (open < 0 || close < open) {
+          continue;
+        }
+        String role = nativeRole(stat.substring(open + 1, close));
+        if (role == null) {
+          continue;
+        }
+        String[] f = stat.substring(close + 2).split(" ");
+        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        out.merge(role, ticks * 10_000_000L, Long::sum);
+      }
+    } catch (Exception e) {
+      return Map.of();
+    }
+    if (!out.isEmpty()) {
+      for (String role : new String[] {"gc", "jit", "vm"}) {
+        out.putIfAbsent(role, 0L);
+      }
+    }
+    return out;
+  }
+
+  /** The role of a HotSpot native thread by its (truncated) name, or null for any other. */
+  static String nativeRole(String comm) {
+    if (comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre")) {
+      return "jit";
+    }
+    if (comm.startsWith("GC Thread") || comm.startsWith("G1 ")) {
+      return "gc"; // Parallel's and G1's workers; G1's marker, refinement and service threads
+    }
+    if (comm.equals("VM Thread")) {
+      return "vm";
+    }
+    return null;
   }
 
   /** This JVM's CPU time, GC and JIT threads included. */

@@ -305,6 +305,8 @@ final class DrainCommand implements Callable<Integer> {
       Map<String, Long> before = status.read();
       cpu.start();
       long t0 = System.nanoTime();
+      var polledCounter = s.counterOf("sluice.poll.rows");
+      double polledBefore = polledCounter.count();
       s.setPaused(false);
       var ackedCounter = s.counterOf("sluice.events.acked");
       LongSupplier acked = () -> (long) ackedCounter.count();
@@ -324,6 +326,13 @@ final class DrainCommand implements Callable<Integer> {
                     live.inFlight());
               });
       report(name, ServerStatus.Delta.between(before, status.read()), n);
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: rows polled per event: %.2f (each read by a poll and handed to the dispatcher,"
+                  + " the window's own rows again included)",
+              name,
+              (polledCounter.count() - polledBefore) / n));
       s.stopReceivers();
       return rate;
     } finally {

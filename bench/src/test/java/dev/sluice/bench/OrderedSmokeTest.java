@@ -32,9 +32,9 @@ class OrderedSmokeTest {
                 "--quiet-rate",
                 "40",
                 "--warmup",
-                "1",
+                "0.5",
                 "--seconds",
-                "2"));
+                "1"));
     String external = System.getenv(TestDatabases.ENV_URL);
     if (external != null && !external.isBlank()) {
       args.addAll(List.of("--jdbc-url", external.trim()));

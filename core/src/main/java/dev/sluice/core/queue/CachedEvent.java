@@ -8,6 +8,14 @@ import java.util.Map;
  */
 public final class CachedEvent {
   final long id;
+
+  /**
+   * {@link #id} boxed, once: the key of every map and set the dispatcher keeps events in (window,
+   * firing, in flight, recently settled), so that a polled row's checks and an event's moves
+   * between them do not box the id again each time.
+   */
+  final Long boxedId;
+
   final long epoch;
   final long dueNs;
   final long createdNs;
@@ -107,6 +115,7 @@ public final class CachedEvent {
     this.group = group;
     this.orderingKey = orderingKey;
     this.id = id;
+    this.boxedId = id;
     this.epoch = epoch;
     this.dueNs = dueNs;
     this.createdNs = createdNs;

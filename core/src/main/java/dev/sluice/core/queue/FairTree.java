@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.function.Predicate;
 
 /**
@@ -73,7 +72,7 @@ final class FairTree {
     if (n.localSize == 0 && !fifo) {
       n.fresh.addLast(n);
     }
-    n.local.computeIfAbsent(e.workClass, k -> new PriorityQueue<>(BY_PRIORITY)).add(e);
+    n.local.computeIfAbsent(e.workClass, k -> new RunHeap<>(BY_PRIORITY)).add(e);
     n.localSize++;
     n.size++;
   }
@@ -107,7 +106,7 @@ final class FairTree {
     var it = root.children.values().iterator();
     while (it.hasNext()) {
       Node c = it.next();
-      PriorityQueue<CachedEvent> q = bestLocal(c, eventOk, live);
+      RunHeap<CachedEvent> q = bestLocal(c, eventOk, live);
       if (c.size == 0) {
         it.remove();
         continue;
@@ -191,7 +190,7 @@ final class FairTree {
    */
   private static CachedEvent takeLocal(
       Node n, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
-    PriorityQueue<CachedEvent> best = bestLocal(n, eventOk, live);
+    RunHeap<CachedEvent> best = bestLocal(n, eventOk, live);
     if (best == null) {
       return null;
     }
@@ -208,12 +207,12 @@ final class FairTree {
    * The node's per-class FIFO whose head is the most urgent eligible one, or null; drops removed
    * events found at the heads on the way.
    */
-  private static PriorityQueue<CachedEvent> bestLocal(
+  private static RunHeap<CachedEvent> bestLocal(
       Node n, Predicate<CachedEvent> eventOk, Predicate<CachedEvent> live) {
-    PriorityQueue<CachedEvent> best = null;
+    RunHeap<CachedEvent> best = null;
     var it = n.local.values().iterator();
     while (it.hasNext()) {
-      PriorityQueue<CachedEvent> q = it.next();
+      RunHeap<CachedEvent> q = it.next();
       CachedEvent head;
       while ((head = q.peek()) != null && !live.test(head)) {
         q.poll();
@@ -242,7 +241,7 @@ final class FairTree {
     final String name;
 
     /** This node's own events: one FIFO per work class. */
-    final Map<String, PriorityQueue<CachedEvent>> local = new HashMap<>(2);
+    final Map<String, RunHeap<CachedEvent>> local = new HashMap<>(2);
 
     int localSize;
     final Map<String, Node> children = new HashMap<>();

@@ -119,10 +119,11 @@ final class Firer implements Runnable {
         Map<EventRef, CasOutcome> outcome = new HashMap<>();
         Map<Long, Map<String, Object>> columns = new HashMap<>();
         for (int i = 0; i < b.events.size(); i++) {
-          EventRow row = result.fired().get(b.events.get(i).id);
+          Long id = b.events.get(i).boxedId;
+          EventRow row = result.fired().get(id);
           outcome.put(b.refs.get(i), row == null ? CasOutcome.STALE : CasOutcome.APPLIED);
           if (row != null) {
-            columns.put(row.id(), row.userColumns());
+            columns.put(id, row.userColumns());
           }
         }
         b.outcome = outcome;

@@ -98,9 +98,9 @@ final class FiringBatches {
       AttachedOutlet r = b.owners.get(i);
       if (b.outcome.get(b.refs.get(i)) != CasOutcome.APPLIED) {
         ledger.unassign(r, e);
-        if (b.locked.contains(e.id)) {
+        if (b.locked.contains(e.boxedId)) {
           table.park(e, now);
-        } else if (b.changed.contains(e.id)) {
+        } else if (b.changed.contains(e.boxedId)) {
           feed.letGo(e); // rescheduled or changed since the poll: read again, as it is now
         } else {
           ctx.metrics().casMisses.increment();
@@ -116,7 +116,7 @@ final class FiringBatches {
       long waitNs = Math.max(0, now - e.dueNs);
       ctx.metrics().dueToDispatch.record(waitNs, TimeUnit.NANOSECONDS);
       ledger.dispatched(e.tenant, waitNs, mono);
-      Map<String, Object> columns = b.columns.getOrDefault(e.id, e.columns);
+      Map<String, Object> columns = b.columns.getOrDefault(e.boxedId, e.columns);
       out.computeIfAbsent(r, k -> new ArrayList<>())
           .add(f.delivery(ctx.shard(), ctx.queue(), columns));
       sent++;

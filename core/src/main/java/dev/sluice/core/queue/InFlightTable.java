@@ -58,7 +58,7 @@ final class InFlightTable {
   /** A batch of events was handed to the firer. */
   void firing(List<CachedEvent> events) {
     for (CachedEvent e : events) {
-      firing.add(e.id);
+      firing.add(e.boxedId);
     }
     firingBatches++;
   }
@@ -67,7 +67,7 @@ final class InFlightTable {
   void fireReturned(List<CachedEvent> events) {
     firingBatches--;
     for (CachedEvent e : events) {
-      firing.remove(e.id);
+      firing.remove(e.boxedId);
     }
   }
 
@@ -85,7 +85,7 @@ final class InFlightTable {
   /** {@code e}'s fire applied: it is in flight at the next epoch, held by {@code owner}. */
   InFlight fired(CachedEvent e, AttachedOutlet owner, long firedAtNs, long deadlineNs) {
     InFlight f = new InFlight(e, e.epoch + 1, owner, firedAtNs, deadlineNs);
-    inFlight.put(e.id, f);
+    inFlight.put(e.boxedId, f);
     return f;
   }
 
@@ -127,7 +127,7 @@ final class InFlightTable {
 
   /** {@code f} is settled for good: it leaves the table, and polls begun before now skip it. */
   void settled(InFlight f) {
-    long id = f.event.id;
+    Long id = f.event.boxedId;
     inFlight.remove(id);
     settledSeq++;
     recentlySettled.remove(id);
@@ -138,7 +138,7 @@ final class InFlightTable {
 
   /** Holds back an event whose row was locked by another transaction; see {@link #parked}. */
   void park(CachedEvent e, long now) {
-    parked.put(e.id, new Parked(e, now + PARK_NS));
+    parked.put(e.boxedId, new Parked(e, now + PARK_NS));
   }
 
   /** The parked events whose time is up at {@code now}, in the order parked; they leave. */
@@ -175,6 +175,11 @@ final class InFlightTable {
 
   /** Whether {@code id} was taken from the window and is not settled: firing, in flight, parked. */
   boolean holds(long id) {
+    return holds(Long.valueOf(id));
+  }
+
+  /** The same, for an id already boxed. */
+  boolean holds(Long id) {
     return inFlight.containsKey(id) || firing.contains(id) || parked.containsKey(id);
   }
 
@@ -183,6 +188,11 @@ final class InFlightTable {
    * still show it pending.
    */
   boolean settledSince(long id, long seq) {
+    return settledSince(Long.valueOf(id), seq);
+  }
+
+  /** The same, for an id already boxed. */
+  boolean settledSince(Long id, long seq) {
     Long at = recentlySettled.get(id);
     return at != null && at > seq;
   }

@@ -223,7 +223,7 @@ final class Settlements {
       Completion c = done.get(i);
       InFlight f = table.at(c.ref());
       boolean ok = outcomes.get(i) == CasOutcome.APPLIED;
-      if (f == null || (!ok && applied.contains(f.event.id))) {
+      if (f == null || (!ok && applied.contains(f.event.boxedId))) {
         continue; // not ours; or another change to the same event in this batch applied
       }
       table.settled(f);

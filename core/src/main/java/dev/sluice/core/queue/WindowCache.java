@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 
@@ -54,9 +53,9 @@ public final class WindowCache {
   private final Map<Long, CachedEvent> byId = new HashMap<>();
 
   private final Map<String, Integer> heldByTenant = new HashMap<>();
-  private final PriorityQueue<CachedEvent> scheduled = new PriorityQueue<>(BY_DUE);
+  private final RunHeap<CachedEvent> scheduled = new RunHeap<>(BY_DUE);
   private final FairTree ready;
-  private final Predicate<CachedEvent> live = e -> byId.get(e.id) == e;
+  private final Predicate<CachedEvent> live = e -> byId.get(e.boxedId) == e;
 
   public WindowCache(int capacity) {
     this(capacity, capacity, true);
@@ -118,6 +117,11 @@ public final class WindowCache {
     return byId.containsKey(id);
   }
 
+  /** The same, for an id already boxed (the dispatcher's checks of a polled row). */
+  boolean contains(Long id) {
+    return byId.containsKey(id);
+  }
+
   /** Events held by one tenant. */
   public int held(String tenant) {
     return heldByTenant.getOrDefault(tenant, 0);
@@ -130,7 +134,7 @@ public final class WindowCache {
 
   /** Adds an event unless the window or its tenant's share is full, or it holds that id. */
   public Added add(CachedEvent e) {
-    if (byId.containsKey(e.id)) {
+    if (byId.containsKey(e.boxedId)) {
       return Added.DUPLICATE;
     }
     if (byId.size() >= capacity || (!byId.isEmpty() && bytes + e.bytes > byteCapacity)) {
@@ -139,7 +143,7 @@ public final class WindowCache {
     if (fair && held(e.tenant) >= tenantCap(e.tenant)) {
       return Added.TENANT_CAPPED;
     }
-    byId.put(e.id, e);
+    byId.put(e.boxedId, e);
     heldByTenant.merge(e.tenant, 1, Integer::sum);
     bytes += e.bytes;
     scheduled.add(e);
@@ -238,7 +242,7 @@ public final class WindowCache {
   public CachedEvent takeReady(Predicate<String> tenantOk, Predicate<CachedEvent> eventOk) {
     CachedEvent e = ready.take(tenantOk, eventOk, live);
     if (e != null) {
-      byId.remove(e.id);
+      byId.remove(e.boxedId);
       release(e);
     }
     return e;

@@ -117,7 +117,7 @@ final class WindowFeed {
     boolean dueNews = false;
     boolean full = false;
     for (CachedEvent e : p.events()) {
-      if (knows(e.id) || table.settledSince(e.id, p.settledSeqAtStart())) {
+      if (knows(e.boxedId) || table.settledSince(e.boxedId, p.settledSeqAtStart())) {
         continue;
       }
       if (!keys.admit(e)) {
@@ -152,6 +152,11 @@ final class WindowFeed {
    * (firing, in flight, parked). A poll's copy of such a row is stale.
    */
   boolean knows(long id) {
+    return knows(Long.valueOf(id));
+  }
+
+  /** The same, for an id already boxed (a polled row's: {@link CachedEvent#boxedId}). */
+  private boolean knows(Long id) {
     return window.contains(id) || table.holds(id);
   }
 

@@ -257,8 +257,15 @@ public final class DemoCommand implements Callable<Integer> {
         manager.start();
         String target = "127.0.0.1:" + manager.port();
         err.printf(
-            "demo: MariaDB on port %d, manager on %s; %d orders at %d/s (seed %d)%s%n",
-            db.port(), target, eventCount(), rate, seedUsed, orderedNote());
+            "demo: MariaDB on port %d, manager on %s; %s%d orders at %d/s%s (seed %d)%s%n",
+            db.port(),
+            target,
+            untilFaults() ? "up to " : "",
+            eventCount(),
+            rate,
+            untilFaults() ? ", until every fault is injected" : "",
+            seedUsed,
+            orderedNote());
         statusPage =
             String.format("%s://127.0.0.1:%d/", sec == null ? "http" : "https", manager.httpPort());
         err.printf("demo: status page %s  (metrics at /metrics)%n", statusPage);
@@ -315,7 +322,8 @@ public final class DemoCommand implements Callable<Integer> {
                 progress,
                 seedUsed,
                 err,
-                null);
+                null,
+                untilFaults() ? faults::injected : () -> false);
             poisoned = faults == null ? null : faults.finish();
           }
           if (attacks != null) {
@@ -454,7 +462,18 @@ public final class DemoCommand implements Callable<Integer> {
                   .start()) {
             Cluster cluster = new Cluster(procs, watch);
             try {
-              run(db, receivers, null, null, canceller, ledger, progress, seedUsed, err, cluster);
+              run(
+                  db,
+                  receivers,
+                  null,
+                  null,
+                  canceller,
+                  ledger,
+                  progress,
+                  seedUsed,
+                  err,
+                  cluster,
+                  () -> false);
             } finally {
               // The measurement ends with the run, before managers stop and give leases up.
               watch.close();
@@ -498,6 +517,14 @@ public final class DemoCommand implements Callable<Integer> {
   /** The managers' side of a clustered run. */
   private record Cluster(DemoManagers managers, LeaseWatch watch) {}
 
+  /**
+   * With --poison and no --events, orders flow while the faults are injected: the producer stops
+   * once the last is in, and {@link #eventCount} is only its upper bound.
+   */
+  private boolean untilFaults() {
+    return poison && events == null;
+  }
+
   private int eventCount() {
     if (events != null) {
       return events;
@@ -519,13 +546,14 @@ public final class DemoCommand implements Callable<Integer> {
       Progress progress,
       long seedUsed,
       PrintWriter err,
-      Cluster cluster)
+      Cluster cluster,
+      java.util.function.BooleanSupplier enough)
       throws Exception {
     int orders = eventCount();
     Runnable producer =
         ordered
             ? new OrderedProducer(db, canceller, ledger, orders, keys, rate, seedUsed)
-            : new DemoProducer(db, canceller, ledger, orders, rate, seedUsed);
+            : new DemoProducer(db, canceller, ledger, orders, rate, seedUsed, enough);
     AtomicInteger made = new AtomicInteger();
     ExecutorService threads =
         Executors.newFixedThreadPool(

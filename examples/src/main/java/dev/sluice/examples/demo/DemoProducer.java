@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * The application side: writes an order and its event in one transaction, at a steady rate, the way
@@ -32,6 +33,7 @@ final class DemoProducer implements Runnable {
   private final int orders;
   private final long periodNs;
   private final Random random;
+  private final BooleanSupplier enough;
 
   /**
    * @param orders transactions to run, each writing one order and one event
@@ -44,12 +46,28 @@ final class DemoProducer implements Runnable {
       int orders,
       int ratePerSecond,
       long seed) {
+    this(db, canceller, ledger, orders, ratePerSecond, seed, () -> false);
+  }
+
+  /**
+   * Like the other, but stops early, before its next transaction, once {@code enough} says so (the
+   * poison demo's producer runs while the faults are injected, not longer).
+   */
+  DemoProducer(
+      DemoDatabase db,
+      Canceller canceller,
+      Ledger ledger,
+      int orders,
+      int ratePerSecond,
+      long seed,
+      BooleanSupplier enough) {
     this.db = db;
     this.canceller = canceller;
     this.ledger = ledger;
     this.orders = orders;
     this.periodNs = 1_000_000_000L / ratePerSecond;
     this.random = new Random(seed);
+    this.enough = enough;
   }
 
   @Override
@@ -63,7 +81,7 @@ final class DemoProducer implements Runnable {
       while ((wait = due - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
       }
-      if (Thread.currentThread().isInterrupted()) {
+      if (Thread.currentThread().isInterrupted() || enough.getAsBoolean()) {
         return;
       }
       produce(orderId);

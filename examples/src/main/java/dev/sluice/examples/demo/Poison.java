@@ -26,10 +26,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * #finish} joins it and judges. Receivers' and the canaries' threads report to thread-safe tallies.
  */
 final class Poison implements AutoCloseable {
-  /** About what the faults take in all; the demo's producer runs at least this long. */
+  /**
+   * About what the faults take in all: without --events the demo's producer runs until the last
+   * fault is injected, at most this long (its receiver is killed half way through that many).
+   */
   static final int SECONDS = 60;
 
-  private static final Duration PAUSE = Duration.ofSeconds(1);
+  private static final Duration PAUSE = Duration.ofMillis(250);
   private static final Duration SETTLE = Duration.ofSeconds(10);
   private static final long CANARY_ORDERS = 2_000_000_000L;
 
@@ -206,6 +209,11 @@ final class Poison implements AutoCloseable {
     long early = early(problems);
     return new PoisonReport(
         lines, stalled, canaries.all(), lost, early, problems, canaries.loopErrors());
+  }
+
+  /** Whether the faults are all injected (or given up on): the injecting thread is done. */
+  boolean injected() {
+    return !injector.isAlive();
   }
 
   /** Whether every poison event that must end has ended (acked or dead). */

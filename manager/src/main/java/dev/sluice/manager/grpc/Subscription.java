@@ -195,7 +195,7 @@ public final class Subscription implements Outlet {
               .setDead(d.group().dead())
               .setCancelled(d.group().cancelled()));
     }
-    return e.setId(d.id())
+    e.setId(d.id())
         .setEpoch(d.epoch())
         .setQueue(d.queue())
         .setShard(d.shard())
@@ -203,10 +203,16 @@ public final class Subscription implements Outlet {
         .setPriority(d.priority())
         .setTimeDueNs(d.dueNs())
         .setTimeCreatedNs(d.createdNs())
-        .setTimeFiredNs(d.firedNs())
-        .putAllColumns(Values.toWire(d.columns()))
-        .setDeliveryToken(deliveryToken(d.shard(), d.id(), d.epoch()))
-        .build();
+        .setTimeFiredNs(d.firedNs());
+    // Straight into the builder's map: no intermediate map of converted values per event.
+    for (Map.Entry<String, Object> c : d.columns().entrySet()) {
+      e.putColumns(c.getKey(), Values.toWire(c.getValue()));
+    }
+    ByteString token = deliveryToken(d.shard(), d.id(), d.epoch());
+    if (!token.isEmpty()) {
+      e.setDeliveryToken(token);
+    }
+    return e.build();
   }
 
   /** The answers to this receiver's acks and nacks (an {@code AckResults} message). */
