@@ -40,7 +40,6 @@ final class GroupLedger {
   private final Map<Row, String> children = new ConcurrentHashMap<>();
   private final Set<Row> doomed = ConcurrentHashMap.newKeySet();
   private final Set<Row> cancelled = ConcurrentHashMap.newKeySet();
-  private final Set<Row> notPending = ConcurrentHashMap.newKeySet();
   private final Set<Row> copiesInserted = ConcurrentHashMap.newKeySet();
   private final AtomicLong childrenCommitted = new AtomicLong();
   private final AtomicLong duplicatesInserted = new AtomicLong();
@@ -102,8 +101,9 @@ final class GroupLedger {
   }
 
   /**
-   * The managers' answer to a cancel: cancelled, not pending any more (refused for sure), or no
-   * answer (every manager failed the call: it may have applied or not).
+   * The managers' answer to a cancel: cancelled, or else not pending (fired, settled, or cancelled
+   * already: by this very cancel, when a killed manager cut the call after applying it and the
+   * retry went to the other) or no answer (every manager failed the call).
    */
   void cancelAnswered(Row row, CancelStatus status) {
     if (status == CancelStatus.CANCEL_STATUS_CANCELLED) {
@@ -111,9 +111,6 @@ final class GroupLedger {
       return;
     }
     cancelsRefused.incrementAndGet();
-    if (status == CancelStatus.CANCEL_STATUS_NOT_PENDING) {
-      notPending.add(row);
-    }
   }
 
   void note(String problem) {
@@ -133,11 +130,6 @@ final class GroupLedger {
 
   boolean doomed(Row row) {
     return doomed.contains(row);
-  }
-
-  /** Children whose cancel the managers refused: they were not pending any more. */
-  Set<Row> notPending() {
-    return notPending;
   }
 
   /** Children the managers said they cancelled. */
