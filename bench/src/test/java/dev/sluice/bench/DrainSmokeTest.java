@@ -42,4 +42,32 @@ class DrainSmokeTest {
                 + " floor_ratio=\\d+\\.\\d\\d");
     assertThat(printed).contains("sluice: statements per event:");
   }
+
+  @Test
+  void drainWithGroupsComparesGroupedAndPlain() {
+    List<String> args = new ArrayList<>(List.of("drain", "--events", "500", "--groups"));
+    String external = System.getenv(TestDatabases.ENV_URL);
+    if (external != null && !external.isBlank()) {
+      args.addAll(List.of("--jdbc-url", external.trim()));
+    }
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream out = System.out;
+    int code;
+    try {
+      System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+      code = BenchMain.run(args.toArray(String[]::new));
+    } finally {
+      System.setOut(out);
+    }
+    String printed = buf.toString(StandardCharsets.UTF_8);
+    out.print(printed);
+    assertThat(code).isZero();
+    List<String> lines = printed.lines().toList();
+    assertThat(lines.get(lines.size() - 1))
+        .matches(
+            "groups: grouped=\\d+/s plain=\\d+/s ratio=\\d+\\.\\d\\d \\(grouped: 500 children in"
+                + " groups of 100, counted without their 5 completions, clocked to the last"
+                + " completion's ack\\)");
+    assertThat(printed).contains("grouped: a completion's lag after its group's last child");
+  }
 }
