@@ -464,12 +464,62 @@ final class DrainCommand implements Callable<Integer> {
                 lag[lag.length - 1] / 1e6,
                 lag.length));
       }
+      noteGroupTimes(name, db);
       report(name, ServerStatus.Delta.between(before, status.read()), n);
       s.stopReceivers();
       return rate;
     } finally {
       server.drop(db);
     }
+  }
+
+  /**
+   * Where a completion's lag goes, by the database's clock: from its group's last child ack ({@code
+   * time_acked}) to the group's completion ({@code sluice_group.completed_ns}, the leader's check),
+   * and from there to the completion event's own ack (its poll, delivery and ack).
+   */
+  private static void noteGroupTimes(String name, Database db) throws java.sql.SQLException {
+    List<Long> close = new ArrayList<>();
+    List<Long> deliver = new ArrayList<>();
+    try (java.sql.Connection c = db.connect();
+        java.sql.Statement st = c.createStatement();
+        java.sql.ResultSet rs =
+            st.executeQuery(
+                "SELECT g.completed_ns - MAX(e.time_acked), MAX(d.time_acked) - g.completed_ns"
+                    + " FROM sluice_group g JOIN "
+                    + SluiceSide.QUEUE
+                    + " e ON e."
+                    + SluiceSide.GROUP_KEY
+                    + " = g.group_key JOIN "
+                    + SluiceSide.COMPLETIONS
+                    + " d ON d.id = g.completion_id"
+                    + " WHERE g.completed_ns IS NOT NULL GROUP BY g.group_key")) {
+      while (rs.next()) {
+        close.add(rs.getLong(1));
+        deliver.add(rs.getLong(2));
+      }
+    }
+    Progress.note(
+        String.format(
+            Locale.ROOT,
+            "%s: by the database's clock, last child's ack to the group's completion: %s; to the"
+                + " completion event's ack: %s",
+            name,
+            spread(close),
+            spread(deliver)));
+  }
+
+  private static String spread(List<Long> ns) {
+    long[] v = ns.stream().mapToLong(Long::longValue).sorted().toArray();
+    if (v.length == 0) {
+      return "none";
+    }
+    return String.format(
+        Locale.ROOT,
+        "p50=%.0fms p90=%.0fms max=%.0fms",
+        v[v.length / 2] / 1e6,
+        v[(int) Math.min(v.length - 1, Math.ceil(v.length * 0.9) - 1)] / 1e6,
+        v[v.length - 1] / 1e6);
   }
 
   private static OutletBroker startBroker(ChannelConfig.Kind kind) throws Exception {
