@@ -48,6 +48,9 @@ final class GroupCloser implements Groups, Runnable {
   /** The longest pause between passes when nothing is reported. */
   static final Duration TICK = Duration.ofMillis(200);
 
+  /** The shortest time between the starts of two passes. */
+  static final Duration GAP = Duration.ofMillis(20);
+
   /** How often all sealed groups are checked. */
   static final Duration SWEEP = Duration.ofSeconds(2);
 
@@ -206,6 +209,7 @@ final class GroupCloser implements Groups, Runnable {
 
   private void loop() {
     while (running && gate.open()) {
+      long started = System.nanoTime();
       try {
         pass();
         lastError = null;
@@ -220,16 +224,22 @@ final class GroupCloser implements Groups, Runnable {
           lastError = msg;
         }
       }
-      synchronized (sleeper) {
-        if (!woken && running) {
-          try {
-            sleeper.wait(TICK.toMillis());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-          }
+      try {
+        // Reports that come while a pass runs, or within GAP of its start, wait for the next one
+        // together: under a stream of acks one read of keys per GAP, not one per ack batch.
+        long gapLeftMs = (GAP.toNanos() - (System.nanoTime() - started)) / 1_000_000;
+        if (gapLeftMs > 0) {
+          Thread.sleep(gapLeftMs);
         }
-        woken = false;
+        synchronized (sleeper) {
+          if (!woken && running) {
+            sleeper.wait(TICK.toMillis());
+          }
+          woken = false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
       }
     }
   }

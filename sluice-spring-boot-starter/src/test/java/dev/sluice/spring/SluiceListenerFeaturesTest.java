@@ -151,6 +151,8 @@ class SluiceListenerFeaturesTest {
 
   @Test
   void listenersAndTheProducerAreObserved() {
+    // Only this test's observations: the context (and its registry) is shared with the others.
+    observations.clear();
     long id = tx.execute(s -> producer.to("shared_events").column("label", "observed").send());
     await().atMost(Duration.ofSeconds(20)).until(() -> Listeners.shared.contains("observed"));
 
