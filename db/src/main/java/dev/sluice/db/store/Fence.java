@@ -64,6 +64,40 @@ public final class Fence {
     return e;
   }
 
+  /** {@link #SQL} for a fenced writer, "" for an unfenced one ({@code fence} null). */
+  static String sql(Fence fence) {
+    return fence == null ? "" : SQL;
+  }
+
+  /** Binds {@code fence}'s shard and token at {@code at} and after (nothing when unfenced). */
+  static void bind(Fence fence, java.sql.PreparedStatement ps, int at)
+      throws java.sql.SQLException {
+    if (fence != null) {
+      ps.setString(at, fence.shard());
+      ps.setLong(at + 1, fence.token());
+    }
+  }
+
+  /**
+   * After a fenced write matched nothing: reads the fence row on {@code c} (in its transaction) and
+   * returns the refusal when the lease is another's (the listener told), else null; null too for an
+   * unfenced writer. {@code what} names what was written, for the message.
+   */
+  static FencedOffException check(Fence fence, java.sql.Connection c, String what)
+      throws java.sql.SQLException {
+    if (fence == null) {
+      return null;
+    }
+    try (java.sql.PreparedStatement ps = c.prepareStatement(CHECK_SQL)) {
+      ps.setString(1, fence.shard());
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? fence.refused(what, rs.getLong(1), rs.getString(2))
+            : fence.refused(what, null, null);
+      }
+    }
+  }
+
   @Override
   public String toString() {
     return "fence(shard " + shard + ", token " + token + ")";

@@ -48,6 +48,12 @@ public final class JdbcGroupStore {
   static final String SEALED = "sealed";
   static final String COMPLETED = "completed";
 
+  /** A group's row, as {@link #group} reads it. */
+  private static final String SELECT_GROUP =
+      "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
+          + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
+          + TABLE;
+
   private final DataSource ds;
   private final Fence fence;
 
@@ -130,13 +136,7 @@ public final class JdbcGroupStore {
     if (keys.isEmpty()) {
       return out;
     }
-    String sql =
-        "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
-            + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
-            + TABLE
-            + " WHERE group_key IN ("
-            + marks(keys.size())
-            + ")";
+    String sql = SELECT_GROUP + " WHERE group_key IN (" + marks(keys.size()) + ")";
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       int i = 1;
@@ -288,9 +288,7 @@ public final class JdbcGroupStore {
   /** Up to {@code limit} sealed groups, oldest first (for the status page and the CLI). */
   public List<Group> open(int limit) {
     String sql =
-        "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
-            + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
-            + TABLE
+        SELECT_GROUP
             + " WHERE state = '"
             + SEALED
             + "' ORDER BY state, sealed_ns LIMIT "
@@ -333,7 +331,7 @@ public final class JdbcGroupStore {
             + HELD_NS
             + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` < "
             + HELD_NS
-            + fenceSql();
+            + Fence.sql(fence);
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -345,7 +343,7 @@ public final class JdbcGroupStore {
           ps.setLong(4, ref.epoch());
           ps.setString(5, failFast ? "fail_fast" : "wait_all");
           ps.setLong(6, nowNs);
-          bindFence(ps, 7);
+          Fence.bind(fence, ps, 7);
           n = ps.executeUpdate();
         } catch (SQLException e) {
           if (e.getErrorCode() == 1062) {
@@ -361,11 +359,11 @@ public final class JdbcGroupStore {
           ps.setLong(1, ref.id());
           ps.setLong(2, ref.epoch());
           ps.setObject(3, queue.stateValue(EventState.PENDING));
-          bindFence(ps, 4);
+          Fence.bind(fence, ps, 4);
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused = fencedOff(c, queue.name());
+          FencedOffException refused = Fence.check(fence, c, queue.name() + " (event groups)");
           c.rollback();
           if (refused != null) {
             throw refused;
@@ -398,11 +396,7 @@ public final class JdbcGroupStore {
       try {
         Group g = null;
         try (PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT group_key, state, completion_queue, completion_id, completion_epoch,"
-                    + " on_dead, sealed_ns, completed_ns, acked, dead, cancelled FROM "
-                    + TABLE
-                    + " WHERE group_key = ? FOR UPDATE")) {
+            c.prepareStatement(SELECT_GROUP + " WHERE group_key = ? FOR UPDATE")) {
           ps.setString(1, key);
           try (ResultSet rs = ps.executeQuery()) {
             if (rs.next()) {
@@ -431,17 +425,18 @@ public final class JdbcGroupStore {
                     + " WHERE group_key = ? AND state = '"
                     + SEALED
                     + "'"
-                    + fenceSql())) {
+                    + Fence.sql(fence))) {
           ps.setLong(1, nowNs);
           ps.setLong(2, counts.acked());
           ps.setLong(3, counts.dead());
           ps.setLong(4, counts.cancelled());
           ps.setString(5, key);
-          bindFence(ps, 6);
+          Fence.bind(fence, ps, 6);
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused = fencedOff(c, g.completionQueue());
+          FencedOffException refused =
+              Fence.check(fence, c, g.completionQueue() + " (event groups)");
           c.rollback();
           if (refused != null) {
             throw refused;
@@ -458,11 +453,11 @@ public final class JdbcGroupStore {
                       + HELD_NS
                       + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` >= "
                       + HELD_NS
-                      + fenceSql())) {
+                      + Fence.sql(fence))) {
             ps.setLong(1, g.completionId());
             ps.setLong(2, g.completionEpoch());
             ps.setObject(3, cq.stateValue(EventState.PENDING));
-            bindFence(ps, 4);
+            Fence.bind(fence, ps, 4);
             ps.executeUpdate();
           }
         }
@@ -504,7 +499,7 @@ public final class JdbcGroupStore {
             + "` q WHERE q.`id` = "
             + TABLE
             + ".completion_id AND q.`state` IN (?, ?))"
-            + fenceSql()
+            + Fence.sql(fence)
             + " LIMIT "
             + Math.max(1, limit);
     try (Connection c = ds.getConnection();
@@ -513,7 +508,7 @@ public final class JdbcGroupStore {
       ps.setLong(2, beforeNs);
       ps.setObject(3, queue.stateValue(EventState.PENDING));
       ps.setObject(4, queue.stateValue(EventState.FIRED));
-      bindFence(ps, 5);
+      Fence.bind(fence, ps, 5);
       return ps.executeUpdate();
     } catch (SQLException e) {
       throw fail("purge of completed groups of " + queue.name(), e);
@@ -686,34 +681,8 @@ public final class JdbcGroupStore {
     }
   }
 
-  private String fenceSql() {
-    return fence == null ? "" : Fence.SQL;
-  }
-
-  private void bindFence(PreparedStatement ps, int at) throws SQLException {
-    if (fence != null) {
-      ps.setString(at, fence.shard());
-      ps.setLong(at + 1, fence.token());
-    }
-  }
-
-  private FencedOffException fencedOff(Connection c, String queue) throws SQLException {
-    if (fence == null) {
-      return null;
-    }
-    try (PreparedStatement ps = c.prepareStatement(Fence.CHECK_SQL)) {
-      ps.setString(1, fence.shard());
-      try (ResultSet rs = ps.executeQuery()) {
-        String what = queue + " (event groups)";
-        return rs.next()
-            ? fence.refused(what, rs.getLong(1), rs.getString(2))
-            : fence.refused(what, null, null);
-      }
-    }
-  }
-
   private RuntimeException refusedOrFail(Connection c, String queue) throws SQLException {
-    FencedOffException refused = fencedOff(c, queue);
+    FencedOffException refused = Fence.check(fence, c, queue + " (event groups)");
     c.rollback();
     return refused != null
         ? refused

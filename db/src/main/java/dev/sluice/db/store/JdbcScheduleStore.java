@@ -245,7 +245,7 @@ public final class JdbcScheduleStore {
         "UPDATE "
             + TABLE
             + " SET next_ns = ? WHERE name = ? AND next_ns = 0 AND paused = 0"
-            + fenceSql();
+            + Fence.sql(fence);
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -253,11 +253,12 @@ public final class JdbcScheduleStore {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
           ps.setLong(1, firstNs);
           ps.setString(2, s.name());
-          bindFence(ps, 3);
+          Fence.bind(fence, ps, 3);
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused = fencedOff(c, s);
+          FencedOffException refused =
+              Fence.check(fence, c, s.queue() + " (schedule " + s.name() + ")");
           c.rollback();
           if (refused != null) {
             throw refused;
@@ -289,7 +290,7 @@ public final class JdbcScheduleStore {
         "UPDATE "
             + TABLE
             + " SET next_ns = ?, last_ns = ? WHERE name = ? AND next_ns = ? AND paused = 0"
-            + fenceSql();
+            + Fence.sql(fence);
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -300,11 +301,12 @@ public final class JdbcScheduleStore {
               2, plan.times().isEmpty() ? s.lastNs() : plan.times().get(plan.times().size() - 1));
           ps.setString(3, s.name());
           ps.setLong(4, s.nextNs());
-          bindFence(ps, 5);
+          Fence.bind(fence, ps, 5);
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused = fencedOff(c, s);
+          FencedOffException refused =
+              Fence.check(fence, c, s.queue() + " (schedule " + s.name() + ")");
           c.rollback();
           if (refused != null) {
             throw refused;
@@ -370,33 +372,6 @@ public final class JdbcScheduleStore {
         }
       }
       return ids;
-    }
-  }
-
-  private String fenceSql() {
-    return fence == null ? "" : Fence.SQL;
-  }
-
-  private void bindFence(PreparedStatement ps, int at) throws SQLException {
-    if (fence != null) {
-      ps.setString(at, fence.shard());
-      ps.setLong(at + 1, fence.token());
-    }
-  }
-
-  /** After a fenced write matched nothing: the refusal when the fence is another's, else null. */
-  private FencedOffException fencedOff(Connection c, Schedule s) throws SQLException {
-    if (fence == null) {
-      return null;
-    }
-    try (PreparedStatement ps = c.prepareStatement(Fence.CHECK_SQL)) {
-      ps.setString(1, fence.shard());
-      try (ResultSet rs = ps.executeQuery()) {
-        String what = s.queue() + " (schedule " + s.name() + ")";
-        return rs.next()
-            ? fence.refused(what, rs.getLong(1), rs.getString(2))
-            : fence.refused(what, null, null);
-      }
     }
   }
 
