@@ -232,10 +232,20 @@ final class ShardDiscovery {
         return;
       }
     }
-    if (disabled.remove(d.table()) != null) {
-      lastLogged.remove(d.table());
-      log.info("shard {}: queue {} is valid again", config.name(), d.table());
+    try {
+      serve(d, retired);
+    } finally {
+      // After the queue is served (or not, when this process does not lead): a listing in between
+      // finds it in one of the two (ShardManager#disabled leaves out the served ones).
+      if (disabled.remove(d.table()) != null) {
+        lastLogged.remove(d.table());
+        log.info("shard {}: queue {} is valid again", config.name(), d.table());
+      }
     }
+  }
+
+  /** A valid table: known, and served (started or updated in place) while this process leads. */
+  private void serve(QueueCatalog.Discovered d, Retired retired) {
     QueueTable before = discovered.put(d.table(), d.queue());
     if (!d.queue().equals(before)) {
       directStores.remove(d.table());

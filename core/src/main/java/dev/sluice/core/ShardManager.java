@@ -158,8 +158,15 @@ public final class ShardManager {
     return discovery.names();
   }
 
+  /**
+   * The queue tables not served for a problem, with it. A table that discovery has just found valid
+   * again is served before it leaves this map, so a listing that reads the served queues and then
+   * this map never misses it; one served already is left out here, so it is never listed twice.
+   */
   public Map<String, String> disabled() {
-    return discovery.disabled();
+    Map<String, String> out = new java.util.LinkedHashMap<>(discovery.disabled());
+    out.keySet().removeIf(q -> served.get(q) != null);
+    return out;
   }
 
   public HikariDataSource dataSource() {
