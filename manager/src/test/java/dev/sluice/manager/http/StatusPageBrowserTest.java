@@ -119,7 +119,8 @@ class StatusPageBrowserTest {
     assertThat(Long.parseLong(attr(dom, "canvas", "id=\"latency-chart\"", "data-points")))
         .isGreaterThan(0);
     assertThat(Long.parseLong(attr(dom, "canvas", "id=\"rate-chart\"", "data-series")))
-        .isEqualTo(2);
+        .as("a line per queue: busy_q, held_q, chunk_q and chunk_done_q")
+        .isEqualTo(4);
     assertThat(dom).contains("page-receiver").contains("manager test");
     assertThat(Long.parseLong(attr(dom, "body", "", "data-updates"))).isGreaterThanOrEqualTo(1);
 
