@@ -69,33 +69,8 @@ public final class CachedEvent {
       String workClass,
       Map<String, Object> columns,
       int bytes) {
-    this(id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes, null);
-  }
-
-  CachedEvent(
-      long id,
-      long epoch,
-      long dueNs,
-      long createdNs,
-      int priority,
-      String tenant,
-      java.util.List<String> actorPath,
-      String workClass,
-      Map<String, Object> columns,
-      int bytes,
-      Object orderingKey) {
     this(
-        id,
-        epoch,
-        dueNs,
-        createdNs,
-        priority,
-        tenant,
-        actorPath,
-        workClass,
-        columns,
-        bytes,
-        orderingKey,
+        id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, bytes, null,
         null);
   }
 
