@@ -58,6 +58,13 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
       builder.addArg("--max-connections=500");
       builder.addArg("--innodb-buffer-pool-size=256M");
       builder.addArg("--bind-address=127.0.0.1");
+      if (EmbeddedServer.binlogOn()) {
+        // As a production primary runs: the managers follow it for new rows (ROW format is what
+        // they read; MariaDB's default is MIXED).
+        builder.addArg("--log-bin=mariadb-bin");
+        builder.addArg("--binlog-format=ROW");
+        builder.addArg("--server-id=1");
+      }
       DBConfiguration config = builder.build();
       DB db = DB.newEmbeddedDB(config);
       long t0 = System.nanoTime();

@@ -198,7 +198,15 @@ public final class EmbeddedMySql implements EmbeddedServer {
     cmd.add("--log-error=" + errorLog);
     cmd.add("--character-set-server=utf8mb4");
     cmd.add("--collation-server=utf8mb4_unicode_ci");
-    cmd.add("--skip-log-bin");
+    if (EmbeddedServer.binlogOn()) {
+      // 8.0's defaults (binlog on, ROW, server id 1), without a sync per commit: tests need the
+      // binlog's events, not its durability.
+      cmd.add("--log-bin=binlog");
+      cmd.add("--server-id=1");
+      cmd.add("--sync-binlog=0");
+    } else {
+      cmd.add("--skip-log-bin");
+    }
     return cmd;
   }
 

@@ -12,6 +12,14 @@ import java.sql.Statement;
  */
 public interface EmbeddedServer extends AutoCloseable {
 
+  /**
+   * Whether embedded servers log a binlog (in ROW format), which the managers follow for new rows:
+   * yes, unless the environment sets {@code SLUICE_TEST_BINLOG=off} (then every queue polls alone).
+   */
+  static boolean binlogOn() {
+    return !"off".equalsIgnoreCase(System.getenv("SLUICE_TEST_BINLOG"));
+  }
+
   /** Which server, e.g. {@code MariaDB 10.11.5} or {@code MySQL 8.0.15}. */
   String describe();
 

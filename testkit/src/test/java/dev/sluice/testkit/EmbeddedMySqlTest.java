@@ -24,7 +24,12 @@ class EmbeddedMySqlTest {
           Statement s = c.createStatement()) {
         assertThat(one(s, "SELECT @@character_set_server")).isEqualTo("utf8mb4");
         assertThat(one(s, "SELECT @@collation_server")).isEqualTo("utf8mb4_unicode_ci");
-        assertThat(one(s, "SELECT @@log_bin")).isEqualTo("0");
+        assertThat(one(s, "SELECT @@log_bin"))
+            .as("the binlog the managers follow, unless SLUICE_TEST_BINLOG=off")
+            .isEqualTo(EmbeddedServer.binlogOn() ? "1" : "0");
+        if (EmbeddedServer.binlogOn()) {
+          assertThat(one(s, "SELECT @@binlog_format")).isEqualTo("ROW");
+        }
         assertThat(
                 one(
                     s,
