@@ -57,6 +57,12 @@ final class ServedQueues {
   /** This term's closer of event groups; null before the first term. */
   private volatile GroupCloser groups;
 
+  /** Whether the binlog is followed, across terms (what operators see). */
+  private final BinlogState binlogState;
+
+  /** This term's binlog follower; null before the first term and when the shard's binlog is off. */
+  private volatile BinlogFollower binlog;
+
   /** The open-groups gauge's value, kept across terms. */
   private final java.util.concurrent.atomic.AtomicLong groupsOpen =
       new java.util.concurrent.atomic.AtomicLong();
@@ -74,6 +80,12 @@ final class ServedQueues {
     this.subscriptions = subscriptions;
     this.listeners = listeners;
     this.pool = pool;
+    this.binlogState = new BinlogState(config.name(), config.binlog(), registry);
+  }
+
+  /** Whether the shard's binlog is followed now, and why not. */
+  BinlogState binlog() {
+    return binlogState;
   }
 
   /** Who hears of the queues' worker faults (the shard's leadership); before the shard starts. */
@@ -110,11 +122,18 @@ final class ServedQueues {
     return out;
   }
 
-  /** No lock needed, no database call: this term's closer of event groups stops. */
+  /**
+   * No lock needed, no database call: this term's closer of event groups and its binlog follower
+   * stop.
+   */
   void stopGroups() {
     GroupCloser g = groups;
     if (g != null) {
       g.stop();
+    }
+    BinlogFollower b = binlog;
+    if (b != null) {
+      b.stop();
     }
   }
 
@@ -144,6 +163,23 @@ final class ServedQueues {
             groupsOpen);
     groups = closer;
     closer.start();
+    BinlogFollower previousBinlog = binlog;
+    if (previousBinlog != null) {
+      previousBinlog.stop();
+    }
+    if (config.binlog() == dev.sluice.core.config.BinlogMode.AUTO) {
+      BinlogFollower follower =
+          new BinlogFollower(
+              config,
+              pool.dataSource(),
+              pool.clock(),
+              this::get,
+              queues::values,
+              pool.maintenance(),
+              binlogState);
+      binlog = follower;
+      follower.start();
+    }
     for (QueueTable t : tables) {
       if (!queues.containsKey(t.name())) {
         start(t);
@@ -241,6 +277,10 @@ final class ServedQueues {
     qm.onFault(faults);
     qm.gate(term.gate());
     qm.groups(groups);
+    BinlogFollower follower = binlog;
+    if (follower != null) {
+      qm.rowNews().following(follower::following);
+    }
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(

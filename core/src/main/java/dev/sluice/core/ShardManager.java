@@ -88,6 +88,11 @@ public final class ShardManager {
     return discovery.deliveryKey();
   }
 
+  /** Whether the shard's binlog is followed here (only while leading), and why not. */
+  public BinlogState binlog() {
+    return served.binlog();
+  }
+
   /** Whether this process holds the shard's lease and dispatches its queues. */
   public boolean leading() {
     return served.leading();

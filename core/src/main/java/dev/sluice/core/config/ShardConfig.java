@@ -9,10 +9,22 @@ import dev.sluice.db.KeyRange;
  * @param user null when the URL carries it
  * @param poolSize connections the manager may use on this shard
  * @param keyRange the keyspace ids this shard holds, Vitess style ("-80", "80-"; "-" = all)
+ * @param binlog whether the leader follows the shard's binlog for new rows (see {@link BinlogMode})
  */
 public record ShardConfig(
-    String name, String jdbcUrl, String user, String password, int poolSize, KeyRange keyRange) {
+    String name,
+    String jdbcUrl,
+    String user,
+    String password,
+    int poolSize,
+    KeyRange keyRange,
+    BinlogMode binlog) {
   public static final int DEFAULT_POOL_SIZE = 10;
+
+  public ShardConfig(
+      String name, String jdbcUrl, String user, String password, int poolSize, KeyRange keyRange) {
+    this(name, jdbcUrl, user, password, poolSize, keyRange, BinlogMode.AUTO);
+  }
 
   public ShardConfig(String name, String jdbcUrl, String user, String password, int poolSize) {
     this(name, jdbcUrl, user, password, poolSize, KeyRange.ALL);
@@ -21,6 +33,9 @@ public record ShardConfig(
   public ShardConfig {
     if (keyRange == null) {
       keyRange = KeyRange.ALL;
+    }
+    if (binlog == null) {
+      binlog = BinlogMode.AUTO;
     }
     if (name == null || !name.matches("[A-Za-z0-9_-]{1,64}")) {
       throw new IllegalArgumentException(
@@ -40,6 +55,11 @@ public record ShardConfig(
     }
   }
 
+  /** The same shard with another binlog mode. */
+  public ShardConfig withBinlog(BinlogMode mode) {
+    return new ShardConfig(name, jdbcUrl, user, password, poolSize, keyRange, mode);
+  }
+
   /** Never prints the password. */
   @Override
   public String toString() {
@@ -55,6 +75,8 @@ public record ShardConfig(
         + poolSize
         + ", keyRange="
         + keyRange
+        + ", binlog="
+        + binlog
         + "]";
   }
 }

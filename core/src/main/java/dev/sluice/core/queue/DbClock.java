@@ -32,6 +32,9 @@ public final class DbClock {
 
   private volatile Anchor anchor;
 
+  /** When the last sync was tried (ticker ns); Long.MIN_VALUE / 2 before the first. */
+  private volatile long lastSyncTick = Long.MIN_VALUE / 2;
+
   /** On the system's monotonic ticker ({@link Ticker#SYSTEM}). */
   public DbClock(Clock wall) {
     this(wall, Ticker.SYSTEM);
@@ -68,12 +71,21 @@ public final class DbClock {
   /** Measures against {@code serverNow} (a read of the server clock). */
   public void sync(LongSupplier serverNow) {
     long before = ticker.nanos();
+    lastSyncTick = before;
     long server = serverNow.getAsLong();
     long after = ticker.nanos();
     if (after - before > SLOW_SYNC_NS && anchor != null) {
       return; // a slow round trip gives a poor bound; keep the previous one
     }
     anchor = new Anchor(server, after);
+  }
+
+  /**
+   * How long ago a sync was last tried, by any thread: the queues of a shard share its clock, so
+   * one of them re-measuring it is enough for all.
+   */
+  public long sinceSyncNs() {
+    return ticker.nanos() - lastSyncTick;
   }
 
   public boolean synced() {

@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * (or {@link #MIN_WAIT_NS} after it ended, if it took longer); after the last rows the pause grows
  * with the quiet time, up to {@code poll_interval}.
  *
+ * <p>While the shard's binlog is followed ({@link RowNews}), inserts wake the poller instead of
+ * being polled for: between rows it rests — until the next row it heard of comes due, or for the
+ * safety poll ({@link #SAFETY_POLL_NS}, or {@code poll_interval} if longer), which finds whatever
+ * the binlog did not tell. It reads {@code 2 × poll_interval} ahead then, so a woken read always
+ * covers the row that woke it. In per-tenant rounds (a backlog) it keeps the polling pace.
+ *
  * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
  * never dies.
  */
@@ -62,7 +68,18 @@ final class Poller implements Runnable {
 
   private final int limit;
   private volatile boolean running = true;
-  private long lastSync = Long.MIN_VALUE / 2;
+
+  /** What the binlog follower says of new rows; whether it follows them now. */
+  private final RowNews news;
+
+  /** Whether this pass runs with the binlog followed (read once per pass). */
+  private boolean following;
+
+  /**
+   * The longest rest while the binlog is followed: the safety poll that finds rows the binlog did
+   * not tell of (a follower's gap, a write that skipped the binlog) and scans for orphaned fires.
+   */
+  static final long SAFETY_POLL_NS = TimeUnit.SECONDS.toNanos(2);
 
   /**
    * Where the current sweep of the poll index stands: the (time_next, id) of the last row read, or
@@ -109,7 +126,7 @@ final class Poller implements Runnable {
       Inbox dispatcher,
       Waiter waiter,
       RetryCollector collector) {
-    this(ctx, feed, dispatcher, waiter, collector, new KeyTurns(ctx, waiter));
+    this(ctx, feed, dispatcher, waiter, collector, new KeyTurns(ctx, waiter), new RowNews(waiter));
   }
 
   Poller(
@@ -118,8 +135,10 @@ final class Poller implements Runnable {
       Inbox dispatcher,
       Waiter waiter,
       RetryCollector collector,
-      KeyTurns turns) {
+      KeyTurns turns,
+      RowNews news) {
     this.turns = turns;
+    this.news = news;
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.feed = feed;
@@ -266,12 +285,16 @@ final class Poller implements Runnable {
    * delayed events each time. Never above twice {@code poll_interval}.
    */
   private long lookahead() {
+    if (following) {
+      return lookaheadNs;
+    }
     return Math.min(lookaheadNs, 2 * nextWaitNs + LOOKAHEAD_MARGIN_NS);
   }
 
   /** One round; package-visible so tests can drive it. */
   void pollOnce() {
     foundRows = false;
+    following = news.followed();
     pollRound();
     // Adaptive: while due rows keep coming the next poll follows at once (BUSY_WAIT); after the
     // last
@@ -287,13 +310,34 @@ final class Poller implements Runnable {
     // window in time anyway, and re-reading the look-ahead every few ms would only cost.
     lastFoundMono = Math.max(lastFoundMono, feed.lastDueNewsMono());
     nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
+    if (following && !tenantMode && !foundRows) {
+      nextWaitNs = restWhileFollowed();
+    }
+    news.readAhead(lookahead());
+  }
+
+  /**
+   * The rest while the binlog is followed and no backlog is being paged through: until the earliest
+   * row heard of is half a read-ahead from due (the read then covers it), or the safety poll.
+   */
+  private long restWhileFollowed() {
+    long rest = Math.max(intervalNs, SAFETY_POLL_NS);
+    long next = news.nextDueNs();
+    if (next != Long.MAX_VALUE) {
+      long until = next - lookaheadNs / 2 - ctx.clock().nowNs();
+      rest = Math.min(rest, Math.max(MIN_WAIT_NS, until));
+    }
+    return rest;
   }
 
   private void pollRound() {
     long mono = ctx.clock().monoNs();
-    if (mono - lastSync >= SYNC_EVERY_NS || !ctx.clock().synced()) {
+    if (ctx.clock().sinceSyncNs() >= SYNC_EVERY_NS || !ctx.clock().synced()) {
       ctx.clock().sync(ctx.store()::serverTimeNs);
-      lastSync = mono;
+    }
+    if (following) {
+      // What the binlog told of up to this read's horizon is read now (it was committed before).
+      news.covered(ctx.clock().nowNs() + lookahead());
     }
     // The slower, occasional work of a pass comes first (this scan, then a round), the read of
     // new rows last: what committed meanwhile is read in the same pass.

@@ -47,6 +47,9 @@ public final class QueueManager {
   /** Wakes the poller before its pause ends. */
   private final Waiter pollerWake;
 
+  /** What the shard's binlog follower tells the poller. */
+  private final RowNews news;
+
   private final Firer firer;
   private final Purger purger;
   private final ScheduledExecutorService maintenance;
@@ -88,9 +91,10 @@ public final class QueueManager {
             forgetDelay.toNanos(),
             inbox,
             new Dispatcher.Ports(firer::submit, acks::submit, pollerWake::wake, turns::freed));
+    this.news = new RowNews(pollerWake);
     this.poller =
         new Poller(
-            ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox), turns);
+            ctx, dispatcher.feed(), inbox, pollerWake, new RetryCollector(ctx, inbox), turns, news);
     this.purger = new Purger(ctx);
     this.streams = new AttachedOutlets(ctx, inbox);
     this.threads = new QueueThreads(ctx);
@@ -121,14 +125,19 @@ public final class QueueManager {
     ctx.faults().listen(listener);
   }
 
-  /**
-   * The shard's gate for this leadership term (see {@link ShardGate}); set before {@link #start}.
-   */
   /** The shard's event groups (its leadership term's closer); before {@link #start}. */
   public void groups(Groups g) {
     ctx.groups(g);
   }
 
+  /** What the shard's binlog follower tells this queue's poller (see {@link RowNews}). */
+  public RowNews rowNews() {
+    return news;
+  }
+
+  /**
+   * The shard's gate for this leadership term (see {@link ShardGate}); set before {@link #start}.
+   */
   public void gate(ShardGate g) {
     firer.gate(g);
   }
@@ -264,15 +273,15 @@ public final class QueueManager {
     return out;
   }
 
-  /**
-   * An ordered queue's events were changed by an operator (cancelled, skipped, replayed, purged):
-   * the held events whose turn that gives are released at the poller's next pass.
-   */
   /** Rows were released for this queue (a group completed, say): the poller reads at once. */
   public void pollSoon() {
     pollerWake.wake();
   }
 
+  /**
+   * An ordered queue's events were changed by an operator (cancelled, skipped, replayed, purged):
+   * the held events whose turn that gives are released at the poller's next pass.
+   */
   public void keysChanged() {
     if (ctx.options().ordered()) {
       turns.recheckSoon();

@@ -1,5 +1,6 @@
 package dev.sluice.manager.config;
 
+import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.config.TenantLimit;
 import dev.sluice.db.Durations;
@@ -37,6 +38,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *     password: ${SLUICE_DB_PASSWORD}
  *     pool_size: 10
  *     key_range: "-"        # Vitess style: "-80", "80-", ...; "-" (the default) is everything
+ *     binlog: auto          # follow the binlog for new rows when the server allows; off: poll only
  * tenant_limits:            # optional: per-tenant overrides of the queue comment's limits
  *   - tenant: acme
  *     queue: order_events   # optional; "*" (the default) is every queue
@@ -93,7 +95,7 @@ public final class ConfigLoader {
   }
 
   private static final Set<String> SHARD =
-      Set.of("name", "url", "user", "password", "pool_size", "key_range");
+      Set.of("name", "url", "user", "password", "pool_size", "key_range", "binlog");
   private static final Set<String> TENANT_LIMIT =
       Set.of("tenant", "queue", "cache_share", "max_in_flight");
   private static final Set<String> CHANNEL =
@@ -202,7 +204,10 @@ public final class ConfigLoader {
               s.containsKey("user") ? str(s, "user") : null,
               s.containsKey("password") ? str(s, "password") : null,
               s.containsKey("pool_size") ? integer(s, "pool_size") : ShardConfig.DEFAULT_POOL_SIZE,
-              keyRange(s)));
+              keyRange(s),
+              s.containsKey("binlog")
+                  ? BinlogMode.parse(str(s, "name"), str(s, "binlog"))
+                  : BinlogMode.AUTO));
     }
     Object limits = m.get("tenant_limits");
     if (limits != null) {

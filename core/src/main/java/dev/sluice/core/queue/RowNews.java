@@ -1,0 +1,98 @@
+package dev.sluice.core.queue;
+
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What the shard's binlog follower tells one queue's poller: that pending rows were committed, and
+ * when they come due.
+ *
+ * <p>Threads: the follower ({@code sluice-<shard>-binlog}) calls {@link #pending} and {@link
+ * #wake}; the poller reads {@link #followed}, {@link #nextDueNs} and calls {@link #covered}. The
+ * due times are guarded by this object's monitor; the rest is volatile.
+ *
+ * <p>A row due within the poller's current read-ahead wakes it at once (its next read finds the
+ * row: the binlog only carries committed rows). A row due later is remembered by its due time,
+ * rounded up to {@link #SLOT_NS}, so that the poller reads it just before it is due instead of at
+ * its next safety poll. At most {@link #MAX_SLOTS} times are kept: past that the latest are
+ * dropped, and those rows are read by the safety poll (late by at most its interval, never lost).
+ */
+public final class RowNews {
+  /** Due times are kept to this precision (the poller's read-ahead is several times longer). */
+  static final long SLOT_NS = TimeUnit.MILLISECONDS.toNanos(5);
+
+  static final int MAX_SLOTS = 4096;
+
+  private final Waiter poller;
+  private final TreeSet<Long> due = new TreeSet<>();
+  private volatile BooleanSupplier following = () -> false;
+
+  /** The poller's current read-ahead, published by it each pass. */
+  private volatile long readAheadNs;
+
+  RowNews(Waiter poller) {
+    this.poller = poller;
+  }
+
+  /** Whose binlog connection tells whether this queue is followed (the shard's, for a term). */
+  public void following(BooleanSupplier source) {
+    this.following = source;
+    poller.wake();
+  }
+
+  /** Whether the binlog is followed for this queue now: then the poller rests between rows. */
+  boolean followed() {
+    return following.getAsBoolean();
+  }
+
+  /** Wakes the poller (the follower connected or lost its connection, or a row it cannot read). */
+  public void wake() {
+    poller.wake();
+  }
+
+  /**
+   * A pending row was committed with this {@code time_next} (database clock, ns); {@code nowNs} is
+   * the database clock now.
+   */
+  public void pending(long timeNextNs, long nowNs) {
+    if (timeNextNs <= nowNs + readAheadNs) {
+      poller.wake();
+      return;
+    }
+    long slot = Math.floorDiv(timeNextNs + SLOT_NS - 1, SLOT_NS) * SLOT_NS;
+    boolean earliest;
+    synchronized (this) {
+      if (due.size() >= MAX_SLOTS) {
+        if (slot >= due.last()) {
+          return;
+        }
+        due.pollLast();
+      }
+      earliest = due.add(slot) && due.first() == slot;
+    }
+    if (earliest) {
+      // The poller's pause may end after this row is due: it recomputes it.
+      poller.wake();
+    }
+  }
+
+  /** The earliest due time remembered, or {@link Long#MAX_VALUE}. */
+  synchronized long nextDueNs() {
+    return due.isEmpty() ? Long.MAX_VALUE : due.first();
+  }
+
+  /** A read of every row due up to {@code horizonNs} starts now: those times are forgotten. */
+  synchronized void covered(long horizonNs) {
+    due.headSet(horizonNs, true).clear();
+  }
+
+  void readAhead(long ns) {
+    this.readAheadNs = ns;
+  }
+
+  /** Due times remembered (for tests). */
+  public synchronized int remembered() {
+    return due.size();
+  }
+}
