@@ -1,5 +1,7 @@
 package dev.sluice.manager.cli;
 
+import dev.sluice.core.BinlogCheck;
+import dev.sluice.core.config.BinlogMode;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConfigException;
 import dev.sluice.db.QueueOptions;
@@ -118,6 +120,19 @@ final class CheckCommand extends BaseCommand {
               println("    fix: " + f.get("fix"));
             }
           }
+        }
+        // Not a problem (the queues poll alone without it), but worth knowing: a warning.
+        BinlogCheck binlog = BinlogCheck.of(s.config(), s.dataSource());
+        if (!binlog.followable() && s.config().binlog() == BinlogMode.AUTO) {
+          warnings.add(entry(s.name(), null, binlog.detail(), binlog.fix()));
+        }
+        if (!json) {
+          println(
+              s.name()
+                  + "  "
+                  + (binlog.followable() || binlog.fix() == null
+                      ? binlog.detail()
+                      : "warning: " + binlog.detail() + "\n    fix: " + binlog.fix()));
         }
         Map<String, QueueCatalog.Candidate> byName = new LinkedHashMap<>();
         candidates.forEach(c -> byName.put(c.table(), c));

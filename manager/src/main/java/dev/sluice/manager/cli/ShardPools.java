@@ -16,7 +16,7 @@ import java.util.List;
  */
 final class ShardPools implements AutoCloseable {
   /** One shard's pool. */
-  record Shard(String name, HikariDataSource dataSource) {
+  record Shard(String name, HikariDataSource dataSource, ShardConfig config) {
     QueueCatalog catalog() {
       return new QueueCatalog(dataSource);
     }
@@ -45,7 +45,8 @@ final class ShardPools implements AutoCloseable {
       shards.add(
           new Shard(
               s.name(),
-              DataSources.pool("sluice-cli-" + s.name(), s.jdbcUrl(), s.user(), s.password(), 2)));
+              DataSources.pool("sluice-cli-" + s.name(), s.jdbcUrl(), s.user(), s.password(), 2),
+              s));
     }
   }
 

@@ -53,6 +53,11 @@ public final class StatusReport {
       m.put("lease_held", s.leading());
       m.put("queues", s.queues().size());
       m.put("disabled", s.disabled().size());
+      Map<String, Object> binlog = new LinkedHashMap<>();
+      binlog.put("mode", s.binlog().mode().configName());
+      binlog.put("following", s.binlog().following());
+      binlog.put("detail", s.binlog().detail());
+      m.put("binlog", binlog);
       StateSampler.Groups g = groups.get(s.name());
       if (g != null) {
         Map<String, Object> gm = new LinkedHashMap<>();

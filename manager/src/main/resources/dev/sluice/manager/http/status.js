@@ -103,10 +103,14 @@ function renderSides(s) {
     el('td', { class: 'n' }, num(t.dispatched)),
     el('td', { class: 'n' }, wait(t.mean_wait_ms)),
     el('td', { class: 'n' }, wait(t.max_wait_ms)))), 7, 'no tenant active');
-  fill('shards', s.shards.map(sh => el('tr', { 'data-shard': sh.name },
+  fill('shards', s.shards.map(sh => el('tr', { 'data-shard': sh.name, 'data-binlog': sh.binlog.following },
     el('td', {}, sh.name),
     el('td', {}, el('span', { class: 'badge ' + (sh.lease_held ? 'ok' : 'bad') }, sh.lease_held ? 'held' : 'not held')),
-    el('td', { class: 'n' }, sh.queues), el('td', { class: 'n' }, sh.disabled))), 4, 'no shard');
+    el('td', { class: 'n' }, sh.queues), el('td', { class: 'n' }, sh.disabled),
+    el('td', { title: sh.binlog.detail }, sh.binlog.following
+      ? el('span', { class: 'badge ok' }, 'binlog')
+      : (sh.lease_held ? el('span', { class: 'badge' + (sh.binlog.mode === 'off' ? '' : ' warn') }, 'polling') : ''),
+      sh.binlog.following || !sh.lease_held ? '' : ' ' + sh.binlog.detail))), 5, 'no shard');
 }
 
 // Per shard with open event groups: its count on the first row, then its oldest groups.
