@@ -139,6 +139,14 @@ public final class SluiceSide implements AutoCloseable {
     return comment;
   }
 
+  private static volatile dev.sluice.core.config.BinlogMode binlog =
+      dev.sluice.core.config.BinlogMode.AUTO;
+
+  /** Whether the managers of this run follow the server's binlog ({@code auto}) or poll alone. */
+  public static void useBinlog(dev.sluice.core.config.BinlogMode mode) {
+    binlog = mode;
+  }
+
   /** The table comment queues of this run get. */
   public static String comment() {
     return comment;
@@ -163,7 +171,15 @@ public final class SluiceSide implements AutoCloseable {
             .managerId(MANAGER_ID)
             .grpcHost("127.0.0.1")
             .grpcPort(0)
-            .shard(new ShardConfig(SHARD, db.url(), db.user(), db.password(), poolSize))
+            .shard(
+                new ShardConfig(
+                    SHARD,
+                    db.url(),
+                    db.user(),
+                    db.password(),
+                    poolSize,
+                    dev.sluice.db.KeyRange.ALL,
+                    binlog))
             .shutdownTimeout(Duration.ofSeconds(5))
             .security(tls == null ? dev.sluice.manager.security.SecurityConfig.NONE : tls.config());
     if (channel != null) {
@@ -173,7 +189,16 @@ public final class SluiceSide implements AutoCloseable {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (System.nanoTime() < deadline) {
       var q = server.engine().find(QUEUE);
-      if (q.isPresent()) {
+      var shard = server.engine().shards().get(0);
+      if (q.isPresent()
+          && (binlog == dev.sluice.core.config.BinlogMode.OFF
+              || shard.binlog().following()
+              || System.nanoTime() > deadline - Duration.ofSeconds(20).toNanos())) {
+        Progress.note(
+            "manager: "
+                + (shard.binlog().following()
+                    ? "follows the binlog (" + shard.binlog().detail() + ")"
+                    : "polls alone (" + shard.binlog().detail() + ")"));
         return q.get();
       }
       Thread.sleep(20);
@@ -294,13 +319,31 @@ public final class SluiceSide implements AutoCloseable {
     if (t == null || t.count() == 0) {
       return name + ": no samples";
     }
+    io.micrometer.core.instrument.distribution.CountAtBucket[] buckets =
+        t.takeSnapshot().histogramCounts();
     return String.format(
         Locale.ROOT,
-        "%s (the manager's timer, whole run): count=%d mean=%.2fms recent max=%.2fms",
+        "%s (the manager's timer, whole run): count=%d mean=%.2fms p50<=%sms p99<=%sms"
+            + " p99.9<=%sms recent max=%.2fms",
         name,
         t.count(),
         t.mean(TimeUnit.MILLISECONDS),
+        bucketBound(buckets, t.count(), 0.5),
+        bucketBound(buckets, t.count(), 0.99),
+        bucketBound(buckets, t.count(), 0.999),
         t.max(TimeUnit.MILLISECONDS));
+  }
+
+  /** The upper bound of the histogram bucket that holds quantile {@code q} (cumulative counts). */
+  private static String bucketBound(
+      io.micrometer.core.instrument.distribution.CountAtBucket[] buckets, long count, double q) {
+    double want = Math.ceil(q * count);
+    for (io.micrometer.core.instrument.distribution.CountAtBucket b : buckets) {
+      if (b.count() >= want) {
+        return String.format(Locale.ROOT, "%.2f", b.bucket(TimeUnit.MILLISECONDS));
+      }
+    }
+    return "n/a";
   }
 
   /**

@@ -324,7 +324,7 @@ final class BinlogFollower {
 
   private void wakeAll() {
     for (QueueManager q : all.get()) {
-      q.rowNews().wake();
+      q.rowNews().readAgain();
     }
   }
 

@@ -115,7 +115,7 @@ final class BinlogRows {
     rowsRead += rows.size();
     if (!t.readable()) {
       rowsNews += rows.size();
-      news.wake();
+      news.readAgain();
       return;
     }
     long now = nowNs.getAsLong();
@@ -124,7 +124,7 @@ final class BinlogRows {
       Object time = value(row, included, t.timeCol());
       if (state == MISSING || !(time instanceof Number n)) {
         rowsNews++;
-        news.wake();
+        news.readAgain();
         continue;
       }
       if (!pending(t, state)) {

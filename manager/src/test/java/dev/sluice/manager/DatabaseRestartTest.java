@@ -78,6 +78,12 @@ class DatabaseRestartTest {
       assertThat(manager.engine().shards().get(0).leading())
           .as("the manager leads its shard again (the server was down %d ms)", downMs)
           .isTrue();
+      if (EmbeddedServer.binlogOn()) {
+        // The binlog follower connected again, to the restarted server's current position.
+        await()
+            .atMost(30, SECONDS)
+            .until(() -> manager.engine().shards().get(0).binlog().following());
+      }
       assertThat(receiver.stats().streamsConnected()).isEqualTo(1);
     }
   }

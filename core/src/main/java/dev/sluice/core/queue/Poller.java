@@ -117,6 +117,12 @@ final class Poller implements Runnable {
 
   private long lastRecentMono = Long.MIN_VALUE / 2;
 
+  /**
+   * While the binlog is followed: the (time_next, id) of the last row the recent poll read, where
+   * its next read continues; null to start from a second ago.
+   */
+  private long[] recentCursor;
+
   /** An ordered queue's holds and turns (a no-op for an unordered queue's rows). */
   private final KeyTurns turns;
 
@@ -197,7 +203,7 @@ final class Poller implements Runnable {
 
   /** One page of the sweep over all tenants. */
   private void globalPoll(long mono) {
-    if (cursor != null && mono - sweepStartedMono >= SWEEP_EVERY_NS) {
+    if (cursor != null && sweepOver(mono)) {
       cursor = null;
     }
     long due = ctx.clock().nowNs() + lookahead();
@@ -208,6 +214,7 @@ final class Poller implements Runnable {
     boolean continued = cursor != null;
     if (!continued) {
       sweepStartedMono = mono;
+      news.sweepStarted();
       // The window's own rows come first in poll order: read past them (as far as its free bytes
       // allow: cacheRoom is sized by them).
       lim = Math.max(1, Math.min(limit, feed.cachedCount() + feed.cacheRoom()));
@@ -234,6 +241,20 @@ final class Poller implements Runnable {
   }
 
   /**
+   * Whether the sweep starts again from the front of the poll index. Polling alone: every second,
+   * since a row committed late with an older time_next lies behind the cursor. With the binlog
+   * followed, only when it told of a pending row behind the cursor (or at the safety poll's pace):
+   * a drain then reads each row about once instead of re-reading the window's rows every second.
+   */
+  private boolean sweepOver(long mono) {
+    long age = mono - sweepStartedMono;
+    if (!following) {
+      return age >= SWEEP_EVERY_NS;
+    }
+    return age >= SAFETY_POLL_NS || news.toldBefore(cursor[0]);
+  }
+
+  /**
    * Between per-tenant rounds: the rows that became due within the last second (new inserts,
    * delayed events coming due, retries), on the poll index — a short range however deep the backlog
    * behind it, so a quiet tenant's new event is seen in milliseconds. Rows a tenant's share cannot
@@ -251,9 +272,25 @@ final class Poller implements Runnable {
     long now = ctx.clock().nowNs();
     long seq = feed.settledSeq();
     int lim = Math.min(room, 1000);
-    List<EventRow> rows =
-        ctx.store().pollPendingAfter(now + lookahead(), now - RECENT_NS, Long.MAX_VALUE, lim);
+    long fromNs = now - RECENT_NS;
+    long fromId = Long.MAX_VALUE;
+    if (following
+        && recentCursor != null
+        && recentCursor[0] >= fromNs
+        && !news.toldBeforeRecent(recentCursor[0])) {
+      // Followed: what was read last time is not read again; a row committed late behind it is
+      // told by the binlog, and the read starts from a second ago again.
+      fromNs = recentCursor[0];
+      fromId = recentCursor[1];
+    } else {
+      news.recentStarted();
+    }
+    List<EventRow> rows = ctx.store().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
+    if (!rows.isEmpty()) {
+      EventRow last = rows.get(rows.size() - 1);
+      recentCursor = new long[] {last.timeNextNs(), last.id()};
+    }
     lastRecentMono = t0;
     rounds.recentPolled(covered && rows.size() < lim, rows, t0);
     if (!rows.isEmpty()) {

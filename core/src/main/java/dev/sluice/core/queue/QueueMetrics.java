@@ -53,6 +53,9 @@ public final class QueueMetrics {
   /** From the time an event became due to the time it was fired. */
   final Timer dueToDispatch;
 
+  /** A due row's wait until it was read into the window: the first stage of due → dispatch. */
+  final Timer dueToWindow;
+
   /** From fire to the ack's arrival at the manager. */
   final Timer dispatchToAck;
 
@@ -94,6 +97,11 @@ public final class QueueMetrics {
     actorTooDeep = r.counter("sluice.actor.path.too.deep", t);
     tooLarge = r.counter("sluice.events.too.large", t);
     dueToDispatch = latency("sluice.due.to.dispatch", "due time to fire", r);
+    dueToWindow =
+        latency(
+            "sluice.due.to.window",
+            "due time (a row due at once: its insert) to its read into the window",
+            r);
     dispatchToAck = latency("sluice.dispatch.to.ack", "fire to ack", r);
     pollDuration = latency("sluice.poll.duration", "one poll query", r);
     fireBatch = batch("sluice.fire.batch.events", "events fired by one UPDATE group", r);

@@ -28,6 +28,17 @@ public final class RowNews {
   private final TreeSet<Long> due = new TreeSet<>();
   private volatile BooleanSupplier following = () -> false;
 
+  /**
+   * The earliest time_next told since the poller's sweep last started from the front: a row before
+   * its cursor means the sweep must start again to find it.
+   */
+  private final java.util.concurrent.atomic.AtomicLong earliestTold =
+      new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+
+  /** The same since the recent poll (per-tenant rounds) last started from a second ago. */
+  private final java.util.concurrent.atomic.AtomicLong earliestToldRecent =
+      new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+
   /** The poller's current read-ahead, published by it each pass. */
   private volatile long readAheadNs;
 
@@ -56,6 +67,8 @@ public final class RowNews {
    * the database clock now.
    */
   public void pending(long timeNextNs, long nowNs) {
+    earliestTold.accumulateAndGet(timeNextNs, Math::min);
+    earliestToldRecent.accumulateAndGet(timeNextNs, Math::min);
     if (timeNextNs <= nowNs + readAheadNs) {
       poller.wake();
       return;
@@ -75,6 +88,36 @@ public final class RowNews {
       // The poller's pause may end after this row is due: it recomputes it.
       poller.wake();
     }
+  }
+
+  /** Whether a pending row due before {@code cursorNs} was told since the sweep started. */
+  boolean toldBefore(long cursorNs) {
+    return earliestTold.get() <= cursorNs;
+  }
+
+  /** The poller's sweep starts from the front of the poll index (it reads what was told). */
+  void sweepStarted() {
+    earliestTold.set(Long.MAX_VALUE);
+  }
+
+  /** Whether a pending row due before {@code cursorNs} was told since the recent poll restarted. */
+  boolean toldBeforeRecent(long cursorNs) {
+    return earliestToldRecent.get() <= cursorNs;
+  }
+
+  /** The recent poll starts again from a second ago. */
+  void recentStarted() {
+    earliestToldRecent.set(Long.MAX_VALUE);
+  }
+
+  /**
+   * The poller wakes and its sweep starts again from the front of the poll index: a row the
+   * follower could not read was changed, or the binlog had a gap (rows may lie behind the cursor).
+   */
+  public void readAgain() {
+    earliestTold.set(Long.MIN_VALUE);
+    earliestToldRecent.set(Long.MIN_VALUE);
+    poller.wake();
   }
 
   /** The earliest due time remembered, or {@link Long#MAX_VALUE}. */

@@ -130,7 +130,10 @@ final class WindowFeed {
       WindowCache.Added added = window.add(e);
       full = added == WindowCache.Added.FULL;
       capped |= added == WindowCache.Added.TENANT_CAPPED;
-      dueNews |= added == WindowCache.Added.ADDED && e.dueNs <= now;
+      if (added == WindowCache.Added.ADDED && e.dueNs <= now) {
+        dueNews = true;
+        ctx.metrics().dueToWindow.record(now - e.dueNs, TimeUnit.NANOSECONDS);
+      }
       if (added == WindowCache.Added.FULL || added == WindowCache.Added.TENANT_CAPPED) {
         letGo(e);
       }
