@@ -337,13 +337,22 @@ public final class SluiceSide implements AutoCloseable {
   /** The upper bound of the histogram bucket that holds quantile {@code q} (cumulative counts). */
   private static String bucketBound(
       io.micrometer.core.instrument.distribution.CountAtBucket[] buckets, long count, double q) {
+    if (buckets.length == 0) {
+      return "n/a";
+    }
+    // Cumulative counts in some registries, per bucket in others: the last tells which.
+    boolean cumulative = buckets[buckets.length - 1].count() >= count * 0.99;
     double want = Math.ceil(q * count);
+    double seen = 0;
     for (io.micrometer.core.instrument.distribution.CountAtBucket b : buckets) {
-      if (b.count() >= want) {
+      seen = cumulative ? b.count() : seen + b.count();
+      if (seen >= want) {
         return String.format(Locale.ROOT, "%.2f", b.bucket(TimeUnit.MILLISECONDS));
       }
     }
-    return "n/a";
+    return "> "
+        + String.format(
+            Locale.ROOT, "%.0f", buckets[buckets.length - 1].bucket(TimeUnit.MILLISECONDS));
   }
 
   /**

@@ -167,7 +167,8 @@ final class BinlogFollower {
     c.setConnectTimeout(5_000);
     c.setSSLMode(endpoint.tls() ? SSLMode.REQUIRED : SSLMode.DISABLED);
     c.setEventDeserializer(deserializer());
-    BinlogRows rows = new BinlogRows(config.name(), schema, dataSource, queues, clock::nowNs);
+    BinlogRows rows =
+        new BinlogRows(config.name(), schema, dataSource, queues, clock::nowNs, clock::monoNs);
     c.registerEventListener(e -> onEvent(rows, e));
     c.registerLifecycleListener(
         new BinaryLogClient.AbstractLifecycleListener() {

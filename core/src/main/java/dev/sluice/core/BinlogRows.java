@@ -39,7 +39,8 @@ final class BinlogRows {
   private static final Logger log = LoggerFactory.getLogger(BinlogRows.class);
 
   /** How a queue table's columns lie in its row images. */
-  private record Target(String table, int stateCol, int timeCol, List<String> enumNames) {
+  private record Target(
+      String table, int idCol, int stateCol, int timeCol, List<String> enumNames) {
     boolean readable() {
       return stateCol >= 0 && timeCol >= 0;
     }
@@ -50,6 +51,7 @@ final class BinlogRows {
   private final DataSource dataSource;
   private final Function<String, QueueManager> queues;
   private final LongSupplier nowNs;
+  private final LongSupplier mono;
   private final Map<Long, Target> tables = new HashMap<>();
 
   /** Rows of queue tables read, and rows that were news (for metrics). */
@@ -62,8 +64,10 @@ final class BinlogRows {
       String schema,
       DataSource dataSource,
       Function<String, QueueManager> queues,
-      LongSupplier nowNs) {
+      LongSupplier nowNs,
+      LongSupplier mono) {
     this.shard = shard;
+    this.mono = mono;
     this.schema = schema;
     this.dataSource = dataSource;
     this.queues = queues;
@@ -135,7 +139,9 @@ final class BinlogRows {
         continue; // held behind its key or its group: released by the manager, which reads it then
       }
       rowsNews++;
-      news.pending(timeNext, now);
+      Object idValue = t.idCol() < 0 ? MISSING : value(row, included, t.idCol());
+      long id = idValue instanceof Number in ? in.longValue() : -1;
+      news.pending(id, timeNext, now, mono.getAsLong());
     }
   }
 
@@ -172,6 +178,7 @@ final class BinlogRows {
     String sql =
         "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS"
             + " WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION";
+    int id = -1;
     int state = -1;
     int time = -1;
     List<String> enumNames = null;
@@ -190,6 +197,8 @@ final class BinlogRows {
             }
           } else if (QueueConvention.TIME_NEXT.equalsIgnoreCase(name)) {
             time = count;
+          } else if (QueueConvention.ID.equalsIgnoreCase(name)) {
+            id = count;
           }
           count++;
         }
@@ -201,7 +210,7 @@ final class BinlogRows {
           shard,
           m.getTable(),
           e.getMessage());
-      return new Target(m.getTable(), -1, -1, null);
+      return new Target(m.getTable(), -1, -1, -1, null);
     }
     if (count != m.getColumnTypes().length) {
       log.warn(
@@ -211,9 +220,9 @@ final class BinlogRows {
           m.getTable(),
           count,
           m.getColumnTypes().length);
-      return new Target(m.getTable(), -1, -1, null);
+      return new Target(m.getTable(), -1, -1, -1, null);
     }
-    return new Target(m.getTable(), state, time, enumNames);
+    return new Target(m.getTable(), id, state, time, enumNames);
   }
 
   /** enum('pending','fired',...) → [pending, fired, ...]. */

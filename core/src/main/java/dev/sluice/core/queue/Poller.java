@@ -81,6 +81,9 @@ final class Poller implements Runnable {
    */
   static final long SAFETY_POLL_NS = TimeUnit.SECONDS.toNanos(2);
 
+  /** The pause before reading again for a told row the last read did not find. */
+  static final long UNREAD_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
+
   /**
    * Where the current sweep of the poll index stands: the (time_next, id) of the last row read, or
    * null at the start of a sweep. Continuing from it reads each pending row about once per sweep
@@ -224,6 +227,7 @@ final class Poller implements Runnable {
       rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
     }
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
+    news.read(rows);
     boolean full = rows.size() >= lim;
     lastGlobalFull = full;
     if (full) {
@@ -287,6 +291,7 @@ final class Poller implements Runnable {
     }
     List<EventRow> rows = ctx.store().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
+    news.read(rows);
     if (!rows.isEmpty()) {
       EventRow last = rows.get(rows.size() - 1);
       recentCursor = new long[] {last.timeNextNs(), last.id()};
@@ -349,6 +354,10 @@ final class Poller implements Runnable {
     nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
     if (following && !tenantMode && !foundRows) {
       nextWaitNs = restWhileFollowed();
+    }
+    if (following && news.unread(mono)) {
+      // A row the binlog told of was not visible yet to the read it woke: read again shortly.
+      nextWaitNs = Math.min(nextWaitNs, UNREAD_WAIT_NS);
     }
     news.readAhead(lookahead());
   }

@@ -39,6 +39,17 @@ public final class RowNews {
   private final java.util.concurrent.atomic.AtomicLong earliestToldRecent =
       new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
 
+  /**
+   * Rows told due now, by id, with when they were told (monotonic ns): the read they woke must find
+   * them. A binlog event may reach the follower a moment before its transaction is visible to
+   * others (the server sends it once written to the binlog, and commits in the engine just after),
+   * so a read that missed one is made again ({@link #unread}) for up to {@link #EXPECT_NS}.
+   */
+  private final java.util.LinkedHashMap<Long, Long> expected = new java.util.LinkedHashMap<>();
+
+  static final long EXPECT_NS = TimeUnit.MILLISECONDS.toNanos(20);
+  static final int MAX_EXPECTED = 1024;
+
   /** The poller's current read-ahead, published by it each pass. */
   private volatile long readAheadNs;
 
@@ -67,9 +78,24 @@ public final class RowNews {
    * the database clock now.
    */
   public void pending(long timeNextNs, long nowNs) {
+    pending(-1, timeNextNs, nowNs, 0);
+  }
+
+  /**
+   * {@link #pending(long, long)} of the row {@code id} ({@code -1}: not known), told at {@code
+   * mono} (monotonic ns).
+   */
+  public void pending(long id, long timeNextNs, long nowNs, long mono) {
     earliestTold.accumulateAndGet(timeNextNs, Math::min);
     earliestToldRecent.accumulateAndGet(timeNextNs, Math::min);
     if (timeNextNs <= nowNs + readAheadNs) {
+      if (id >= 0) {
+        synchronized (this) {
+          if (expected.size() < MAX_EXPECTED) {
+            expected.put(id, mono);
+          }
+        }
+      }
       poller.wake();
       return;
     }
@@ -118,6 +144,34 @@ public final class RowNews {
     earliestTold.set(Long.MIN_VALUE);
     earliestToldRecent.set(Long.MIN_VALUE);
     poller.wake();
+  }
+
+  /** A read returned these rows: those expected are found. */
+  void read(java.util.List<dev.sluice.db.store.EventRow> rows) {
+    synchronized (this) {
+      if (expected.isEmpty()) {
+        return;
+      }
+      for (dev.sluice.db.store.EventRow r : rows) {
+        expected.remove(r.id());
+      }
+    }
+  }
+
+  /**
+   * Whether a row told due is still unread, told less than {@link #EXPECT_NS} before {@code mono}
+   * (older ones are given up: the window was full, say; a later read finds them).
+   */
+  synchronized boolean unread(long mono) {
+    var it = expected.values().iterator();
+    while (it.hasNext()) {
+      if (mono - it.next() > EXPECT_NS) {
+        it.remove();
+      } else {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The earliest due time remembered, or {@link Long#MAX_VALUE}. */

@@ -98,6 +98,11 @@ class MigrateAndCheckCommandTest {
         .contains("fix: ALTER TABLE `check_bad` ADD COLUMN `time_acked` BIGINT NULL;")
         .contains("sluice_poll: no index on (state, time_next)")
         .contains("fix: ALTER TABLE `check_bad` ADD INDEX `sluice_poll` (`state`, `time_next`);");
+    if (dev.sluice.testkit.TestDatabases.embedded() != null
+        && dev.sluice.testkit.EmbeddedServer.binlogOn()) {
+      // The binlog, checked by a real replication connection: followable on the embedded server.
+      assertThat(r.out()).contains("s1  binlog followed from 127.0.0.1:");
+    }
     JsonNode j =
         new ObjectMapper().readTree(Cli.run("check", "-c", config.toString(), "--json").out());
     assertThat(j.get("problems")).hasSize(3);
