@@ -49,6 +49,14 @@ final class DrainCommand implements Callable<Integer> {
   @Option(names = "--events", description = "Events per peer (default 200,000; --quick 50,000)")
   Long events;
 
+  @Option(
+      names = "--binlog",
+      defaultValue = "auto",
+      description =
+          "auto: the manager follows the server's binlog (the embedded server logs one); off: it"
+              + " polls alone. Default: ${DEFAULT-VALUE}")
+  String binlog;
+
   @Option(names = "--quick", description = "50,000 events per peer")
   boolean quick;
 
@@ -131,6 +139,7 @@ final class DrainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
+    SluiceSide.useBinlog(dev.sluice.core.config.BinlogMode.parse("bench", binlog));
     long n = events != null ? events : quick ? 50_000 : 200_000;
     ChannelConfig.Kind kind = outlet == null ? null : OutletBroker.kindOf(outlet);
     String outletPeer = kind == null ? null : "sluice_" + kind.word();

@@ -70,8 +70,12 @@ public final class SluiceSide implements AutoCloseable {
 
   /** The queue table with one small user column, {@code payload}. */
   public void createQueue() throws SQLException {
-    db.exec(
-        QueueConvention.createTableSql(QUEUE, List.of("`payload` VARCHAR(32) NULL"), comment()));
+    createQueue(QUEUE);
+  }
+
+  /** Another queue table like the bench's, named {@code name}. */
+  public void createQueue(String name) throws SQLException {
+    db.exec(QueueConvention.createTableSql(name, List.of("`payload` VARCHAR(32) NULL"), comment()));
   }
 
   /**
@@ -321,6 +325,15 @@ public final class SluiceSide implements AutoCloseable {
     }
     io.micrometer.core.instrument.distribution.CountAtBucket[] buckets =
         t.takeSnapshot().histogramCounts();
+    if (buckets.length == 0) {
+      return String.format(
+          Locale.ROOT,
+          "%s (the manager's timer, whole run): count=%d mean=%.2fms recent max=%.2fms",
+          name,
+          t.count(),
+          t.mean(TimeUnit.MILLISECONDS),
+          t.max(TimeUnit.MILLISECONDS));
+    }
     return String.format(
         Locale.ROOT,
         "%s (the manager's timer, whole run): count=%d mean=%.2fms p50<=%sms p99<=%sms"

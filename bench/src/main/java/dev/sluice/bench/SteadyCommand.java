@@ -20,8 +20,8 @@ import picocli.CommandLine.Option;
     description = {
       "A producer at a fixed rate; due->delivered latency, and the manager's idle queries/s.",
       "Sluice runs once per --binlog mode (following the binlog, then polling alone).",
-      "Ends with: steady: rate=R p50_ms=.. p99_ms=.. p999_ms=.. idle_qps=.. (the first mode)"
-          + " polling_rate=.. polling_p99_ms=.. polling_p999_ms=.. polling_idle_qps=.."
+      "Ends with: steady: rate=R p50_ms=.. p99_ms=.. p999_ms=.. idle_qps=.. idle_qps_per_queue=.."
+          + " polling_rate=.. polling_p99_ms=.. polling_p999_ms=.. polling_idle_qps=.. (and per queue)"
           + " db_scheduler_rate=.. db_scheduler_p99_ms=.."
     })
 final class SteadyCommand implements Callable<Integer> {
@@ -105,7 +105,9 @@ final class SteadyCommand implements Callable<Integer> {
       description = "db-scheduler's polling interval. Default: ${DEFAULT-VALUE}")
   long dbsPollingMs;
 
-  record Outcome(double achievedRate, Histogram latency, double idleQps) {}
+  static final int EXTRA_QUEUES = 10;
+
+  record Outcome(double achievedRate, Histogram latency, double idleQps, double idlePerQueue) {}
 
   @Override
   public Integer call() throws Exception {
@@ -165,18 +167,21 @@ final class SteadyCommand implements Callable<Integer> {
     System.out.println(
         String.format(
             Locale.ROOT,
-            "steady: rate=%.0f p50_ms=%s p99_ms=%s p999_ms=%s idle_qps=%s polling_rate=%s"
-                + " polling_p99_ms=%s polling_p999_ms=%s polling_idle_qps=%s"
+            "steady: rate=%.0f p50_ms=%s p99_ms=%s p999_ms=%s idle_qps=%s idle_qps_per_queue=%s"
+                + " polling_rate=%s polling_p99_ms=%s polling_p999_ms=%s polling_idle_qps=%s"
+                + " polling_idle_qps_per_queue=%s"
                 + " db_scheduler_rate=%s db_scheduler_p99_ms=%s",
             sluice == null ? rate : sluice.achievedRate(),
             fmt(Latencies.ms(h, 50)),
             fmt(Latencies.ms(h, 99)),
             fmt(Latencies.ms(h, 99.9)),
             sluice == null ? "n/a" : String.format(Locale.ROOT, "%.1f", sluice.idleQps()),
+            sluice == null ? "n/a" : String.format(Locale.ROOT, "%.2f", sluice.idlePerQueue()),
             polling == null ? "n/a" : String.format(Locale.ROOT, "%.0f", polling.achievedRate()),
             polling == null ? "n/a" : fmt(Latencies.ms(polling.latency(), 99)),
             polling == null ? "n/a" : fmt(Latencies.ms(polling.latency(), 99.9)),
             polling == null ? "n/a" : String.format(Locale.ROOT, "%.1f", polling.idleQps()),
+            polling == null ? "n/a" : String.format(Locale.ROOT, "%.2f", polling.idlePerQueue()),
             dbs == null ? "n/a" : String.format(Locale.ROOT, "%.0f", dbs.achievedRate()),
             dbs == null ? "n/a" : fmt(Latencies.ms(dbs.latency(), 99))));
     return 0;
@@ -208,8 +213,24 @@ final class SteadyCommand implements Callable<Integer> {
       Progress.note(s.timerSummary("sluice.due.to.window"));
       Progress.note(s.timerSummary("sluice.due.to.dispatch"));
       double idle = idleQps(peer, status);
+      // What each more idle queue costs: ten more, served, then the idle rate again.
+      for (int i = 1; i <= EXTRA_QUEUES; i++) {
+        s.createQueue(SluiceSide.QUEUE + "_idle_" + i);
+      }
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (s.server().engine().served().size() < EXTRA_QUEUES + 1
+          && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      double idleMore = idleQps(peer + " +" + EXTRA_QUEUES + " queues", status);
+      Progress.note(
+          String.format(
+              Locale.ROOT,
+              "%s: each more idle queue: %.2f queries/s",
+              peer,
+              (idleMore - idle) / EXTRA_QUEUES));
       s.stopReceivers();
-      return new Outcome(achieved, lat.snapshot(), idle);
+      return new Outcome(achieved, lat.snapshot(), idle, (idleMore - idle) / EXTRA_QUEUES);
     } finally {
       server.drop(db);
     }
@@ -231,7 +252,7 @@ final class SteadyCommand implements Callable<Integer> {
       report("db-scheduler", lat.snapshot(), achieved);
       reportCommits("db-scheduler", producer);
       double idle = idleQps("db-scheduler", status);
-      return new Outcome(achieved, lat.snapshot(), idle);
+      return new Outcome(achieved, lat.snapshot(), idle, Double.NaN);
     } finally {
       server.drop(db);
     }

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import javax.sql.DataSource;
 
@@ -43,8 +45,41 @@ public record BinlogSettings(
                 + " rows wake their queue";
       } else if (schema == null) {
         unmet = "the shard's URL names no database";
+      } else {
+        unmet = filtered(c, schema);
       }
       return new BinlogSettings(schema, logBin, format, image, unmet);
     }
+  }
+
+  /**
+   * Whether the server's binlog filters leave the shard's database out (then no row of its queues
+   * would ever be told); null when they do not, or when they cannot be read (no grant: the
+   * connection will say so).
+   */
+  private static String filtered(Connection c, String schema) {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SHOW MASTER STATUS")) {
+      if (!rs.next()) {
+        return null;
+      }
+      List<String> doDb = names(rs.getString("Binlog_Do_DB"));
+      List<String> ignoreDb = names(rs.getString("Binlog_Ignore_DB"));
+      if ((!doDb.isEmpty() && !doDb.contains(schema)) || ignoreDb.contains(schema)) {
+        return "the server's binlog leaves out database "
+            + schema
+            + " (binlog_do_db / binlog_ignore_db): its rows are never in the binlog";
+      }
+      return null;
+    } catch (SQLException e) {
+      return null;
+    }
+  }
+
+  private static List<String> names(String csv) {
+    if (csv == null || csv.isBlank()) {
+      return List.of();
+    }
+    return Arrays.stream(csv.split(",")).map(String::trim).toList();
   }
 }

@@ -79,7 +79,7 @@ final class Poller implements Runnable {
    * The longest rest while the binlog is followed: the safety poll that finds rows the binlog did
    * not tell of (a follower's gap, a write that skipped the binlog) and scans for orphaned fires.
    */
-  static final long SAFETY_POLL_NS = TimeUnit.SECONDS.toNanos(2);
+  static final long SAFETY_POLL_NS = TimeUnit.SECONDS.toNanos(5);
 
   /** The pause before reading again for a told row the last read did not find. */
   static final long UNREAD_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
