@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -50,6 +51,21 @@ public final class RowNews {
   static final long EXPECT_NS = TimeUnit.MILLISECONDS.toNanos(20);
   static final int MAX_EXPECTED = 1024;
 
+  /**
+   * The ids the last reads returned (at most {@link #MAX_RECENT}): a row often reaches the window
+   * before its own binlog event reaches the follower (a read woken by an earlier row found it too),
+   * and a row already read is not expected again.
+   */
+  private final java.util.LinkedHashMap<Long, Boolean> recentlyRead =
+      new java.util.LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+          return size() > MAX_RECENT;
+        }
+      };
+
+  static final int MAX_RECENT = 4096;
+
   /** The poller's current read-ahead, published by it each pass. */
   private volatile long readAheadNs;
 
@@ -91,7 +107,7 @@ public final class RowNews {
     if (timeNextNs <= nowNs + readAheadNs) {
       if (id >= 0) {
         synchronized (this) {
-          if (expected.size() < MAX_EXPECTED) {
+          if (expected.size() < MAX_EXPECTED && !recentlyRead.containsKey(id)) {
             expected.put(id, mono);
           }
         }
@@ -148,12 +164,15 @@ public final class RowNews {
 
   /** A read returned these rows: those expected are found. */
   void read(java.util.List<dev.sluice.db.store.EventRow> rows) {
+    if (!followed()) {
+      return;
+    }
     synchronized (this) {
-      if (expected.isEmpty()) {
-        return;
-      }
       for (dev.sluice.db.store.EventRow r : rows) {
-        expected.remove(r.id());
+        Long id = r.id();
+        if (expected.remove(id) == null) {
+          recentlyRead.put(id, Boolean.TRUE);
+        }
       }
     }
   }

@@ -22,6 +22,7 @@ class RowNewsTest {
   @Test
   void aRowToldDueNowIsExpectedUntilAReadReturnsItOr20Ms() {
     RowNews news = new RowNews(new Waiter(Ticker.SYSTEM));
+    news.following(() -> true);
     news.readAhead(200 * MS);
     long now = 1_000_000 * MS;
     news.pending(7, now, now, 0);
@@ -33,6 +34,17 @@ class RowNewsTest {
 
     news.pending(8, now, now, 0);
     assertThat(news.unread(RowNews.EXPECT_NS + 1)).as("given up after 20 ms").isFalse();
+  }
+
+  @Test
+  void aRowReadBeforeItsEventArrivesIsNotExpected() {
+    RowNews news = new RowNews(new Waiter(Ticker.SYSTEM));
+    news.following(() -> true);
+    news.readAhead(200 * MS);
+    long now = 1_000_000 * MS;
+    news.read(List.of(row(11))); // the read woken by row 10 found 11 as well
+    news.pending(11, now, now, 0);
+    assertThat(news.unread(MS)).as("already read: no read again for it").isFalse();
   }
 
   @Test
