@@ -212,6 +212,7 @@ final class SteadyCommand implements Callable<Integer> {
       // The path by stage: due (the insert) → read into the window → fired → at the handler.
       Progress.note(s.timerSummary("sluice.due.to.window"));
       Progress.note(s.timerSummary("sluice.due.to.dispatch"));
+      Progress.note(s.timerSummary("sluice.poll.duration"));
       double idle = idleQps(peer, status);
       // What each more idle queue costs: ten more, served, then the idle rate again.
       for (int i = 1; i <= EXTRA_QUEUES; i++) {
