@@ -278,16 +278,22 @@ final class Poller implements Runnable {
     int lim = Math.min(room, 1000);
     long fromNs = now - RECENT_NS;
     long fromId = Long.MAX_VALUE;
-    if (following
-        && recentCursor != null
-        && recentCursor[0] >= fromNs
-        && !news.toldBeforeRecent(recentCursor[0])) {
-      // Followed: what was read last time is not read again; a row committed late behind it is
-      // told by the binlog, and the read starts from a second ago again.
-      fromNs = recentCursor[0];
-      fromId = recentCursor[1];
+    if (following && recentCursor != null && recentCursor[0] >= fromNs) {
+      // Followed: what was read last time is not read again, and with no row told since, there is
+      // nothing new to read; a row told behind the cursor (committed late) makes the read start
+      // from a second ago again.
+      long told = news.takeToldRecent();
+      if (told == Long.MAX_VALUE) {
+        rounds.recentPolled(covered, List.of(), t0);
+        lastRecentMono = t0;
+        return;
+      }
+      if (told > recentCursor[0]) {
+        fromNs = recentCursor[0];
+        fromId = recentCursor[1];
+      }
     } else {
-      news.recentStarted();
+      news.takeToldRecent();
     }
     List<EventRow> rows = ctx.store().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);

@@ -142,14 +142,13 @@ public final class RowNews {
     earliestTold.set(Long.MAX_VALUE);
   }
 
-  /** Whether a pending row due before {@code cursorNs} was told since the recent poll restarted. */
-  boolean toldBeforeRecent(long cursorNs) {
-    return earliestToldRecent.get() <= cursorNs;
-  }
-
-  /** The recent poll starts again from a second ago. */
-  void recentStarted() {
-    earliestToldRecent.set(Long.MAX_VALUE);
+  /**
+   * The earliest time_next told since the last call ({@link Long#MAX_VALUE}: none), for the recent
+   * poll of per-tenant rounds: none means no new row to read; one behind its cursor means it reads
+   * from a second ago again.
+   */
+  long takeToldRecent() {
+    return earliestToldRecent.getAndSet(Long.MAX_VALUE);
   }
 
   /**
