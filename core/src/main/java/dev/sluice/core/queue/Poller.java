@@ -374,10 +374,15 @@ final class Poller implements Runnable {
    */
   private long restWhileFollowed() {
     long rest = Math.max(intervalNs, SAFETY_POLL_NS);
+    long now = ctx.clock().nowNs();
     long next = news.nextDueNs();
     if (next != Long.MAX_VALUE) {
-      long until = next - lookaheadNs / 2 - ctx.clock().nowNs();
+      long until = next - lookaheadNs / 2 - now;
       rest = Math.min(rest, Math.max(MIN_WAIT_NS, until));
+    }
+    if (news.overflowUntilNs() > now + lookaheadNs) {
+      // More rows were told than remembered: the polling pace until a read covers them.
+      rest = Math.min(rest, intervalNs);
     }
     return rest;
   }

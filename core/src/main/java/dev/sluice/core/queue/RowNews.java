@@ -14,16 +14,22 @@ import java.util.function.BooleanSupplier;
  * due times are guarded by this object's monitor; the rest is volatile.
  *
  * <p>A row due within the poller's current read-ahead wakes it at once (its next read finds the
- * row: the binlog only carries committed rows). A row due later is remembered by its due time,
- * rounded up to {@link #SLOT_NS}, so that the poller reads it just before it is due instead of at
- * its next safety poll. At most {@link #MAX_SLOTS} times are kept: past that the latest are
- * dropped, and those rows are read by the safety poll (late by at most its interval, never lost).
+ * row: the binlog only carries committed rows). A row due later is remembered by the slot of its
+ * due time (a quarter of the read-ahead, 1-50 ms), so that the poller reads it just before it is
+ * due instead of at its next safety poll: it rests until half a read-ahead before the slot starts,
+ * and that read covers the whole slot. At most {@link #MAX_SLOTS} slots are kept (204 s of them at
+ * the default read-ahead); past that the latest are dropped, and until a read covers the last one
+ * dropped the poller keeps its polling pace ({@link #overflowUntilNs}): those rows are read on
+ * time, as if the binlog were not followed.
  */
 public final class RowNews {
-  /** Due times are kept to this precision (the poller's read-ahead is several times longer). */
-  static final long SLOT_NS = TimeUnit.MILLISECONDS.toNanos(5);
+  static final long MAX_SLOT_NS = TimeUnit.MILLISECONDS.toNanos(50);
+  static final long MIN_SLOT_NS = TimeUnit.MILLISECONDS.toNanos(1);
 
   static final int MAX_SLOTS = 4096;
+
+  /** The end of the latest slot dropped when the set was full; Long.MIN_VALUE when none. */
+  private long overflowUntil = Long.MIN_VALUE;
 
   private final Waiter poller;
   private final TreeSet<Long> due = new TreeSet<>();
@@ -115,14 +121,16 @@ public final class RowNews {
       poller.wake();
       return;
     }
-    long slot = Math.floorDiv(timeNextNs + SLOT_NS - 1, SLOT_NS) * SLOT_NS;
+    long size = slotNs();
+    long slot = Math.floorDiv(timeNextNs, size) * size;
     boolean earliest;
     synchronized (this) {
-      if (due.size() >= MAX_SLOTS) {
-        if (slot >= due.last()) {
+      if (due.size() >= MAX_SLOTS && !due.contains(slot)) {
+        if (slot > due.last()) {
+          overflowUntil = Math.max(overflowUntil, slot + size);
           return;
         }
-        due.pollLast();
+        overflowUntil = Math.max(overflowUntil, due.pollLast() + size);
       }
       earliest = due.add(slot) && due.first() == slot;
     }
@@ -192,14 +200,33 @@ public final class RowNews {
     return false;
   }
 
-  /** The earliest due time remembered, or {@link Long#MAX_VALUE}. */
+  /** The slots' length: a quarter of the read-ahead, 1-50 ms. */
+  long slotNs() {
+    return Math.max(MIN_SLOT_NS, Math.min(MAX_SLOT_NS, readAheadNs / 4));
+  }
+
+  /** The start of the earliest slot remembered, or {@link Long#MAX_VALUE}. */
   synchronized long nextDueNs() {
     return due.isEmpty() ? Long.MAX_VALUE : due.first();
   }
 
-  /** A read of every row due up to {@code horizonNs} starts now: those times are forgotten. */
+  /**
+   * Until when rows may be due that the remembered slots do not hold (the set overflowed): the
+   * poller keeps its polling pace until a read covers it. Long.MIN_VALUE when none.
+   */
+  synchronized long overflowUntilNs() {
+    return overflowUntil;
+  }
+
+  /**
+   * A read of every row due up to {@code horizonNs} starts now: the slots it covers whole are
+   * forgotten.
+   */
   synchronized void covered(long horizonNs) {
-    due.headSet(horizonNs, true).clear();
+    due.headSet(horizonNs - slotNs(), true).clear();
+    if (overflowUntil <= horizonNs) {
+      overflowUntil = Long.MIN_VALUE;
+    }
   }
 
   void readAhead(long ns) {

@@ -52,13 +52,32 @@ class RowNewsTest {
     RowNews news = new RowNews(new Waiter(Ticker.SYSTEM));
     news.readAhead(200 * MS);
     long now = 1_000_000 * MS;
-    news.pending(9, now + 1_500 * MS, now, 0);
+    news.pending(9, now + 1_520 * MS, now, 0);
     assertThat(news.unread(0)).as("not due within the read-ahead: not expected now").isFalse();
     assertThat(news.remembered()).isEqualTo(1);
-    assertThat(news.nextDueNs()).isBetween(now + 1_500 * MS, now + 1_505 * MS);
-    news.covered(now + 1_000 * MS);
-    assertThat(news.remembered()).as("the read's horizon is before it").isEqualTo(1);
-    news.covered(now + 1_600 * MS);
+    assertThat(news.slotNs()).isEqualTo(50 * MS);
+    assertThat(news.nextDueNs()).as("its slot's start").isEqualTo(now + 1_500 * MS);
+    news.covered(now + 1_520 * MS);
+    assertThat(news.remembered()).as("the read's horizon is inside the slot").isEqualTo(1);
+    news.covered(now + 1_550 * MS);
+    assertThat(news.remembered()).isZero();
+  }
+
+  @Test
+  void pastItsSlotsItKeepsThePollingPaceUntilAReadCoversTheRest() {
+    RowNews news = new RowNews(new Waiter(Ticker.SYSTEM));
+    news.readAhead(200 * MS);
+    long now = 1_000_000 * MS;
+    for (int i = 1; i <= RowNews.MAX_SLOTS + 10; i++) {
+      news.pending(i, now + 1_000 * MS + i * 50 * MS, now, 0);
+    }
+    assertThat(news.remembered()).isEqualTo(RowNews.MAX_SLOTS);
+    long last = now + 1_000 * MS + (RowNews.MAX_SLOTS + 10) * 50 * MS;
+    assertThat(news.overflowUntilNs()).isEqualTo(last + 50 * MS);
+    news.covered(last);
+    assertThat(news.overflowUntilNs()).as("not covered yet").isEqualTo(last + 50 * MS);
+    news.covered(last + 50 * MS);
+    assertThat(news.overflowUntilNs()).isEqualTo(Long.MIN_VALUE);
     assertThat(news.remembered()).isZero();
   }
 
