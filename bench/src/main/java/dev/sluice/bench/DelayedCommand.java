@@ -36,6 +36,14 @@ final class DelayedCommand implements Callable<Integer> {
       description = "Spread of due times. Default: ${DEFAULT-VALUE}")
   double seconds;
 
+  @Option(
+      names = "--binlog",
+      defaultValue = "auto",
+      description =
+          "auto: the manager follows the server's binlog; off: it polls alone. Default:"
+              + " ${DEFAULT-VALUE}")
+  String binlog;
+
   @Option(names = "--events", description = "Default: 1,000 per second of --seconds")
   Long events;
 
@@ -72,6 +80,7 @@ final class DelayedCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
+    SluiceSide.useBinlog(dev.sluice.core.config.BinlogMode.parse("bench", binlog));
     long n = events != null ? events : Math.round(1000 * seconds);
     Latencies lat = new Latencies();
     try (BenchServer server = BenchServer.of(serverOptions)) {
