@@ -29,25 +29,29 @@ public final class BinlogState {
         .tag("shard", shard)
         .register(registry);
     reconnects =
-        Counter.builder("sluice.binlog.connects")
-            .description("binlog connections made (the first, and each after a gap)")
-            .tag("shard", shard)
-            .register(registry);
+        counter(
+            registry,
+            shard,
+            "sluice.binlog.connects",
+            "binlog connections made (the first, and each after a gap)");
     rows =
-        Counter.builder("sluice.binlog.rows")
-            .description("rows of queue tables read from the binlog")
-            .tag("shard", shard)
-            .register(registry);
+        counter(registry, shard, "sluice.binlog.rows", "rows of queue tables read from the binlog");
     news =
-        Counter.builder("sluice.binlog.pending.rows")
-            .description("binlog rows that were pending (new, retried, released): told to a poller")
-            .tag("shard", shard)
-            .register(registry);
+        counter(
+            registry,
+            shard,
+            "sluice.binlog.pending.rows",
+            "binlog rows that were pending (new, retried, released): told to a poller");
     errors =
-        Counter.builder("sluice.binlog.errors")
-            .description("binlog connections lost or refused, and events that could not be read")
-            .tag("shard", shard)
-            .register(registry);
+        counter(
+            registry,
+            shard,
+            "sluice.binlog.errors",
+            "binlog connections lost or refused, and events that could not be read");
+  }
+
+  private static Counter counter(MeterRegistry r, String shard, String name, String what) {
+    return Counter.builder(name).description(what).tag("shard", shard).register(r);
   }
 
   public BinlogMode mode() {
