@@ -78,6 +78,7 @@ public final class TestDatabases {
       String kind = serverKind();
       embedded = startEmbedded(kind);
       EmbeddedServer db = embedded;
+      relaxDurability(db);
       Runtime.getRuntime().addShutdownHook(new Thread(db::close, "sluice-embedded-server-stop"));
       log.info(
           "tests run on an embedded {} at 127.0.0.1:{} ({}={})",
@@ -88,6 +89,22 @@ public final class TestDatabases {
     }
     String url = embedded.createDatabase(name);
     return new TestDatabase(name, url, "root", "");
+  }
+
+  /**
+   * Tests need no durability across a power loss: the redo log is written at each commit and
+   * flushed once a second instead of at each commit ({@code innodb_flush_log_at_trx_commit=2}),
+   * which takes minutes off the suite on a slow disk. A server restart (the restart tests) keeps
+   * every commit, and sets it back to the default, which only slows what follows. The demo and the
+   * benchmarks start their servers without it.
+   */
+  private static void relaxDurability(EmbeddedServer db) {
+    try (Connection c = DriverManager.getConnection(db.serverUrl(), "root", "");
+        Statement s = c.createStatement()) {
+      s.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2");
+    } catch (SQLException e) {
+      log.warn("tests: innodb_flush_log_at_trx_commit stays 1: {}", e.getMessage());
+    }
   }
 
   /** The shared embedded server, or null when tests run against {@link #ENV_URL}. */
