@@ -126,6 +126,9 @@ final class Poller implements Runnable {
    */
   private long[] recentCursor;
 
+  /** Whether the last recent read came back full: the next one reads on, told or not. */
+  private boolean recentMore;
+
   /** An ordered queue's holds and turns (a no-op for an unordered queue's rows). */
   private final KeyTurns turns;
 
@@ -283,7 +286,7 @@ final class Poller implements Runnable {
       // nothing new to read; a row told behind the cursor (committed late) makes the read start
       // from a second ago again.
       long told = news.takeToldRecent();
-      if (told == Long.MAX_VALUE) {
+      if (told == Long.MAX_VALUE && !recentMore) {
         rounds.recentPolled(covered, List.of(), t0);
         lastRecentMono = t0;
         return;
@@ -298,6 +301,7 @@ final class Poller implements Runnable {
     List<EventRow> rows = ctx.store().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     news.read(rows);
+    recentMore = rows.size() >= lim;
     if (!rows.isEmpty()) {
       EventRow last = rows.get(rows.size() - 1);
       recentCursor = new long[] {last.timeNextNs(), last.id()};

@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -134,12 +136,22 @@ class MigrateAndCheckCommandTest {
         .contains("fix: ALTER TABLE `check_zone` MODIFY `time_next` BIGINT NOT NULL DEFAULT (");
     JsonNode j =
         new ObjectMapper().readTree(Cli.run("check", "-c", config.toString(), "--json").out());
-    assertThat(j.get("warnings")).hasSize(2);
+    // The table's two warnings (a server without a binlog adds the shard's own, queue null).
+    List<JsonNode> tableWarnings = new ArrayList<>();
+    j.get("warnings")
+        .forEach(
+            w -> {
+              if ("check_zone".equals(w.path("queue").asText(null))) {
+                tableWarnings.add(w);
+              }
+            });
+    assertThat(tableWarnings).hasSize(2);
     Matcher fixes = Pattern.compile("fix: (.*);").matcher(r.out());
     while (fixes.find()) {
       h.exec(fixes.group(1));
     }
-    assertThat(Cli.run("check", "-c", config.toString()).out()).doesNotContain("warning");
+    assertThat(Cli.run("check", "-c", config.toString()).out())
+        .doesNotContain("check_zone  warning");
   }
 
   @Test
