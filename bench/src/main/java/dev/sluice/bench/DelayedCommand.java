@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.core.config.BinlogMode;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
@@ -80,7 +81,7 @@ final class DelayedCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
-    SluiceSide.useBinlog(dev.sluice.core.config.BinlogMode.parse("bench", binlog));
+    SluiceSide.useBinlog(BinlogMode.parse("bench", binlog));
     long n = events != null ? events : Math.round(1000 * seconds);
     Latencies lat = new Latencies();
     try (BenchServer server = BenchServer.of(serverOptions)) {

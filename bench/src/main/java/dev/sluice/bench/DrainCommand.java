@@ -1,6 +1,7 @@
 package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.manager.channel.ChannelMessages;
 import dev.sluice.manager.channel.ChannelPublisher;
@@ -139,7 +140,7 @@ final class DrainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SluiceSide.useOptions(queueOptions);
-    SluiceSide.useBinlog(dev.sluice.core.config.BinlogMode.parse("bench", binlog));
+    SluiceSide.useBinlog(BinlogMode.parse("bench", binlog));
     long n = events != null ? events : quick ? 50_000 : 200_000;
     ChannelConfig.Kind kind = outlet == null ? null : OutletBroker.kindOf(outlet);
     String outletPeer = kind == null ? null : "sluice_" + kind.word();

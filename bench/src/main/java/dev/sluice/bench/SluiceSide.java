@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueControl;
@@ -143,11 +144,10 @@ public final class SluiceSide implements AutoCloseable {
     return comment;
   }
 
-  private static volatile dev.sluice.core.config.BinlogMode binlog =
-      dev.sluice.core.config.BinlogMode.AUTO;
+  private static volatile BinlogMode binlog = BinlogMode.AUTO;
 
   /** Whether the managers of this run follow the server's binlog ({@code auto}) or poll alone. */
-  public static void useBinlog(dev.sluice.core.config.BinlogMode mode) {
+  public static void useBinlog(BinlogMode mode) {
     binlog = mode;
   }
 
@@ -195,7 +195,7 @@ public final class SluiceSide implements AutoCloseable {
       var q = server.engine().find(QUEUE);
       var shard = server.engine().shards().get(0);
       if (q.isPresent()
-          && (binlog == dev.sluice.core.config.BinlogMode.OFF
+          && (binlog == BinlogMode.OFF
               || shard.binlog().following()
               || System.nanoTime() > deadline - Duration.ofSeconds(20).toNanos())) {
         Progress.note(

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.core.config.BinlogMode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -138,13 +139,11 @@ final class SteadyCommand implements Callable<Integer> {
         switch (p) {
           case "sluice" -> {
             for (String mode : binlogModes) {
-              dev.sluice.core.config.BinlogMode m =
-                  dev.sluice.core.config.BinlogMode.parse("bench", mode);
+              BinlogMode m = BinlogMode.parse("bench", mode);
               SluiceSide.useBinlog(m);
-              String label =
-                  m == dev.sluice.core.config.BinlogMode.OFF ? "sluice-polling" : "sluice";
+              String label = m == BinlogMode.OFF ? "sluice-polling" : "sluice";
               Outcome o = runSluice(server, status, label);
-              if (m == dev.sluice.core.config.BinlogMode.OFF) {
+              if (m == BinlogMode.OFF) {
                 polling = o;
               } else {
                 sluice = o;

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.LoopFaults;
 import dev.sluice.core.queue.QueueManager;
@@ -126,7 +127,7 @@ final class ServedQueues {
    * No lock needed, no database call: this term's closer of event groups and its binlog follower
    * stop.
    */
-  void stopGroups() {
+  void stopTermWorkers() {
     GroupCloser g = groups;
     if (g != null) {
       g.stop();
@@ -167,7 +168,7 @@ final class ServedQueues {
     if (previousBinlog != null) {
       previousBinlog.stop();
     }
-    if (config.binlog() == dev.sluice.core.config.BinlogMode.AUTO) {
+    if (config.binlog() == BinlogMode.AUTO) {
       BinlogFollower follower =
           new BinlogFollower(
               config,
@@ -193,7 +194,7 @@ final class ServedQueues {
    */
   synchronized List<QueueManager> stepDown() {
     term.close();
-    stopGroups();
+    stopTermWorkers();
     leading = false;
     List<QueueManager> taken = new ArrayList<>();
     for (String name : Set.copyOf(queues.keySet())) {
@@ -211,7 +212,7 @@ final class ServedQueues {
       return false;
     }
     stopped = true;
-    stopGroups();
+    stopTermWorkers();
     return true;
   }
 
