@@ -1,10 +1,8 @@
 package dev.sluice.core;
 
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
-import com.github.shyiko.mysql.binlog.network.SSLMode;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
-import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 /**
@@ -42,11 +40,7 @@ public record BinlogCheck(boolean followable, String detail, String fix) {
     } catch (RuntimeException e) {
       return new BinlogCheck(false, "binlog: " + e.getMessage(), null);
     }
-    BinaryLogClient c =
-        new BinaryLogClient(endpoint.host(), endpoint.port(), endpoint.user(), endpoint.password());
-    c.setServerId(ThreadLocalRandom.current().nextLong(1L << 16, 1L << 31));
-    c.setKeepAlive(false);
-    c.setSSLMode(endpoint.tls() ? SSLMode.REQUIRED : SSLMode.DISABLED);
+    BinaryLogClient c = endpoint.client();
     try {
       c.connect(5_000);
       return new BinlogCheck(

@@ -1,9 +1,12 @@
 package dev.sluice.core;
 
+import com.github.shyiko.mysql.binlog.BinaryLogClient;
+import com.github.shyiko.mysql.binlog.network.SSLMode;
 import dev.sluice.core.config.ShardConfig;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Where the binlog of a shard is read from: the first host of its JDBC URL, with the shard's user
@@ -70,6 +73,19 @@ record BinlogEndpoint(String host, int port, String user, String password, boole
       }
     }
     return new BinlogEndpoint(host, port, user == null ? "" : user, password, tls);
+  }
+
+  /**
+   * A replication client for this endpoint: a random {@code server_id} (unique among the server's
+   * replicas: two clients with one id would cut each other off), no automatic reconnect (the
+   * follower reconnects itself, from the current position), TLS when the URL asks for it.
+   */
+  BinaryLogClient client() {
+    BinaryLogClient c = new BinaryLogClient(host, port, user, password);
+    c.setServerId(ThreadLocalRandom.current().nextLong(1L << 16, 1L << 31));
+    c.setKeepAlive(false);
+    c.setSSLMode(tls ? SSLMode.REQUIRED : SSLMode.DISABLED);
+    return c;
   }
 
   @Override

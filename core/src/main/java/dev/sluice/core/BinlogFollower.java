@@ -9,7 +9,6 @@ import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import com.github.shyiko.mysql.binlog.event.deserialization.EventDeserializer;
 import com.github.shyiko.mysql.binlog.event.deserialization.EventDeserializer.CompatibilityMode;
 import com.github.shyiko.mysql.binlog.event.deserialization.NullEventDataDeserializer;
-import com.github.shyiko.mysql.binlog.network.SSLMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.DbClock;
 import dev.sluice.core.queue.QueueManager;
@@ -17,7 +16,6 @@ import java.sql.SQLException;
 import java.util.Collection;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -158,14 +156,9 @@ final class BinlogFollower {
   /** One connection: returns when it ends (lost, killed, dropped by the watchdog, or stopped). */
   private void follow(String schema) throws Exception {
     BinlogEndpoint endpoint = BinlogEndpoint.of(config);
-    BinaryLogClient c =
-        new BinaryLogClient(endpoint.host(), endpoint.port(), endpoint.user(), endpoint.password());
-    // Unique among the server's replicas: two followers with one id would cut each other off.
-    c.setServerId(ThreadLocalRandom.current().nextLong(1L << 16, 1L << 31));
-    c.setKeepAlive(false);
+    BinaryLogClient c = endpoint.client();
     c.setHeartbeatInterval(HEARTBEAT_MS);
     c.setConnectTimeout(5_000);
-    c.setSSLMode(endpoint.tls() ? SSLMode.REQUIRED : SSLMode.DISABLED);
     c.setEventDeserializer(deserializer());
     BinlogRows rows =
         new BinlogRows(config.name(), schema, dataSource, queues, clock::nowNs, clock::monoNs);

@@ -96,16 +96,9 @@ public final class RowNews {
   }
 
   /**
-   * A pending row was committed with this {@code time_next} (database clock, ns); {@code nowNs} is
-   * the database clock now.
-   */
-  public void pending(long timeNextNs, long nowNs) {
-    pending(-1, timeNextNs, nowNs, 0);
-  }
-
-  /**
-   * {@link #pending(long, long)} of the row {@code id} ({@code -1}: not known), told at {@code
-   * mono} (monotonic ns).
+   * A pending row {@code id} ({@code -1}: not known) was committed with this {@code time_next}
+   * (database clock, ns), told at {@code mono} (monotonic ns); {@code nowNs} is the database clock
+   * now.
    */
   public void pending(long id, long timeNextNs, long nowNs, long mono) {
     earliestTold.accumulateAndGet(timeNextNs, Math::min);
