@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
 
+  /** How often a late give-back says it is still waiting for an ended term's thread. */
+  static final long LATE_WARN_MS = 60_000;
+
   /** An ordered queue's holds and turns (poller thread; see {@link KeyTurns}). */
   private final KeyTurns turns;
 
@@ -403,17 +406,48 @@ public final class QueueManager {
     // back, since this queue will never settle them. Only once no thread of ours runs: the
     // dispatcher's state is then this thread's.
     if (threads.noneAlive()) {
-      int held = dispatcher.abandonHeld();
-      if (held > 0) {
-        log.info(
-            "{}: gave back the credits of {} events its receivers hold or it was firing (they stay"
-                + " fired: an ack still applies, else they come back after ack_wait)",
-            ctx.where(),
-            held);
-      }
+      giveBackHeld("");
     } else {
+      // A thread still blocked in the database (waiting for a connection while the server is
+      // down, say) must not keep the credits: the receiver's stream carries on into this
+      // process's next term, which could otherwise send it nothing. They come back when the last
+      // thread ends, on a thread of their own.
       log.warn(
-          "{}: a thread did not stop: the credits of held events are not given back", ctx.where());
+          "{}: a thread did not stop in time; the credits of held events come back when it does",
+          ctx.where());
+      Thread late =
+          new Thread(
+              this::giveBackWhenStopped, "sluice-" + ctx.shard() + "-" + ctx.queue() + "-giveback");
+      late.setDaemon(true);
+      late.start();
+    }
+  }
+
+  /** Waits (however long) for the queue's last thread to end, then gives back held credits. */
+  private void giveBackWhenStopped() {
+    long waited = 0;
+    while (!threads.awaitEnd(LATE_WARN_MS)) {
+      if (Thread.currentThread().isInterrupted()) {
+        return; // the process is going away
+      }
+      waited += LATE_WARN_MS;
+      log.warn(
+          "{}: a thread of its ended term still runs {} s later; the credits it holds wait for it",
+          ctx.where(),
+          waited / 1000);
+    }
+    giveBackHeld(" (late)");
+  }
+
+  private void giveBackHeld(String late) {
+    int held = dispatcher.abandonHeld();
+    if (held > 0) {
+      log.info(
+          "{}: gave back{} the credits of {} events its receivers hold or it was firing (they stay"
+              + " fired: an ack still applies, else they come back after ack_wait)",
+          ctx.where(),
+          late,
+          held);
     }
   }
 

@@ -50,6 +50,23 @@ final class QueueThreads {
     return threads.stream().noneMatch(Thread::isAlive);
   }
 
+  /** Waits up to {@code ms} for every thread to end, saying nothing; true when none runs. */
+  boolean awaitEnd(long ms) {
+    long deadline = ctx.clock().monoNs() + ms * 1_000_000;
+    for (Thread t : threads) {
+      long left = (deadline - ctx.clock().monoNs()) / 1_000_000;
+      if (left > 0) {
+        try {
+          t.join(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return noneAlive();
+        }
+      }
+    }
+    return noneAlive();
+  }
+
   /**
    * Waits for each thread to end, until {@code deadline} (the queue clock's monotonic ns) at the
    * latest, giving each at least {@code minMs}.
