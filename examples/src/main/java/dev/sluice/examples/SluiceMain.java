@@ -2,6 +2,7 @@ package dev.sluice.examples;
 
 import dev.sluice.examples.demo.DemoCommand;
 import dev.sluice.manager.cli.SluiceCli;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 
 /**
@@ -19,6 +20,10 @@ public final class SluiceMain {
   }
 
   public static void main(String[] args) {
+    // Libraries that log through java.util.logging (the binlog client) log here too, in the same
+    // format, instead of their own two-line records on stderr.
+    SLF4JBridgeHandler.removeHandlersForRootLogger();
+    SLF4JBridgeHandler.install();
     System.exit(commandLine().execute(args));
   }
 }
