@@ -45,7 +45,9 @@ class StuckTermCreditsTest {
           Statement s = lock.createStatement()) {
         s.execute("LOCK TABLES held_q WRITE");
         try {
-          await().atMost(5, SECONDS).until(() -> waitingOnTable(h) > 0);
+          // (With the binlog followed and nothing new, the poller's next read is its safety poll,
+          // within 5 s.)
+          await().atMost(15, SECONDS).until(() -> waitingOnTable(h) > 0);
           h.exec(
               "UPDATE sluice_lease SET owner = 'usurper', token = token + 1,"
                   + " expires_ns = expires_ns + 600000000000 WHERE shard = 's1'");
