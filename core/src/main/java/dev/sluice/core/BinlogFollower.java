@@ -6,9 +6,6 @@ import com.github.shyiko.mysql.binlog.event.EventType;
 import com.github.shyiko.mysql.binlog.event.TableMapEventData;
 import com.github.shyiko.mysql.binlog.event.UpdateRowsEventData;
 import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
-import com.github.shyiko.mysql.binlog.event.deserialization.EventDeserializer;
-import com.github.shyiko.mysql.binlog.event.deserialization.EventDeserializer.CompatibilityMode;
-import com.github.shyiko.mysql.binlog.event.deserialization.NullEventDataDeserializer;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.DbClock;
 import dev.sluice.core.queue.QueueManager;
@@ -159,7 +156,7 @@ final class BinlogFollower {
     BinaryLogClient c = endpoint.client();
     c.setHeartbeatInterval(HEARTBEAT_MS);
     c.setConnectTimeout(5_000);
-    c.setEventDeserializer(deserializer());
+    c.setEventDeserializer(BinlogDecoding.deserializer());
     BinlogRows rows =
         new BinlogRows(config.name(), schema, dataSource, queues, clock::nowNs, clock::monoNs);
     c.registerEventListener(e -> onEvent(rows, e));
@@ -239,32 +236,6 @@ final class BinlogFollower {
       state.news.increment(rows.rowsNews);
       rows.rowsNews = 0;
     }
-  }
-
-  /** Only what it needs is decoded: table maps and the rows written or updated. */
-  private static EventDeserializer deserializer() {
-    EventDeserializer d = new EventDeserializer();
-    d.setCompatibilityMode(
-        CompatibilityMode.DATE_AND_TIME_AS_LONG, CompatibilityMode.CHAR_AND_BINARY_AS_BYTE_ARRAY);
-    NullEventDataDeserializer skip = new NullEventDataDeserializer();
-    for (EventType t :
-        new EventType[] {
-          EventType.QUERY,
-          EventType.XID,
-          EventType.DELETE_ROWS,
-          EventType.EXT_DELETE_ROWS,
-          EventType.PRE_GA_DELETE_ROWS,
-          EventType.ROWS_QUERY,
-          EventType.GTID,
-          EventType.ANONYMOUS_GTID,
-          EventType.PREVIOUS_GTIDS,
-          EventType.ANNOTATE_ROWS,
-          EventType.MARIADB_GTID,
-          EventType.MARIADB_GTID_LIST
-        }) {
-      d.setEventDataDeserializer(t, skip);
-    }
-    return d;
   }
 
   /** The watchdog: a connection silent past its heartbeats is dropped (and made again). */
