@@ -125,6 +125,9 @@ final class CpuMeter {
         || thread.startsWith("AMQP Connection")) {
       return "channel_client"; // a channel publisher's own threads and its client library's
     }
+    if (thread.startsWith("sluice-") && thread.endsWith("-binlog")) {
+      return "binlog"; // the shard's binlog follower: reads and decodes the replication stream
+    }
     if (thread.startsWith("sluice-")) {
       return "manager";
     }
