@@ -67,8 +67,9 @@ class ShardStepDownTest {
             "LOCK TABLES "
                 + String.join(", ", names.stream().map(n -> "`" + n + "` WRITE").toList()));
         try {
-          // Every poller waits on its table now.
-          await().atMost(5, SECONDS).until(() -> waitingOnTables(db) >= QUEUES);
+          // Every poller waits on its table now (with the binlog followed and nothing new, a
+          // poller's next read is its safety poll, within 5 s).
+          await().atMost(15, SECONDS).until(() -> waitingOnTables(db) >= QUEUES);
           // Another manager takes the lease: the next renewal (every 200 ms) finds it gone.
           try (Connection c = db.connect();
               Statement t = c.createStatement()) {
