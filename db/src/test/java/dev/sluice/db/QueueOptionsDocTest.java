@@ -3,17 +3,19 @@ package dev.sluice.db;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.testkit.ReadmeTables;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The README's queue options table is the one the options' definitions render. */
+/** The queue options reference (docs/reference/queue-options.md) is what the definitions render. */
 class QueueOptionsDocTest {
 
   @Test
   void theReadmeTableIsRenderedFromTheDefinitions() {
-    String rendered = QueueOptionsDoc.markdown();
-    assertThat(ReadmeTables.between(QueueOptionsDoc.BEGIN, QueueOptionsDoc.END, rendered))
+    Path page = ReadmeTables.page("docs/reference/queue-options.md");
+    String rendered = ReadmeTables.placed(page, QueueOptionsDoc.markdown());
+    assertThat(ReadmeTables.between(page, QueueOptionsDoc.BEGIN, QueueOptionsDoc.END, rendered))
         .as(
-            "README.md's queue options table differs from QueueOptions.OPTIONS; regenerate it with"
+            "docs/reference/queue-options.md's table differs from QueueOptions.OPTIONS; regenerate it with"
                 + " ./mvnw -o -q -B test -pl db -am -Dtest=QueueOptionsDocTest"
                 + " -Dsurefire.failIfNoSpecifiedTests=false"
                 + " -Dsluice.docs.write=true (then review the diff)")

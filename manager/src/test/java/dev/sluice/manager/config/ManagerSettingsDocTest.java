@@ -3,18 +3,20 @@ package dev.sluice.manager.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.testkit.ReadmeTables;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The README's table of manager settings is the one their definitions render. */
+/** The manager settings reference (docs/reference/manager-settings.md) is what they render. */
 class ManagerSettingsDocTest {
 
   @Test
   void theReadmeTableIsRenderedFromTheDefinitions() {
-    String rendered = ManagerSettings.markdown();
-    assertThat(ReadmeTables.between(ManagerSettings.BEGIN, ManagerSettings.END, rendered))
+    Path page = ReadmeTables.page("docs/reference/manager-settings.md");
+    String rendered = ReadmeTables.placed(page, ManagerSettings.markdown());
+    assertThat(ReadmeTables.between(page, ManagerSettings.BEGIN, ManagerSettings.END, rendered))
         .as(
-            "README.md's manager settings table differs from ManagerSettings.ALL; regenerate it"
+            "docs/reference/manager-settings.md's table differs from ManagerSettings.ALL; regenerate it"
                 + " with ./mvnw -o -q -B test -pl manager -am -Dtest=ManagerSettingsDocTest"
                 + " -Dsurefire.failIfNoSpecifiedTests=false -Dsluice.docs.write=true (then review"
                 + " the diff)")
