@@ -44,9 +44,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * verify} after {@code package} built the jars (failsafe), so a class, resource or manifest entry
  * missing from what ships fails the build, whatever the test class path has.
  *
- * <p>The operator's jar follows the README's walkthrough: {@code queue create}, {@code migrate},
- * {@code check}, {@code queue stats}, {@code serve} (plain and TLS) with a receiver over gRPC,
- * {@code dead list}. The demo jar runs a short demo to its summary line.
+ * <p>The operator's jar follows the walkthrough of docs/getting-started.md: {@code queue create},
+ * {@code migrate}, {@code check}, {@code queue stats}, {@code serve} (plain and TLS) with a
+ * receiver over gRPC, {@code dead list}. The demo jar runs a short demo to its summary line.
  */
 class ShippedJarIT {
   private static final Path TARGET = Path.of("target").toAbsolutePath();
