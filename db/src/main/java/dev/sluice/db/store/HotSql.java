@@ -338,7 +338,7 @@ final class HotSql {
     for (int i = 0; i < names.size(); i++) {
       Object v;
       try {
-        v = JdbcEventStore.plain(rs.getObject(userFrom + i));
+        v = UserColumnReader.plain(rs.getObject(userFrom + i));
       } catch (SQLException | RuntimeException e) {
         v = null;
       }
