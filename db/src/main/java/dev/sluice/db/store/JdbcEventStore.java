@@ -225,10 +225,7 @@ public final class JdbcEventStore implements EventStore {
     return operator.listDead(afterId, limit);
   }
 
-  /**
-   * Dead rows whose id is above 2^63 - 1 (a {@code BIGINT UNSIGNED} id column), which {@link
-   * #listDead} cannot return, with their recorded reasons; empty for a signed id column.
-   */
+  @Override
   public List<OutOfRangeRow> deadOutOfRange(int limit) {
     return operator.deadOutOfRange(limit);
   }

@@ -104,7 +104,8 @@ final class JdbcOperatorStore implements OperatorStore {
    * Dead rows whose id is above 2^63 - 1 (a {@code BIGINT UNSIGNED} id column), which {@link
    * #listDead} cannot return, with their recorded reasons; empty for a signed id column.
    */
-  List<OutOfRangeRow> deadOutOfRange(int limit) {
+  @Override
+  public List<OutOfRangeRow> deadOutOfRange(int limit) {
     if (!c.hot.unsignedId()) {
       return List.of();
     }

@@ -33,6 +33,12 @@ public interface OperatorStore extends QueueStore {
   List<EventRow> listDead(long afterId, int limit);
 
   /**
+   * Dead rows whose id is above 2^63 - 1 (a {@code BIGINT UNSIGNED} id column), which {@link
+   * #listDead} cannot return, with their recorded reasons; empty for a signed id column.
+   */
+  List<OutOfRangeRow> deadOutOfRange(int limit);
+
+  /**
    * dead → pending for each ref whose epoch is current, with {@code time_next} = the database's
    * now. The epoch is kept (a late answer to an earlier attempt stays stale), so the event gets
    * another {@code max_attempts} attempts.
