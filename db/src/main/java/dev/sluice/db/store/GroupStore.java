@@ -72,6 +72,9 @@ public interface GroupStore {
 
   // ---------------------------------------------------------------- reads
 
+  /** Now on the shard's clock (as {@code sealed_ns} is), ns since the epoch. */
+  long nowNs();
+
   /** The rows of the groups among {@code keys} that have one. */
   Map<String, Group> find(Collection<String> keys);
 

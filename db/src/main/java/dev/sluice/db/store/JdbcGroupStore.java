@@ -447,6 +447,18 @@ public final class JdbcGroupStore implements GroupStore {
   }
 
   @Override
+  public long nowNs() {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT " + QueueColumns.NOW_NS_SQL);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw fail("read of the database clock", e);
+    }
+  }
+
+  @Override
   public OpenGroups openGroups(int limit) {
     List<OpenGroup> oldest = new ArrayList<>();
     long open = 0;
