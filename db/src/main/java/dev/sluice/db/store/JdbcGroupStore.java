@@ -65,7 +65,6 @@ public final class JdbcGroupStore implements GroupStore {
 
   // ---------------------------------------------------------------- reads
 
-  /** The rows of the groups among {@code keys} that have one. */
   @Override
   public Map<String, Group> find(Collection<String> keys) {
     Map<String, Group> out = new LinkedHashMap<>();
@@ -91,7 +90,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /** The distinct group keys of the rows {@code ids} of {@code table} (a grouped table). */
   @Override
   public Set<String> keysOf(QueueTable table, Collection<Long> ids) {
     Set<String> out = new LinkedHashSet<>();
@@ -125,11 +123,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /**
-   * The sealed groups among {@code keys} (all sealed groups when null, oldest first, up to {@code
-   * limit}) that may complete: no child pending or fired in any grouped table, or, for a {@code
-   * fail_fast} group, a dead child.
-   */
   @Override
   public List<String> completable(Collection<String> keys, int limit) {
     List<String> out = new ArrayList<>();
@@ -186,7 +179,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /** The children of group {@code key} by state, over every grouped table (a count: operators). */
   @Override
   public ChildCounts childCounts(String key) {
     try (Connection c = ds.getConnection()) {
@@ -196,7 +188,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /** How many groups are sealed and not completed (one read of the state index). */
   @Override
   public long openCount() {
     try (Connection c = ds.getConnection();
@@ -212,7 +203,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /** Up to {@code limit} sealed groups, oldest first (for the status page and the CLI). */
   @Override
   public List<Group> open(int limit) {
     String sql =
@@ -236,13 +226,6 @@ public final class JdbcGroupStore implements GroupStore {
 
   // ---------------------------------------------------------------- the leader (fenced)
 
-  /**
-   * Seals group {@code key} with its completion event {@code ref} of {@code queue}: inserts the
-   * group's row and holds the completion event (a compare-and-set on its epoch, of a pending row
-   * not held), in one transaction, fenced.
-   *
-   * @throws FencedOffException when the fence refused it: nothing was written
-   */
   @Override
   public Sealed seal(QueueTable queue, EventRef ref, String key, boolean failFast, long nowNs) {
     String insert =
@@ -310,15 +293,6 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
-  /**
-   * Completes group {@code key} if it is sealed and may complete: locks its row, checks again,
-   * counts its children by state, marks it completed with the counts and releases its completion
-   * event ({@code time_next - HELD_NS}, a compare-and-set on the epoch it was held at), in one
-   * transaction, fenced.
-   *
-   * @return the completed group, or null when it was not sealed or may not complete (yet)
-   * @throws FencedOffException when the fence refused it: nothing was written
-   */
   @Override
   public Group complete(String key, long nowNs) {
     try (Connection c = ds.getConnection()) {
