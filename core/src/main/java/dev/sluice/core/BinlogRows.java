@@ -5,12 +5,10 @@ import com.github.shyiko.mysql.binlog.event.UpdateRowsEventData;
 import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.RowNews;
+import dev.sluice.db.BinlogCatalog;
 import dev.sluice.db.EventState;
 import dev.sluice.db.QueueConvention;
 import java.io.Serializable;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -175,33 +173,26 @@ final class BinlogRows {
 
   /** Where state and time_next lie in the table's rows, from information_schema. */
   private Target resolve(TableMapEventData m) {
-    String sql =
-        "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS"
-            + " WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION";
     int id = -1;
     int state = -1;
     int time = -1;
     List<String> enumNames = null;
     int count = 0;
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, m.getDatabase());
-      ps.setString(2, m.getTable());
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String name = rs.getString(1);
-          if (QueueConvention.STATE.equalsIgnoreCase(name)) {
-            state = count;
-            if ("enum".equalsIgnoreCase(rs.getString(2))) {
-              enumNames = enumNames(rs.getString(3));
-            }
-          } else if (QueueConvention.TIME_NEXT.equalsIgnoreCase(name)) {
-            time = count;
-          } else if (QueueConvention.ID.equalsIgnoreCase(name)) {
-            id = count;
+    try {
+      for (BinlogCatalog.Column col :
+          BinlogCatalog.columns(dataSource, m.getDatabase(), m.getTable())) {
+        String name = col.name();
+        if (QueueConvention.STATE.equalsIgnoreCase(name)) {
+          state = count;
+          if ("enum".equalsIgnoreCase(col.dataType())) {
+            enumNames = enumNames(col.columnType());
           }
-          count++;
+        } else if (QueueConvention.TIME_NEXT.equalsIgnoreCase(name)) {
+          time = count;
+        } else if (QueueConvention.ID.equalsIgnoreCase(name)) {
+          id = count;
         }
+        count++;
       }
     } catch (SQLException e) {
       log.warn(

@@ -1,9 +1,7 @@
 package dev.sluice.core;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
+import dev.sluice.db.BinlogCatalog;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -23,33 +21,28 @@ public record BinlogSettings(
     String schema, boolean logBin, String format, String rowImage, String unmet) {
 
   public static BinlogSettings read(DataSource ds) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery("SELECT @@log_bin, @@binlog_format, @@binlog_row_image, DATABASE()")) {
-      rs.next();
-      boolean logBin = rs.getInt(1) == 1;
-      String format = String.valueOf(rs.getString(2)).toUpperCase(Locale.ROOT);
-      String image = String.valueOf(rs.getString(3)).toUpperCase(Locale.ROOT);
-      String schema = rs.getString(4);
-      String unmet = null;
-      if (!logBin) {
-        unmet =
-            "the server's binlog is off (log_bin=OFF): start it with --log-bin (MySQL 8 has it on"
-                + " unless --skip-log-bin) and binlog_format=ROW to have new rows wake their queue";
-      } else if (!"ROW".equals(format)) {
-        unmet =
-            "the server logs binlog_format="
-                + format
-                + ", not ROW: SET GLOBAL binlog_format=ROW (and in its configuration) to have new"
-                + " rows wake their queue";
-      } else if (schema == null) {
-        unmet = "the shard's URL names no database";
-      } else {
-        unmet = filtered(c, schema);
-      }
-      return new BinlogSettings(schema, logBin, format, image, unmet);
+    BinlogCatalog.Settings read = BinlogCatalog.settings(ds);
+    boolean logBin = read.logBin();
+    String format = String.valueOf(read.format()).toUpperCase(Locale.ROOT);
+    String image = String.valueOf(read.rowImage()).toUpperCase(Locale.ROOT);
+    String schema = read.schema();
+    String unmet = null;
+    if (!logBin) {
+      unmet =
+          "the server's binlog is off (log_bin=OFF): start it with --log-bin (MySQL 8 has it on"
+              + " unless --skip-log-bin) and binlog_format=ROW to have new rows wake their queue";
+    } else if (!"ROW".equals(format)) {
+      unmet =
+          "the server logs binlog_format="
+              + format
+              + ", not ROW: SET GLOBAL binlog_format=ROW (and in its configuration) to have new"
+              + " rows wake their queue";
+    } else if (schema == null) {
+      unmet = "the shard's URL names no database";
+    } else {
+      unmet = filtered(BinlogCatalog.filters(ds), schema);
     }
+    return new BinlogSettings(schema, logBin, format, image, unmet);
   }
 
   /**
@@ -57,23 +50,18 @@ public record BinlogSettings(
    * would ever be told); null when they do not, or when they cannot be read (no grant: the
    * connection will say so).
    */
-  private static String filtered(Connection c, String schema) {
-    try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SHOW MASTER STATUS")) {
-      if (!rs.next()) {
-        return null;
-      }
-      List<String> doDb = names(rs.getString("Binlog_Do_DB"));
-      List<String> ignoreDb = names(rs.getString("Binlog_Ignore_DB"));
-      if ((!doDb.isEmpty() && !doDb.contains(schema)) || ignoreDb.contains(schema)) {
-        return "the server's binlog leaves out database "
-            + schema
-            + " (binlog_do_db / binlog_ignore_db): its rows are never in the binlog";
-      }
-      return null;
-    } catch (SQLException e) {
+  private static String filtered(BinlogCatalog.Filters f, String schema) {
+    if (f == null) {
       return null;
     }
+    List<String> doDb = names(f.doDb());
+    List<String> ignoreDb = names(f.ignoreDb());
+    if ((!doDb.isEmpty() && !doDb.contains(schema)) || ignoreDb.contains(schema)) {
+      return "the server's binlog leaves out database "
+          + schema
+          + " (binlog_do_db / binlog_ignore_db): its rows are never in the binlog";
+    }
+    return null;
   }
 
   private static List<String> names(String csv) {

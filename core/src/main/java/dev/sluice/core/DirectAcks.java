@@ -8,8 +8,8 @@ import dev.sluice.core.queue.Backoff;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.RetryPolicy;
 import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.DispatchStore;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Release;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,7 +72,7 @@ final class DirectAcks {
       }
       return;
     }
-    EventStore store = s.directStore(queue);
+    DispatchStore store = s.directStore(queue);
     if (store == null) {
       answerUnknown(from, s.name(), acks, nacks, releases);
       return;
@@ -96,7 +96,7 @@ final class DirectAcks {
       Outlet from,
       String queue,
       ShardManager s,
-      EventStore store,
+      DispatchStore store,
       List<EventRef> acks,
       List<Nack> nacks,
       List<EventRef> releases,

@@ -5,7 +5,7 @@ import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ShardGate;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.FencedOffException;
-import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.db.store.GroupStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Completes the event groups of one led shard (README, "Event groups"): a group whose children are
  * all acked, dead or cancelled (or, {@code fail_fast}, one of which is dead) gets its counts and
- * its completion event released, exactly once ({@link JdbcGroupStore#complete}).
+ * its completion event released, exactly once ({@link GroupStore#complete}).
  *
  * <p>What it checks: the groups of the children its queues report settled ({@link #settled}: the
  * ack writer's acks and deaths, the receivers' transactional acks, cancels) and the groups just
@@ -64,7 +64,7 @@ final class GroupCloser implements Groups, Runnable {
   static final int SWEEP_LIMIT = 1000;
 
   private final String shard;
-  private final JdbcGroupStore store;
+  private final GroupStore store;
   private final ShardGate gate;
   private final LongSupplier nowNs;
   private final Supplier<Map<String, QueueTable>> tables;
@@ -102,7 +102,7 @@ final class GroupCloser implements Groups, Runnable {
    */
   GroupCloser(
       String shard,
-      JdbcGroupStore store,
+      GroupStore store,
       ShardGate gate,
       LongSupplier nowNs,
       Supplier<Map<String, QueueTable>> tables,
@@ -156,7 +156,7 @@ final class GroupCloser implements Groups, Runnable {
   }
 
   @Override
-  public JdbcGroupStore store() {
+  public GroupStore store() {
     return store;
   }
 
@@ -295,7 +295,7 @@ final class GroupCloser implements Groups, Runnable {
       if (!running || !gate.open()) {
         return;
       }
-      JdbcGroupStore.Group g = store.complete(key, nowNs.getAsLong());
+      GroupStore.Group g = store.complete(key, nowNs.getAsLong());
       if (g == null) {
         continue;
       }

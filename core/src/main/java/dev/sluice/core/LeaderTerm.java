@@ -5,10 +5,10 @@ import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Fence;
 import dev.sluice.db.store.FencedOffException;
-import dev.sluice.db.store.JdbcEventStore;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.GroupStore;
+import dev.sluice.db.store.ScheduleStore;
+import dev.sluice.db.store.Stores;
 import java.util.function.Consumer;
-import javax.sql.DataSource;
 
 /**
  * Fencing: one leadership term of a shard. Its gate is open from {@link ShardLeadership#lead} until
@@ -52,17 +52,17 @@ final class LeaderTerm {
   }
 
   /** The leader's store of a queue table: its writes are fenced by this term's lease token. */
-  EventStore leaderStore(DataSource dataSource, QueueTable table) {
-    return new JdbcEventStore(dataSource, table, fence);
+  EventStore leaderStore(Stores stores, QueueTable table) {
+    return stores.events(table, fence);
   }
 
   /** The leader's store of the shard's event groups: its writes are fenced by this term's token. */
-  dev.sluice.db.store.JdbcGroupStore groupStore(DataSource dataSource) {
-    return new dev.sluice.db.store.JdbcGroupStore(dataSource, fence);
+  GroupStore groupStore(Stores stores) {
+    return stores.groups(fence);
   }
 
   /** The leader's store of the shard's schedules: its writes are fenced by this term's token. */
-  JdbcScheduleStore scheduleStore(DataSource dataSource) {
-    return new JdbcScheduleStore(dataSource, fence);
+  ScheduleStore scheduleStore(Stores stores) {
+    return stores.schedules(fence);
   }
 }

@@ -9,7 +9,7 @@ import dev.sluice.core.queue.Ticker;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.OperatorStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -194,7 +194,7 @@ public final class QueueEngine {
     if (q != null) {
       return q.cancel(ids, tenantAllowed);
     }
-    EventStore store = s.directStore(queue);
+    OperatorStore store = s.directStore(queue);
     if (store == null) {
       throw problem(queue)
           .map(p -> new EngineException(EngineException.Kind.FAILED_PRECONDITION, p))

@@ -5,7 +5,7 @@ import dev.sluice.db.schedule.Occurrences;
 import dev.sluice.db.schedule.Recurrence;
 import dev.sluice.db.schedule.Schedule;
 import dev.sluice.db.store.FencedOffException;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.ScheduleStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -31,10 +31,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Exactly once: each pass inserts a schedule's occurrences and moves its {@code next_ns} in one
  * transaction, a compare-and-set on the {@code next_ns} it read, conditioned on the term's fence
- * ({@link JdbcScheduleStore#insert}). A second runner (another manager that still believes it
- * leads) finds {@code next_ns} moved and writes nothing; a deposed leader's transaction matches
- * nothing once the takeover wrote the fence (and the takeover waits for one in progress). An
- * occurrence whose transaction failed is retried at the next pass, from the same {@code next_ns}.
+ * ({@link ScheduleStore#insert}). A second runner (another manager that still believes it leads)
+ * finds {@code next_ns} moved and writes nothing; a deposed leader's transaction matches nothing
+ * once the takeover wrote the fence (and the takeover waits for one in progress). An occurrence
+ * whose transaction failed is retried at the next pass, from the same {@code next_ns}.
  *
  * <p>Missed occurrences: one due more than {@link #GRACE} ago (no leader ran then, longer than a
  * failover takes) follows the schedule's {@code catch_up}; a later one is inserted late, as due.
@@ -52,7 +52,7 @@ final class ScheduleRunner implements Runnable {
   static final Duration GRACE = Duration.ofMinutes(1);
 
   private final String shard;
-  private final JdbcScheduleStore store;
+  private final ScheduleStore store;
   private final Predicate<String> knownQueue;
   private final ShardGate gate;
   private final long tickMs;
@@ -83,7 +83,7 @@ final class ScheduleRunner implements Runnable {
    */
   ScheduleRunner(
       String shard,
-      JdbcScheduleStore store,
+      ScheduleStore store,
       Predicate<String> knownQueue,
       ShardGate gate,
       MeterRegistry registry) {
@@ -92,7 +92,7 @@ final class ScheduleRunner implements Runnable {
 
   ScheduleRunner(
       String shard,
-      JdbcScheduleStore store,
+      ScheduleStore store,
       Predicate<String> knownQueue,
       ShardGate gate,
       MeterRegistry registry,

@@ -155,7 +155,7 @@ final class ServedQueues {
     GroupCloser closer =
         new GroupCloser(
             config.name(),
-            next.groupStore(pool.dataSource()),
+            next.groupStore(pool.stores()),
             next.gate(),
             pool.clock()::nowNs,
             this::servedTables,
@@ -259,7 +259,7 @@ final class ServedQueues {
 
   /** The leader's store of a queue table, fenced by this term's lease token. */
   EventStore leaderStore(QueueTable table) {
-    return term.leaderStore(pool.dataSource(), table);
+    return term.leaderStore(pool.stores(), table);
   }
 
   /** Starts serving a table; under the lock, while leading. */

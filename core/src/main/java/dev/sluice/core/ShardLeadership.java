@@ -4,7 +4,6 @@ import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.queue.LoopFaults;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.FencedOffException;
-import dev.sluice.db.store.JdbcLeaseStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import org.slf4j.Logger;
@@ -77,7 +76,7 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
               config.name(),
               manager.managerId(),
               instance,
-              new JdbcLeaseStore(pool.dataSource()),
+              pool.stores().leases(),
               balancer,
               this,
               manager.leaseTtl().toNanos(),
@@ -148,7 +147,7 @@ final class ShardLeadership implements LeaseKeeper.Leadership {
     ScheduleRunner r =
         new ScheduleRunner(
             config.name(),
-            term.scheduleStore(pool.dataSource()),
+            term.scheduleStore(pool.stores()),
             q -> discovery.table(q) != null,
             term.gate(),
             registry);

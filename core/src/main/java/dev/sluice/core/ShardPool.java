@@ -11,7 +11,7 @@ import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.Stores;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.concurrent.ScheduledExecutorService;
@@ -37,6 +37,10 @@ final class ShardPool {
   private final LoopFaults faults;
 
   private volatile HikariDataSource dataSource;
+
+  /** The shard's stores over {@link #dataSource}: set with it. */
+  private volatile Stores stores;
+
   private volatile DbClock dbClock;
   private volatile QueueCatalog catalog;
   private volatile QueueControl control;
@@ -60,6 +64,7 @@ final class ShardPool {
             config.poolSize(),
             new MicrometerMetricsTrackerFactory(registry));
     dbClock = new DbClock(clock, ticker);
+    stores = Stores.over(dataSource);
     catalog = new QueueCatalog(dataSource);
     control = new QueueControl(dataSource);
     ScheduledThreadPoolExecutor m =
@@ -75,6 +80,11 @@ final class ShardPool {
     m.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     m.setRemoveOnCancelPolicy(true);
     maintenance = m;
+  }
+
+  /** The shard's stores (the JDBC ones over its pool), once started. */
+  Stores stores() {
+    return stores;
   }
 
   HikariDataSource dataSource() {
@@ -108,7 +118,7 @@ final class ShardPool {
 
   /** An unfenced store of {@code table}: receivers' answers, a deposed leader's last writes. */
   EventStore unfenced(QueueTable table) {
-    return new JdbcEventStore(dataSource, table);
+    return stores.events(table);
   }
 
   /**

@@ -2,8 +2,8 @@ package dev.sluice.core.queue;
 
 import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.DispatchStore;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Release;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -132,7 +132,7 @@ final class AckBatcher implements Runnable {
     int tries = 0;
     while (!todo.isEmpty()) {
       List<Completion> part = todo.peek();
-      EventStore store = ctx.store();
+      DispatchStore store = ctx.dispatch();
       try {
         Map<EventRef, CasOutcome> out = apply(part, store);
         todo.pop();
@@ -144,7 +144,7 @@ final class AckBatcher implements Runnable {
         ctx.metrics().dbErrors.increment();
         // A store handed over meanwhile (a leader's fenced store refused, the unfenced one now):
         // worth one more try, even when stopping.
-        if (!running && store == ctx.store()) {
+        if (!running && store == ctx.dispatch()) {
           log.warn(
               "{}: {} acks/releases not written at shutdown ({}); their events come back after their ack deadline",
               ctx.where(),
@@ -182,7 +182,7 @@ final class AckBatcher implements Runnable {
   }
 
   /** Writes {@code part}, all acks or all releases, and returns each one's outcome. */
-  private Map<EventRef, CasOutcome> apply(List<Completion> part, EventStore store) {
+  private Map<EventRef, CasOutcome> apply(List<Completion> part, DispatchStore store) {
     if (part.get(0).kind() == Completion.Kind.ACK) {
       List<EventRef> refs = new ArrayList<>(part.size());
       part.forEach(c -> refs.add(c.ref()));
@@ -222,7 +222,7 @@ final class AckBatcher implements Runnable {
     for (StuckRows.Stuck s : stuck.takeDue()) {
       Completion c = s.completion;
       try {
-        Map<EventRef, CasOutcome> out = apply(List.of(c), ctx.store());
+        Map<EventRef, CasOutcome> out = apply(List.of(c), ctx.dispatch());
         answer(List.of(c), List.of(out.get(c.ref())));
         continue;
       } catch (RuntimeException e) {
@@ -244,7 +244,7 @@ final class AckBatcher implements Runnable {
         "its " + what(c) + " could not be written in " + StuckRows.MAX_TRIES + " tries: " + error;
     CasOutcome o;
     try {
-      o = ctx.store().markDead(Map.of(c.ref(), reason)).get(c.ref());
+      o = ctx.dispatch().markDead(Map.of(c.ref(), reason)).get(c.ref());
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       o = null;

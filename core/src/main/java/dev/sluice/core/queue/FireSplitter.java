@@ -36,7 +36,7 @@ final class FireSplitter {
 
   FireResult fire(List<FireRef> refs, LongSupplier deadline) {
     try {
-      return ctx.store().fireAsPolled(refs, deadline);
+      return ctx.dispatch().fireAsPolled(refs, deadline);
     } catch (RuntimeException e) {
       if (!WriteFaults.mayConcernRows(e)) {
         throw e;
@@ -62,7 +62,7 @@ final class FireSplitter {
     EventRef er = new EventRef(ref.id(), ref.epoch());
     CasOutcome o;
     try {
-      o = ctx.store().markDead(Map.of(er, reason)).get(er);
+      o = ctx.dispatch().markDead(Map.of(er, reason)).get(er);
     } catch (RuntimeException dead) {
       if (!WriteFaults.mayConcernRows(dead)) {
         throw dead;

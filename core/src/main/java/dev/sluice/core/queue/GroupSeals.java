@@ -6,7 +6,7 @@ import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.FencedOffException;
-import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.db.store.GroupStore;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -23,9 +23,9 @@ import org.slf4j.LoggerFactory;
  * becomes of each completion event a poll reads.
  *
  * <ul>
- *   <li>Its group has no row yet: the group is sealed ({@link JdbcGroupStore#seal}: the group's row
- *       and the hold of the event, in one transaction), and the closer is told, for a group that
- *       may complete at once. The event does not go to the window.
+ *   <li>Its group has no row yet: the group is sealed ({@link GroupStore#seal}: the group's row and
+ *       the hold of the event, in one transaction), and the closer is told, for a group that may
+ *       complete at once. The event does not go to the window.
  *   <li>Its group completed: it goes to the window with the group's counts, as any event.
  *   <li>Its group is sealed and waiting, yet the event is in a poll's range (someone moved its
  *       {@code time_next}): it is held again.
@@ -65,8 +65,8 @@ final class GroupSeals {
       return rows;
     }
     List<EventRow> out = new ArrayList<>(rows.size());
-    JdbcGroupStore store = ctx.groups().store();
-    Map<String, JdbcGroupStore.Group> found;
+    GroupStore store = ctx.groups().store();
+    Map<String, GroupStore.Group> found;
     try {
       found = store == null ? null : store.find(keys);
     } catch (RuntimeException e) {
@@ -98,7 +98,7 @@ final class GroupSeals {
                 + " spaces, so it cannot name a group of its own");
         continue;
       }
-      JdbcGroupStore.Group g = found.get(k);
+      GroupStore.Group g = found.get(k);
       if (g == null) {
         Long first = sealedBy.get(k);
         if (first == null) {
@@ -129,7 +129,7 @@ final class GroupSeals {
     }
     if (!holdAgain.isEmpty()) {
       try {
-        ctx.store().hold(holdAgain);
+        ctx.ordering().hold(holdAgain);
       } catch (RuntimeException e) {
         ctx.metrics().dbErrors.increment();
         warn("could not hold again completion events {} ({}); the next poll retries", holdAgain, e);
@@ -141,8 +141,8 @@ final class GroupSeals {
     return out;
   }
 
-  private void seal(JdbcGroupStore store, EventRef ref, String key) {
-    JdbcGroupStore.Sealed s;
+  private void seal(GroupStore store, EventRef ref, String key) {
+    GroupStore.Sealed s;
     try {
       s =
           store.seal(
@@ -154,7 +154,7 @@ final class GroupSeals {
       warn("could not seal group {} ({}); the next poll retries", key, e);
       return;
     }
-    if (s == JdbcGroupStore.Sealed.SEALED) {
+    if (s == GroupStore.Sealed.SEALED) {
       log.debug("{}: group {} sealed by completion event {}", ctx.where(), key, ref.id());
       ctx.groups().sealed(key);
     }
@@ -162,7 +162,7 @@ final class GroupSeals {
 
   private void makeDead(Map<EventRef, String> reasons) {
     try {
-      Map<EventRef, CasOutcome> out = ctx.store().markDead(reasons);
+      Map<EventRef, CasOutcome> out = ctx.dispatch().markDead(reasons);
       int n = 0;
       for (Map.Entry<EventRef, CasOutcome> e : out.entrySet()) {
         if (e.getValue() == CasOutcome.APPLIED) {

@@ -1,7 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.db.QueueTable;
-import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.db.store.GroupStore;
 import java.util.Collection;
 
 /**
@@ -22,7 +22,7 @@ public interface Groups {
         public void sealed(String key) {}
 
         @Override
-        public JdbcGroupStore store() {
+        public GroupStore store() {
           return null;
         }
       };
@@ -34,5 +34,5 @@ public interface Groups {
   void sealed(String key);
 
   /** The leader's group store (fenced by the term), or null when there is none. */
-  JdbcGroupStore store();
+  GroupStore store();
 }

@@ -141,7 +141,7 @@ final class KeyTurns {
       return rows;
     }
     try {
-      Map<EventRef, CasOutcome> out = ctx.store().hold(wait);
+      Map<EventRef, CasOutcome> out = ctx.ordering().hold(wait);
       ctx.metrics().keyHeld.increment(applied(out));
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
@@ -200,7 +200,7 @@ final class KeyTurns {
     }
     if (ctx.options().haltOnDead() && mono - lastHaltedMono >= HALTED_EVERY_NS) {
       lastHaltedMono = mono;
-      haltedKeys = ctx.store().haltedKeyCount(BATCH);
+      haltedKeys = ctx.ordering().haltedKeyCount(BATCH);
     }
     Set<Object> keys = new LinkedHashSet<>(retry);
     retry.clear();
@@ -223,7 +223,7 @@ final class KeyTurns {
     }
     List<EventRow> firsts;
     try {
-      firsts = ctx.store().firstPendingOfKeys(keys);
+      firsts = ctx.ordering().firstPendingOfKeys(keys);
     } catch (RuntimeException e) {
       retry.addAll(keys);
       throw e;
@@ -245,7 +245,7 @@ final class KeyTurns {
         held.add(new EventRef(r.id(), r.epoch()));
       }
     }
-    Map<EventRef, CasOutcome> out = held.isEmpty() ? Map.of() : ctx.store().unhold(held);
+    Map<EventRef, CasOutcome> out = held.isEmpty() ? Map.of() : ctx.ordering().unhold(held);
     ctx.metrics().keyReleased.increment(applied(out));
     List<EventRow> go = new ArrayList<>();
     for (EventRow r : firsts) {
@@ -286,7 +286,7 @@ final class KeyTurns {
    */
   private void recheck() {
     List<Object> keys = new ArrayList<>();
-    for (Object k : ctx.store().heldKeys(MAX_WAITING)) {
+    for (Object k : ctx.ordering().heldKeys(MAX_WAITING)) {
       Object key = ctx.table().orderingColumn() == null ? OrderingKey.QUEUE : OrderingKey.of(k);
       keys.add(key);
       watch(key);
@@ -295,12 +295,13 @@ final class KeyTurns {
     for (int at = 0; at < keys.size(); at += MAX_KEYS) {
       List<EventRef> turn = new ArrayList<>();
       for (EventRow r :
-          ctx.store().firstPendingOfKeys(keys.subList(at, Math.min(keys.size(), at + MAX_KEYS)))) {
+          ctx.ordering()
+              .firstPendingOfKeys(keys.subList(at, Math.min(keys.size(), at + MAX_KEYS)))) {
         if (r.held() && !r.waitsForKey()) {
           turn.add(new EventRef(r.id(), r.epoch()));
         }
       }
-      total += turn.isEmpty() ? 0 : applied(ctx.store().unhold(turn));
+      total += turn.isEmpty() ? 0 : applied(ctx.ordering().unhold(turn));
     }
     if (total > 0) {
       ctx.metrics().keyReleased.increment(total);
@@ -317,7 +318,7 @@ final class KeyTurns {
     int total = 0;
     int n;
     do {
-      n = ctx.store().unholdAll(BATCH);
+      n = ctx.ordering().unholdAll(BATCH);
       total += n;
     } while (n >= BATCH);
     if (total > 0) {

@@ -109,7 +109,7 @@ final class PolledEvents {
   private void markTooLarge(Map<EventRef, String> reasons) {
     Map<EventRef, CasOutcome> outcome;
     try {
-      outcome = ctx.store().markDead(reasons);
+      outcome = ctx.dispatch().markDead(reasons);
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       log.warn(

@@ -224,10 +224,10 @@ final class Poller implements Runnable {
       // The window's own rows come first in poll order: read past them (as far as its free bytes
       // allow: cacheRoom is sized by them).
       lim = Math.max(1, Math.min(limit, feed.cachedCount() + feed.cacheRoom()));
-      rows = ctx.store().pollPending(due, lim);
+      rows = ctx.dispatch().pollPending(due, lim);
     } else {
       lim = Math.max(1, feed.cacheRoom());
-      rows = ctx.store().pollPendingAfter(due, cursor[0], cursor[1], lim);
+      rows = ctx.dispatch().pollPendingAfter(due, cursor[0], cursor[1], lim);
     }
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     news.read(rows);
@@ -298,7 +298,7 @@ final class Poller implements Runnable {
     } else {
       news.takeToldRecent();
     }
-    List<EventRow> rows = ctx.store().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
+    List<EventRow> rows = ctx.dispatch().pollPendingAfter(now + lookahead(), fromNs, fromId, lim);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     news.read(rows);
     recentMore = rows.size() >= lim;
@@ -394,7 +394,7 @@ final class Poller implements Runnable {
   private void pollRound() {
     long mono = ctx.clock().monoNs();
     if (ctx.clock().sinceSyncNs() >= SYNC_EVERY_NS || !ctx.clock().synced()) {
-      ctx.clock().sync(ctx.store()::serverTimeNs);
+      ctx.clock().sync(ctx.dispatch()::serverTimeNs);
     }
     if (following) {
       // What the binlog told of up to this read's horizon is read now (it was committed before).

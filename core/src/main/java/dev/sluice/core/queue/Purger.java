@@ -99,12 +99,12 @@ final class Purger implements Runnable {
     try {
       if (window.compareTo(purgeAfter) <= 0 || !ctx.table().hasDedupKey()) {
         unkeyedFrom = Long.MIN_VALUE;
-        total = batches(() -> ctx.store().purge(cutoff, BATCH));
+        total = batches(() -> ctx.maintenance().purge(cutoff, BATCH));
       } else {
         long keyedCutoff = now - window.toNanos();
-        total = batches(() -> ctx.store().purge(keyedCutoff, BATCH));
+        total = batches(() -> ctx.maintenance().purge(keyedCutoff, BATCH));
         long from = Math.max(keyedCutoff, unkeyedFrom);
-        total += batches(() -> ctx.store().purgeUnkeyed(from, cutoff, BATCH));
+        total += batches(() -> ctx.maintenance().purgeUnkeyed(from, cutoff, BATCH));
         unkeyedFrom = cutoff - UNKEYED_MARGIN_NS;
       }
     } catch (RuntimeException e) {

@@ -2,7 +2,11 @@ package dev.sluice.core.queue;
 
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
+import dev.sluice.db.store.DispatchStore;
 import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.MaintenanceStore;
+import dev.sluice.db.store.OperatorStore;
+import dev.sluice.db.store.OrderingStore;
 
 /**
  * What every part of one queue's manager shares: who it is, its store, clock and policy (the
@@ -83,7 +87,23 @@ final class QueueContext {
     return live.table();
   }
 
-  EventStore store() {
+  /** The poller's, firers', ack batcher's and retry collector's port to the table. */
+  DispatchStore dispatch() {
+    return live.store();
+  }
+
+  /** Key holds and turns (an ordered queue, a group's completion event). */
+  OrderingStore ordering() {
+    return live.store();
+  }
+
+  /** Operators' commands on the table (cancel). */
+  OperatorStore operator() {
+    return live.store();
+  }
+
+  /** The purger's deletes and the counts. */
+  MaintenanceStore maintenance() {
     return live.store();
   }
 

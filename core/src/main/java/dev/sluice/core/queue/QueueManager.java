@@ -262,7 +262,7 @@ public final class QueueManager {
   /** {@link #cancel(Collection)} of the events whose tenant {@code tenantAllowed} accepts. */
   public Map<Long, CasOutcome> cancel(
       Collection<Long> ids, java.util.function.Predicate<String> tenantAllowed) {
-    Map<Long, CasOutcome> out = ctx.store().cancel(ids, ctx.clock().nowNs(), tenantAllowed);
+    Map<Long, CasOutcome> out = ctx.operator().cancel(ids, ctx.clock().nowNs(), tenantAllowed);
     List<Long> cancelled =
         out.entrySet().stream()
             .filter(e -> e.getValue() == CasOutcome.APPLIED)
@@ -323,12 +323,12 @@ public final class QueueManager {
 
   /** Row counts by state, from the table: reads every row, so its cost grows with the table. */
   public StateCounts counts() {
-    return ctx.store().counts();
+    return ctx.maintenance().counts();
   }
 
   /** The due time of the earliest pending event, if any: one index seek. */
   public java.util.OptionalLong oldestPendingDueNs() {
-    return ctx.store().oldestPendingDueNs();
+    return ctx.maintenance().oldestPendingDueNs();
   }
 
   public long nowNs() {

@@ -33,7 +33,7 @@ final class RetryCollector {
   }
 
   void scan() {
-    List<EventRef> expired = ctx.store().expiredFired(ctx.clock().nowNs(), BATCH);
+    List<EventRef> expired = ctx.dispatch().expiredFired(ctx.clock().nowNs(), BATCH);
     if (!expired.isEmpty()) {
       dispatcher.post(new DispatcherCommand.Orphans(expired));
     }

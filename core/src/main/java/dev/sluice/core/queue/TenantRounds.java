@@ -253,7 +253,7 @@ final class TenantRounds {
   private boolean read(List<TenantRead> reads, long dueBeforeNs, int equal, long mono) {
     long seq = feed.settledSeq();
     long t0 = ctx.clock().monoNs();
-    List<EventRow> rows = ctx.store().pollTenants(reads, dueBeforeNs);
+    List<EventRow> rows = ctx.dispatch().pollTenants(reads, dueBeforeNs);
     ctx.metrics().pollDuration.record(ctx.clock().monoNs() - t0, TimeUnit.NANOSECONDS);
     Map<String, Integer> count = new HashMap<>();
     Map<String, PollPosition> last = new HashMap<>();
@@ -359,7 +359,7 @@ final class TenantRounds {
    */
   private void discover(long mono) {
     lastDiscovery = mono;
-    var page = ctx.store().pendingTenantsAfter(listedUpTo, MAX_TENANTS_PER_ROUND);
+    var page = ctx.dispatch().pendingTenantsAfter(listedUpTo, MAX_TENANTS_PER_ROUND);
     for (var td : page) {
       knownTenants.put(td.tenant(), mono);
     }

@@ -118,7 +118,7 @@ class DispatcherCommandsTest {
     assertThat(outlet.sent).hasSize(1);
     EventRef sent = new EventRef(outlet.sent.get(0).id(), outlet.sent.get(0).epoch());
     assertThat(sent.epoch()).as("fired: epoch + 1").isEqualTo(1);
-    assertThat(ctx.store().counts().fired()).isEqualTo(1);
+    assertThat(ctx.maintenance().counts().fired()).isEqualTo(1);
     assertThat(d.inFlightCount()).isEqualTo(1);
 
     outlets.acked(outlet, List.of(sent));
@@ -130,7 +130,7 @@ class DispatcherCommandsTest {
     assertThat(seen).containsExactly("Attach", "Polled", "Fired", "Acked", "Settled");
     assertThat(d.inFlightCount()).as("settled: nothing in flight").isZero();
     assertThat(outlet.held).as("the outlet's credit came back").isZero();
-    assertThat(ctx.store().counts().acked()).as("the row is acked in the table").isEqualTo(1);
+    assertThat(ctx.maintenance().counts().acked()).as("the row is acked in the table").isEqualTo(1);
   }
 
   /** Applies what the inbox holds, in order, as the dispatcher thread does, noting each kind. */

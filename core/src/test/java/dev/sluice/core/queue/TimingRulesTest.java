@@ -92,10 +92,10 @@ class TimingRulesTest {
   static EventRef fireOne(QueueContext ctx) throws SQLException {
     long now = ctx.clock().nowNs();
     exec("INSERT INTO " + ctx.queue() + " (tenant, time_next) VALUES ('t', " + now + ")");
-    EventRow row = ctx.store().pollPending(now, 10).get(0);
+    EventRow row = ctx.dispatch().pollPending(now, 10).get(0);
     EventRef ref = new EventRef(row.id(), row.epoch());
     long deadline = Backoff.at(ctx.clock().nowNs(), ctx.options().ackWait().toNanos());
-    assertThat(ctx.store().fire(List.of(ref), deadline)).containsEntry(ref, CasOutcome.APPLIED);
+    assertThat(ctx.dispatch().fire(List.of(ref), deadline)).containsEntry(ref, CasOutcome.APPLIED);
     return new EventRef(row.id(), row.epoch() + 1);
   }
 
@@ -124,20 +124,20 @@ class TimingRulesTest {
     settlements.expire(ctx.clock().nowNs());
     assertThat(written).as("before ack_wait").isEmpty();
     // Any manager (the retry collector's query): the row's deadline, in the database.
-    assertThat(ctx.store().expiredFired(ctx.clock().nowNs(), 10)).isEmpty();
+    assertThat(ctx.dispatch().expiredFired(ctx.clock().nowNs(), 10)).isEmpty();
 
     ticker.advance(Duration.ofSeconds(2));
     settlements.expire(ctx.clock().nowNs());
     assertThat(written).extracting(Completion::reason).containsExactly("ack timeout");
     assertThat(outlet.held.get()).as("the outlet's credit is back").isZero();
-    assertThat(ctx.store().expiredFired(ctx.clock().nowNs(), 10)).containsExactly(fired);
+    assertThat(ctx.dispatch().expiredFired(ctx.clock().nowNs(), 10)).containsExactly(fired);
 
     // Written back, it is pending again after min_backoff (1 s), not before.
     Release back = written.get(0).release();
-    assertThat(ctx.store().release(List.of(back))).containsEntry(fired, CasOutcome.APPLIED);
-    assertThat(ctx.store().pollPending(ctx.clock().nowNs(), 10)).isEmpty();
+    assertThat(ctx.dispatch().release(List.of(back))).containsEntry(fired, CasOutcome.APPLIED);
+    assertThat(ctx.dispatch().pollPending(ctx.clock().nowNs(), 10)).isEmpty();
     ticker.advance(Duration.ofMillis(1_100));
-    assertThat(ctx.store().pollPending(ctx.clock().nowNs(), 10))
+    assertThat(ctx.dispatch().pollPending(ctx.clock().nowNs(), 10))
         .extracting(EventRow::id)
         .containsExactly(fired.id());
   }
@@ -159,14 +159,17 @@ class TimingRulesTest {
       assertThat(delay)
           .as("attempt %d", attempt)
           .isBetween(bounds[attempt - 1][0], bounds[attempt - 1][1]);
-      assertThat(ctx.store().release(List.of(r))).containsEntry(ref, CasOutcome.APPLIED);
+      assertThat(ctx.dispatch().release(List.of(r))).containsEntry(ref, CasOutcome.APPLIED);
       ticker.advance(Duration.ofNanos(delay - 100_000_000L));
-      assertThat(ctx.store().pollPending(ctx.clock().nowNs(), 10)).as("before its time").isEmpty();
+      assertThat(ctx.dispatch().pollPending(ctx.clock().nowNs(), 10))
+          .as("before its time")
+          .isEmpty();
       ticker.advance(Duration.ofMillis(200));
-      EventRow row = ctx.store().pollPending(ctx.clock().nowNs(), 10).get(0);
+      EventRow row = ctx.dispatch().pollPending(ctx.clock().nowNs(), 10).get(0);
       ref = new EventRef(row.id(), row.epoch());
       long deadline = Backoff.at(ctx.clock().nowNs(), ctx.options().ackWait().toNanos());
-      assertThat(ctx.store().fire(List.of(ref), deadline)).containsEntry(ref, CasOutcome.APPLIED);
+      assertThat(ctx.dispatch().fire(List.of(ref), deadline))
+          .containsEntry(ref, CasOutcome.APPLIED);
       ref = new EventRef(row.id(), row.epoch() + 1);
     }
   }
@@ -194,7 +197,7 @@ class TimingRulesTest {
   void settledEventsArePurgedOncePurgeAfterPassed() throws SQLException {
     QueueContext ctx = queue("purge_after", "purge_after=1h");
     EventRef acked = fireOne(ctx);
-    assertThat(ctx.store().ack(List.of(acked), ctx.clock().nowNs()))
+    assertThat(ctx.dispatch().ack(List.of(acked), ctx.clock().nowNs()))
         .containsEntry(acked, CasOutcome.APPLIED);
     EventRef held = fireOne(ctx); // fired, never acked: never purged
     Purger purger = new Purger(ctx);

@@ -13,7 +13,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -51,16 +50,15 @@ final class HotSql {
 
   private final String selectFromPollIndex;
   private final String selectFromTenantIndex;
-  private final int userFrom;
+
+  /** Reads the rows these statements select. */
+  private final EventRows rows;
 
   /** The leader's fence every compare-and-set here is conditioned on; null: unfenced. */
   private final Fence fence;
 
   /** Whether the id column is BIGINT UNSIGNED: it may hold ids no signed long can carry. */
   private final boolean unsignedId;
-
-  /** Each user column's kind, in select order (null: read as JDBC gives it). */
-  private final ColumnKind[] userKinds;
 
   /** A statement's text with {@code ?} for each value, and the values in order. */
   record Sql(String text, List<Object> values) {
@@ -100,8 +98,8 @@ final class HotSql {
     }
     select.append(q.hasActor() ? quote(ACTOR) : "null as " + quote(ACTOR)).append(", ");
     select.append(q.hasClass() ? quote(CLASS) : "null as " + quote(CLASS));
-    userFrom = cols.size() + 3; // 1-based JDBC index of the first user column
-    userKinds = new ColumnKind[q.userColumns().size()];
+    int userFrom = cols.size() + 3; // 1-based JDBC index of the first user column
+    ColumnKind[] userKinds = new ColumnKind[q.userColumns().size()];
     for (int i = 0; i < userKinds.length; i++) {
       String c = q.userColumns().get(i);
       ColumnInfo info = q.columns() == null ? null : q.columns().get(c);
@@ -111,6 +109,7 @@ final class HotSql {
           .append(userKinds[i] == null ? quote(c) : userKinds[i].selectExpression(quote(c)));
     }
     this.selectColumns = select.toString();
+    this.rows = new EventRows(ds, q, table, userFrom, userKinds);
     this.keys = q.options().ordered() && q.orderingIndex() != null ? new KeySql(q) : null;
     this.selectFrom = selectColumns + " from " + table;
     String pollFrom = selectFrom;
@@ -258,93 +257,12 @@ final class HotSql {
   }
 
   List<EventRow> query(Sql sql) {
-    return query(sql, null, null);
+    return rows.query(sql, null, null);
   }
 
-  /**
-   * Runs a read of event rows. A row the driver cannot decode (a value outside what it accepts for
-   * the column's type) does not fail the read: with {@code unreadable} given, it is left out and
-   * put there with why (naming the column); without, its unreadable values read as null. A row
-   * whose id or epoch does not fit a long is left out either way, and put in {@code outOfRange}
-   * when given. The driver holds the whole result in memory, so the rows after it are read as
-   * usual.
-   */
+  /** Runs a read of event rows ({@link EventRows#query}). */
   List<EventRow> query(Sql sql, Map<EventRef, String> unreadable, List<OutOfRangeRow> outOfRange) {
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql.text())) {
-      bind(ps, sql.values());
-      try (ResultSet rs = ps.executeQuery()) {
-        List<EventRow> out = new ArrayList<>();
-        while (rs.next()) {
-          try {
-            out.add(row(rs));
-          } catch (SQLException | RuntimeException e) {
-            if (!fitsLong(rs, 1) || !fitsLong(rs, 2)) {
-              if (outOfRange != null) {
-                outOfRange.add(outOfRange(rs));
-              }
-              continue;
-            }
-            String why = unreadable(rs, q, e);
-            if (unreadable != null) {
-              unreadable.put(new EventRef(rs.getLong(1), rs.getLong(2)), why);
-            } else {
-              out.add(lenientRow(rs));
-            }
-          }
-        }
-        return out;
-      }
-    } catch (SQLException e) {
-      throw new DataAccessException(q.name() + ": read failed: " + e.getMessage(), e);
-    }
-  }
-
-  /** Whether column {@code i} of the current row reads as a long (null counts as fitting). */
-  private static boolean fitsLong(ResultSet rs, int i) {
-    try {
-      rs.getLong(i);
-      return true;
-    } catch (SQLException | RuntimeException e) {
-      return false;
-    }
-  }
-
-  /** The current row, whose id or epoch does not fit a long, with why Sluice cannot serve it. */
-  private OutOfRangeRow outOfRange(ResultSet rs) throws SQLException {
-    String id = rs.getString(1);
-    String epoch = rs.getString(2);
-    String what = fitsLong(rs, 1) ? "epoch " + epoch : "id " + id;
-    String column = fitsLong(rs, 1) ? EPOCH : ID;
-    return new OutOfRangeRow(
-        id,
-        epoch,
-        what
-            + " does not fit a signed 64-bit value, so it cannot be carried as an event (the `"
-            + column
-            + "` column is unsigned: keep its values below 2^63, or ALTER TABLE "
-            + table
-            + " MODIFY `"
-            + column
-            + "` BIGINT NOT NULL"
-            + (column.equals(ID) ? " AUTO_INCREMENT" : " DEFAULT 0")
-            + " once none is above)");
-  }
-
-  /** {@link #row}, with null for each user column the driver cannot read. */
-  private EventRow lenientRow(ResultSet rs) throws SQLException {
-    List<String> names = q.userColumns();
-    Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
-    for (int i = 0; i < names.size(); i++) {
-      Object v;
-      try {
-        v = JdbcEventStore.plain(rs.getObject(userFrom + i));
-      } catch (SQLException | RuntimeException e) {
-        v = null;
-      }
-      user.put(names.get(i), v);
-    }
-    return withUser(rs, user);
+    return rows.query(sql, unreadable, outOfRange);
   }
 
   /**
@@ -378,51 +296,13 @@ final class HotSql {
     return values;
   }
 
-  /**
-   * Why the current row of {@code rs} cannot be read: the first column the driver refuses, by name,
-   * and its error. For a dead reason and the log, so that the row, not only the value, is named.
-   */
+  /** Why the current row of {@code rs} cannot be read ({@link EventRows#unreadable}). */
   static String unreadable(ResultSet rs, QueueTable q, Exception first) {
-    try {
-      int n = rs.getMetaData().getColumnCount();
-      for (int i = 1; i <= n; i++) {
-        try {
-          rs.getObject(i);
-        } catch (SQLException | RuntimeException e) {
-          return "column `"
-              + rs.getMetaData().getColumnLabel(i)
-              + "` cannot be read: "
-              + e.getMessage();
-        }
-      }
-    } catch (SQLException | RuntimeException e) {
-      // fall through to the first error
-    }
-    return "the row cannot be read: " + first.getMessage();
+    return EventRows.unreadable(rs, q, first);
   }
 
   EventRow row(ResultSet rs) throws SQLException {
-    List<String> names = q.userColumns();
-    Map<String, Object> user = new LinkedHashMap<>(names.size() * 2);
-    for (int i = 0; i < names.size(); i++) {
-      user.put(names.get(i), UserColumnReader.read(rs, userFrom + i, userKinds[i]));
-    }
-    return withUser(rs, user);
-  }
-
-  /** The row's fixed columns (1 to 8), with {@code user} as its user columns. */
-  private static EventRow withUser(ResultSet rs, Map<String, Object> user) throws SQLException {
-    String ten = rs.getString(6);
-    return new EventRow(
-        rs.getLong(1),
-        rs.getLong(2),
-        rs.getLong(3),
-        rs.getLong(4),
-        rs.getInt(5),
-        ten == null ? "" : ten,
-        rs.getString(7),
-        rs.getString(8),
-        user);
+    return rows.row(rs);
   }
 
   // ---------------------------------------------------------------- compare-and-set

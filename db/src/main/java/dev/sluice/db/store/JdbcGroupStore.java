@@ -1,10 +1,10 @@
 package dev.sluice.db.store;
 
 import static dev.sluice.db.QueueConvention.HELD_NS;
+import static dev.sluice.db.store.GroupSql.*;
 
 import dev.sluice.client.QueueColumns;
 import dev.sluice.db.EventState;
-import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -43,44 +43,13 @@ import org.jooq.exception.DataAccessException;
  *
  * <p>Stateless but for the fence: any thread may call it.
  */
-public final class JdbcGroupStore {
-  static final String TABLE = "sluice_group";
-  static final String SEALED = "sealed";
-  static final String COMPLETED = "completed";
-
-  /** A group's row, as {@link #group} reads it. */
-  private static final String SELECT_GROUP =
-      "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
-          + " sealed_ns, completed_ns, acked, dead, cancelled FROM "
-          + TABLE;
-
+public final class JdbcGroupStore implements GroupStore {
   private final DataSource ds;
   private final Fence fence;
+  private final GroupTables tables;
 
-  /**
-   * The shard's queue tables (a table comment that marks a queue) with a {@code state} column, read
-   * from the catalog (not from the served queues: a grouped table the manager does not serve, a
-   * disabled queue's say, still holds children), at most {@link #TABLES_TTL_NS} old.
-   */
-  private volatile Tables tables;
-
-  static final long TABLES_TTL_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
-
-  /** A table of the shard as the group checks see it. */
-  public record Table(String name, boolean stateIsEnum, boolean grouped) {
-    Object stateValue(EventState s) {
-      return stateIsEnum ? s.sqlName() : s.code();
-    }
-
-    EventState decode(Object v) {
-      if (v instanceof Number n) {
-        return EventState.ofCodeOrNull(n.longValue());
-      }
-      return v == null ? null : EventState.ofNameOrNull(String.valueOf(v));
-    }
-  }
-
-  private record Tables(long readMono, Map<String, Table> byName) {}
+  /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
+  private static final int ER_NO_SUCH_TABLE = 1146;
 
   /** An operator's store (reads only). */
   public JdbcGroupStore(DataSource ds) {
@@ -91,46 +60,12 @@ public final class JdbcGroupStore {
   public JdbcGroupStore(DataSource ds, Fence fence) {
     this.ds = ds;
     this.fence = fence;
-  }
-
-  /** One group's row. */
-  public record Group(
-      String key,
-      String state,
-      String completionQueue,
-      long completionId,
-      long completionEpoch,
-      String onDead,
-      long sealedNs,
-      Long completedNs,
-      long acked,
-      long dead,
-      long cancelled) {
-    public boolean completed() {
-      return COMPLETED.equals(state);
-    }
-  }
-
-  /** Children of a group by state, over every grouped table of the shard. */
-  public record ChildCounts(long pending, long fired, long acked, long dead, long cancelled) {
-    public long total() {
-      return pending + fired + acked + dead + cancelled;
-    }
-  }
-
-  /** What {@link #seal} did. */
-  public enum Sealed {
-    /** The group's row was written and the completion event held. */
-    SEALED,
-    /** The completion event changed since it was read: nothing was written. */
-    CHANGED,
-    /** The group has a row already (another completion event, or this one's): nothing written. */
-    TAKEN
+    this.tables = new GroupTables(ds);
   }
 
   // ---------------------------------------------------------------- reads
 
-  /** The rows of the groups among {@code keys} that have one. */
+  @Override
   public Map<String, Group> find(Collection<String> keys) {
     Map<String, Group> out = new LinkedHashMap<>();
     if (keys.isEmpty()) {
@@ -155,7 +90,7 @@ public final class JdbcGroupStore {
     }
   }
 
-  /** The distinct group keys of the rows {@code ids} of {@code table} (a grouped table). */
+  @Override
   public Set<String> keysOf(QueueTable table, Collection<Long> ids) {
     Set<String> out = new LinkedHashSet<>();
     if (ids.isEmpty() || !table.hasGroupKey()) {
@@ -188,17 +123,13 @@ public final class JdbcGroupStore {
     }
   }
 
-  /**
-   * The sealed groups among {@code keys} (all sealed groups when null, oldest first, up to {@code
-   * limit}) that may complete: no child pending or fired in any grouped table, or, for a {@code
-   * fail_fast} group, a dead child.
-   */
+  @Override
   public List<String> completable(Collection<String> keys, int limit) {
     List<String> out = new ArrayList<>();
     if (keys != null && keys.isEmpty()) {
       return out;
     }
-    List<Table> grouped = groupedCached();
+    List<Table> grouped = tables.groupedCached();
     if (keys == null) {
       List<Object> values = new ArrayList<>();
       String sql =
@@ -234,19 +165,6 @@ public final class JdbcGroupStore {
     return out.size() > limit ? out.subList(0, limit) : out;
   }
 
-  /**
-   * The condition that group g may complete: no child pending or fired, or ({@code fail_fast}) a
-   * dead one; each probe on the child's key {@code key} (bound) or, when null, g's.
-   */
-  private static String mayComplete(List<Table> grouped, List<Object> values, String key) {
-    StringBuilder sb = new StringBuilder("(").append(noneOpen(grouped, values, key));
-    if (!grouped.isEmpty()) {
-      sb.append(" OR (g.on_dead = 'fail_fast' AND (").append(anyDead(grouped, values, key));
-      sb.append("))");
-    }
-    return sb.append(")").toString();
-  }
-
   private void query(String sql, List<Object> values, List<String> out) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
@@ -261,16 +179,16 @@ public final class JdbcGroupStore {
     }
   }
 
-  /** The children of group {@code key} by state, over every grouped table (a count: operators). */
+  @Override
   public ChildCounts childCounts(String key) {
     try (Connection c = ds.getConnection()) {
-      return childCounts(c, key);
+      return GroupSql.childCounts(c, tables.groupedCached(), key);
     } catch (SQLException e) {
       throw fail("count of group " + key + "'s children", e);
     }
   }
 
-  /** How many groups are sealed and not completed (one read of the state index). */
+  @Override
   public long openCount() {
     try (Connection c = ds.getConnection();
         PreparedStatement ps =
@@ -285,7 +203,7 @@ public final class JdbcGroupStore {
     }
   }
 
-  /** Up to {@code limit} sealed groups, oldest first (for the status page and the CLI). */
+  @Override
   public List<Group> open(int limit) {
     String sql =
         SELECT_GROUP
@@ -308,13 +226,7 @@ public final class JdbcGroupStore {
 
   // ---------------------------------------------------------------- the leader (fenced)
 
-  /**
-   * Seals group {@code key} with its completion event {@code ref} of {@code queue}: inserts the
-   * group's row and holds the completion event (a compare-and-set on its epoch, of a pending row
-   * not held), in one transaction, fenced.
-   *
-   * @throws FencedOffException when the fence refused it: nothing was written
-   */
+  @Override
   public Sealed seal(QueueTable queue, EventRef ref, String key, boolean failFast, long nowNs) {
     String insert =
         "INSERT INTO "
@@ -381,15 +293,7 @@ public final class JdbcGroupStore {
     }
   }
 
-  /**
-   * Completes group {@code key} if it is sealed and may complete: locks its row, checks again,
-   * counts its children by state, marks it completed with the counts and releases its completion
-   * event ({@code time_next - HELD_NS}, a compare-and-set on the epoch it was held at), in one
-   * transaction, fenced.
-   *
-   * @return the completed group, or null when it was not sealed or may not complete (yet)
-   * @throws FencedOffException when the fence refused it: nothing was written
-   */
+  @Override
   public Group complete(String key, long nowNs) {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
@@ -408,7 +312,7 @@ public final class JdbcGroupStore {
           c.rollback();
           return null;
         }
-        ChildCounts counts = childCounts(c, key);
+        ChildCounts counts = GroupSql.childCounts(c, tables.groupedCached(), key);
         boolean failFast = "fail_fast".equals(g.onDead());
         if (counts.pending() + counts.fired() > 0 && !(failFast && counts.dead() > 0)) {
           c.rollback();
@@ -443,7 +347,7 @@ public final class JdbcGroupStore {
           }
           return null;
         }
-        Table cq = tables().get(g.completionQueue());
+        Table cq = tables.tables().get(g.completionQueue());
         if (cq != null) {
           try (PreparedStatement ps =
               c.prepareStatement(
@@ -488,6 +392,7 @@ public final class JdbcGroupStore {
    * event, of {@code queue}, is no longer pending or fired (it can never be read by a poll again,
    * so the row is not needed to tell it from a new completion event). Fenced.
    */
+  @Override
   public int purgeCompleted(QueueTable queue, long beforeNs, int limit) {
     String sql =
         "DELETE FROM "
@@ -515,171 +420,49 @@ public final class JdbcGroupStore {
     }
   }
 
-  // ---------------------------------------------------------------- helpers
-
-  /** The tables of the shard that hold children (a {@code group_key} column), read now. */
-  public List<Table> grouped() {
-    tables = null;
-    return groupedCached();
-  }
-
-  /** The same, at most {@link #TABLES_TTL_NS} old. */
-  private List<Table> groupedCached() {
-    List<Table> out = new ArrayList<>();
-    for (Table t : tables().values()) {
-      if (t.grouped()) {
-        out.add(t);
-      }
-    }
-    return out;
-  }
-
-  /** The shard's tables with a {@code state} column, by name (at most a second old). */
-  private Map<String, Table> tables() {
-    Tables t = tables;
-    long mono = System.nanoTime();
-    if (t != null && mono - t.readMono() < TABLES_TTL_NS) {
-      return t.byName();
-    }
-    Map<String, String> stateType = new LinkedHashMap<>();
-    Set<String> withKey = new java.util.HashSet<>();
+  @Override
+  public long nowNs() {
     try (Connection c = ds.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, t.TABLE_COMMENT"
-                    + " FROM information_schema.COLUMNS c JOIN information_schema.TABLES t"
-                    + " ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME"
-                    + " WHERE c.TABLE_SCHEMA = DATABASE() AND c.COLUMN_NAME IN ('state', '"
-                    + QueueColumns.GROUP_KEY
-                    + "')");
+        PreparedStatement ps = c.prepareStatement("SELECT " + QueueColumns.NOW_NS_SQL);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw fail("read of the database clock", e);
+    }
+  }
+
+  @Override
+  public OpenGroups openGroups(int limit) {
+    List<OpenGroup> oldest = new ArrayList<>();
+    long open = 0;
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(GroupSql.openGroups(limit));
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        String table = rs.getString(1);
-        if (table.equalsIgnoreCase(TABLE) || !QueueOptions.isQueueComment(rs.getString(4))) {
-          continue; // this store's own table, or an application's table that is no queue
-        }
-        if (rs.getString(2).equalsIgnoreCase("state")) {
-          stateType.put(table, rs.getString(3).toLowerCase(java.util.Locale.ROOT));
-        } else {
-          withKey.add(table);
-        }
+        oldest.add(
+            new OpenGroup(
+                rs.getString(1),
+                rs.getString(2),
+                rs.getLong(3),
+                Math.max(0, rs.getLong(4) / 1_000_000)));
+        open = rs.getLong(5);
       }
     } catch (SQLException e) {
-      throw fail("read of the shard's grouped tables", e);
-    }
-    Map<String, Table> byName = new LinkedHashMap<>();
-    stateType.forEach(
-        (name, type) ->
-            byName.put(name, new Table(name, type.equals("enum"), withKey.contains(name))));
-    tables = new Tables(mono, Map.copyOf(byName));
-    return byName;
-  }
-
-  /** No child of g pending or fired in any of {@code grouped} (true when there are none). */
-  private static String noneOpen(List<Table> grouped, List<Object> values, String key) {
-    if (grouped.isEmpty()) {
-      return "1 = 1";
-    }
-    StringBuilder sb = new StringBuilder("(");
-    for (int i = 0; i < grouped.size(); i++) {
-      Table t = grouped.get(i);
-      // One probe per state: with an IN list the server seeks the key alone and reads every
-      // entry of the group (10,000 for a group of 10,000); with an equality, one entry.
-      for (EventState open : List.of(EventState.PENDING, EventState.FIRED)) {
-        sb.append(i == 0 && open == EventState.PENDING ? "" : " AND ")
-            .append("NOT EXISTS (SELECT 1 FROM `")
-            .append(t.name())
-            .append("` c WHERE c.`")
-            .append(QueueColumns.GROUP_KEY)
-            .append("` = ")
-            .append(key == null ? "g.group_key" : "?")
-            .append(" AND c.`state` = ?)");
-        if (key != null) {
-          values.add(key);
-        }
-        values.add(t.stateValue(open));
+      if (e.getErrorCode() == ER_NO_SUCH_TABLE) {
+        return new OpenGroups(0, List.of()); // a shard not migrated yet
       }
+      throw fail("read of open groups", e);
     }
-    return sb.append(")").toString();
+    return new OpenGroups(open, List.copyOf(oldest));
   }
 
-  private static String anyDead(List<Table> grouped, List<Object> values, String key) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < grouped.size(); i++) {
-      Table t = grouped.get(i);
-      sb.append(i == 0 ? "" : " OR ")
-          .append("EXISTS (SELECT 1 FROM `")
-          .append(t.name())
-          .append("` c WHERE c.`")
-          .append(QueueColumns.GROUP_KEY)
-          .append("` = ")
-          .append(key == null ? "g.group_key" : "?")
-          .append(" AND c.`state` = ?)");
-      if (key != null) {
-        values.add(key);
-      }
-      values.add(t.stateValue(EventState.DEAD));
-    }
-    return sb.toString();
+  @Override
+  public List<Table> grouped() {
+    return tables.grouped();
   }
 
-  private ChildCounts childCounts(Connection c, String key) throws SQLException {
-    long[] by = new long[EventState.values().length];
-    for (Table t : groupedCached()) {
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT `state`, COUNT(*) FROM `"
-                  + t.name()
-                  + "` WHERE `"
-                  + QueueColumns.GROUP_KEY
-                  + "` = ? GROUP BY `state`")) {
-        ps.setString(1, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            EventState s = t.decode(rs.getObject(1));
-            if (s != null) {
-              by[s.ordinal()] += rs.getLong(2);
-            }
-          }
-        }
-      }
-    }
-    return new ChildCounts(
-        by[EventState.PENDING.ordinal()],
-        by[EventState.FIRED.ordinal()],
-        by[EventState.ACKED.ordinal()],
-        by[EventState.DEAD.ordinal()],
-        by[EventState.CANCELLED.ordinal()]);
-  }
-
-  private static Group group(ResultSet rs) throws SQLException {
-    long completed = rs.getLong(8);
-    Long completedNs = rs.wasNull() ? null : completed;
-    return new Group(
-        rs.getString(1),
-        rs.getString(2),
-        rs.getString(3),
-        rs.getLong(4),
-        rs.getLong(5),
-        rs.getString(6),
-        rs.getLong(7),
-        completedNs,
-        rs.getLong(9),
-        rs.getLong(10),
-        rs.getLong(11));
-  }
-
-  private static String marks(int n) {
-    return "?" + ",?".repeat(Math.max(0, n - 1));
-  }
-
-  private static void bind(PreparedStatement ps, List<Object> values, int from)
-      throws SQLException {
-    int i = from;
-    for (Object v : values) {
-      ps.setObject(i++, v);
-    }
-  }
+  // ---------------------------------------------------------------- helpers
 
   private RuntimeException refusedOrFail(Connection c, String queue) throws SQLException {
     FencedOffException refused = Fence.check(fence, c, queue + " (event groups)");
@@ -687,9 +470,5 @@ public final class JdbcGroupStore {
     return refused != null
         ? refused
         : new DataAccessException(TABLE + ": a fenced insert for " + queue + " wrote nothing");
-  }
-
-  private static DataAccessException fail(String what, SQLException e) {
-    return new DataAccessException(TABLE + ": " + what + " failed: " + e.getMessage(), e);
   }
 }

@@ -35,7 +35,7 @@ import org.jooq.exception.DataAccessException;
  * <p>Stateless but for the fence: any thread may call it; the leader's runner calls it from its one
  * thread.
  */
-public final class JdbcScheduleStore {
+public final class JdbcScheduleStore implements ScheduleStore {
   static final String TABLE = "sluice_schedule";
 
   private static final String COLUMNS =
@@ -59,17 +59,20 @@ public final class JdbcScheduleStore {
   // ---------------------------------------------------------------- reads
 
   /** Every schedule of the shard, by name. */
+  @Override
   public List<Schedule> list() {
     return query("SELECT " + COLUMNS + " FROM " + TABLE + " ORDER BY name", null);
   }
 
   /** The schedule of that name, or null. */
+  @Override
   public Schedule get(String name) {
     List<Schedule> l = query("SELECT " + COLUMNS + " FROM " + TABLE + " WHERE name = ?", name);
     return l.isEmpty() ? null : l.get(0);
   }
 
   /** Now on the shard's clock, ns since the epoch. */
+  @Override
   public long nowNs() {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
@@ -124,6 +127,7 @@ public final class JdbcScheduleStore {
   // ---------------------------------------------------------------- operators (unfenced)
 
   /** Creates a schedule (not started: the leader computes its first occurrence). */
+  @Override
   public void create(Schedule s) {
     String sql =
         "INSERT INTO "
@@ -151,6 +155,7 @@ public final class JdbcScheduleStore {
    *
    * @return true when the row was created or its definition changed
    */
+  @Override
   public boolean upsert(Schedule s) {
     String changed =
         "NOT (queue <=> VALUES(queue) AND cron <=> VALUES(cron) AND every_ms <=> VALUES(every_ms)"
@@ -195,6 +200,7 @@ public final class JdbcScheduleStore {
   }
 
   /** Pauses a schedule: no occurrence is inserted from now on. False when there is none. */
+  @Override
   public boolean pause(String name) {
     return update("UPDATE " + TABLE + " SET paused = 1, changed_ns = ", name);
   }
@@ -203,6 +209,7 @@ public final class JdbcScheduleStore {
    * Resumes a schedule from now: the occurrences that fell while it was paused are not inserted
    * ({@code next_ns = 0}: the leader computes the next one). False when there is none.
    */
+  @Override
   public boolean resume(String name) {
     return update("UPDATE " + TABLE + " SET paused = 0, next_ns = 0, changed_ns = ", name);
   }
@@ -211,6 +218,7 @@ public final class JdbcScheduleStore {
    * Deletes a schedule. Occurrences already inserted (at most the look-ahead before their time)
    * stay events of the queue. False when there is none.
    */
+  @Override
   public boolean delete(String name) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("DELETE FROM " + TABLE + " WHERE name = ?")) {
@@ -240,6 +248,7 @@ public final class JdbcScheduleStore {
    *
    * @throws FencedOffException when the fence refused it: another manager leads the shard
    */
+  @Override
   public boolean start(Schedule s, long firstNs) {
     String sql =
         "UPDATE "
@@ -285,6 +294,7 @@ public final class JdbcScheduleStore {
    *     (advanced by another, paused, resumed or deleted): nothing was written
    * @throws FencedOffException when the fence refused it: nothing was written
    */
+  @Override
   public List<Long> insert(Schedule s, Map<String, Object> columns, Occurrences plan) {
     String cas =
         "UPDATE "

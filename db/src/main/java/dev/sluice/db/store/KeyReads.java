@@ -75,7 +75,7 @@ final class KeyReads {
   private void readEdges(List<Object> keys, boolean dead, Map<Object, Edges> out) {
     HotSql.Sql s = sql.firsts(keys, dead);
     for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
-      Object k = sql.oneKey() ? "" : OrderingKeys.normal(JdbcEventStore.plain(r.get(0)));
+      Object k = sql.oneKey() ? "" : OrderingKeys.normal(UserColumnReader.plain(r.get(0)));
       out.put(
           k,
           new Edges(
@@ -149,7 +149,7 @@ final class KeyReads {
   private List<Object> keysIn(EventState state, boolean held, int limit) {
     List<Object> out = new ArrayList<>();
     for (Record r : ctx.fetch(sql.keysIn(state, held), limit)) {
-      out.add(sql.oneKey() ? "" : OrderingKeys.normal(JdbcEventStore.plain(r.get(0))));
+      out.add(sql.oneKey() ? "" : OrderingKeys.normal(UserColumnReader.plain(r.get(0))));
     }
     return out;
   }

@@ -26,9 +26,34 @@ final class UserColumnReader {
 
   private UserColumnReader() {}
 
+  /** User column values as the wire carries them: null, Long, Double, String or byte[]. */
+  static Object plain(Object v) {
+    if (v == null || v instanceof Long || v instanceof String || v instanceof byte[]) {
+      return v;
+    }
+    if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof BigInteger b) {
+      // BIGINT UNSIGNED: as a number while it fits one (a receiver's getLong keeps working), as its
+      // exact decimal text above 2^63 - 1 (a long would arrive negative).
+      return b.bitLength() < 64 ? (Object) b.longValue() : b.toString();
+    }
+    if (v instanceof Double || v instanceof Float) {
+      return ((Number) v).doubleValue();
+    }
+    if (v instanceof BigDecimal d) {
+      return d.toPlainString();
+    }
+    if (v instanceof Boolean b) {
+      return b ? 1L : 0L;
+    }
+    return v.toString();
+  }
+
   static Object read(ResultSet rs, int i, ColumnKind kind) throws SQLException {
     if (kind == null) {
-      return JdbcEventStore.plain(rs.getObject(i));
+      return plain(rs.getObject(i));
     }
     switch (kind) {
       case INTEGER, YEAR -> {

@@ -10,8 +10,9 @@ import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.HaltedKey;
+import dev.sluice.db.store.MaintenanceStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.grpc.CountsCache;
 import dev.sluice.manager.security.Action;
@@ -214,7 +215,7 @@ public final class AdminActions {
               QueueManager q = s.queue(name);
               StateCounts c = null;
               if (allows(p, name, Action.STATS)) {
-                EventStore st = s.directStore(name);
+                MaintenanceStore st = s.directStore(name);
                 c = st == null ? null : counts.counts(s.name(), name, st::counts);
               }
               out.add(
@@ -312,7 +313,7 @@ public final class AdminActions {
         () -> {
           require(p, queue, Action.STATS);
           Located at = locate(queue, shard);
-          Optional<EventStore.Found> found = at.store().find(id);
+          Optional<OperatorStore.Found> found = at.store().find(id);
           if (found.isEmpty()
               || !tenants(p, queue, Action.STATS).test(found.get().row().tenant())) {
             throw new EngineException(
@@ -345,24 +346,25 @@ public final class AdminActions {
 
   /** dead → pending, due now, for the ids given (1..{@link #MAX_IDS}). */
   public ChangeResult replay(Principal p, String queue, String shard, List<Long> ids) {
-    return deadChange(p, "replay", Action.REPLAY, queue, shard, ids, null, EventStore::replayDead);
+    return deadChange(
+        p, "replay", Action.REPLAY, queue, shard, ids, null, OperatorStore::replayDead);
   }
 
   /** dead → pending for every dead event of the queue on the shard that matches the filter. */
   public ChangeResult replayAll(Principal p, String queue, String shard, DeadFilter filter) {
     return deadChange(
-        p, "replay", Action.REPLAY, queue, shard, null, nonNull(filter), EventStore::replayDead);
+        p, "replay", Action.REPLAY, queue, shard, null, nonNull(filter), OperatorStore::replayDead);
   }
 
   /** Deletes the dead events given (1..{@link #MAX_IDS}). */
   public ChangeResult purge(Principal p, String queue, String shard, List<Long> ids) {
-    return deadChange(p, "purge", Action.PURGE, queue, shard, ids, null, EventStore::purgeDead);
+    return deadChange(p, "purge", Action.PURGE, queue, shard, ids, null, OperatorStore::purgeDead);
   }
 
   /** Deletes every dead event of the queue on the shard that matches the filter. */
   public ChangeResult purgeAll(Principal p, String queue, String shard, DeadFilter filter) {
     return deadChange(
-        p, "purge", Action.PURGE, queue, shard, null, nonNull(filter), EventStore::purgeDead);
+        p, "purge", Action.PURGE, queue, shard, null, nonNull(filter), OperatorStore::purgeDead);
   }
 
   /** pending → cancelled for the ids given (1..{@link #MAX_IDS}). */
@@ -481,7 +483,7 @@ public final class AdminActions {
             if (narrowed(p, queue, Action.STATS)) {
               Predicate<String> tenants = tenants(p, queue, Action.STATS);
               for (HaltedKey k : all) {
-                Optional<EventStore.Found> f = at.store().find(k.deadId());
+                Optional<OperatorStore.Found> f = at.store().find(k.deadId());
                 if (f.isPresent() && tenants.test(f.get().row().tenant())) {
                   keys.add(k);
                 }
@@ -523,7 +525,7 @@ public final class AdminActions {
                     + " is not ordered: skip is for a key halted at a dead event (ordering=key"
                     + " or queue); purge or replay dead events instead");
           }
-          EventStore store = at.store();
+          OperatorStore store = at.store();
           Predicate<String> tenants = tenants(p, queue, Action.REPLAY);
           boolean narrow = narrowed(p, queue, Action.REPLAY);
           long now = now(at);
@@ -534,7 +536,7 @@ public final class AdminActions {
             Long epoch = epochs.get(id);
             if (epoch != null && narrow) {
               // A narrowed grant: another tenant's event is answered as an unknown id.
-              Optional<EventStore.Found> f = store.find(id);
+              Optional<OperatorStore.Found> f = store.find(id);
               if (f.isEmpty() || !tenants.test(f.get().row().tenant())) {
                 epoch = null;
               }
@@ -621,7 +623,7 @@ public final class AdminActions {
           require(p, queue, grant);
           List<Long> unique = filter == null ? checkIds(queue, ids) : List.of();
           Located at = locate(queue, shard);
-          EventStore store = at.store();
+          OperatorStore store = at.store();
           Predicate<String> tenants = tenants(p, queue, grant);
           long changed = 0;
           List<Unchanged> left = new ArrayList<>();
@@ -640,7 +642,7 @@ public final class AdminActions {
               // A narrowed grant: another tenant's event is answered as an unknown id.
               List<EventRef> mine = new ArrayList<>();
               for (EventRef r : refs) {
-                Optional<EventStore.Found> f = store.find(r.id());
+                Optional<OperatorStore.Found> f = store.find(r.id());
                 if (f.isPresent() && tenants.test(f.get().row().tenant())) {
                   mine.add(r);
                 } else {
@@ -723,7 +725,7 @@ public final class AdminActions {
   }
 
   /** A queue's shard and store. */
-  private record Located(ShardManager shard, EventStore store) {}
+  private record Located(ShardManager shard, OperatorStore store) {}
 
   private Located locate(String queue, String shard) {
     checkQueue(queue);
@@ -747,7 +749,7 @@ public final class AdminActions {
                           EngineException.Kind.NOT_FOUND,
                           "shard: no shard named '" + shard + "' here"));
     }
-    EventStore store = s.directStore(queue);
+    OperatorStore store = s.directStore(queue);
     if (store == null) {
       String problem = s.disabled().get(queue);
       if (problem != null) {
@@ -828,7 +830,7 @@ public final class AdminActions {
 
   @FunctionalInterface
   private interface ChangeFn {
-    Map<EventRef, CasOutcome> apply(EventStore store, List<EventRef> refs);
+    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs);
   }
 
   /** A call's result, how many things it concerned and on which shard (for the audit line). */

@@ -1,7 +1,7 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OperatorStore;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -52,7 +52,7 @@ final class CancelCommand extends BaseCommand {
     try (ShardPools pools = new ShardPools(config.load())) {
       ShardPools.Found f = pools.findOne(name, shard);
       shardName = f.shard().name();
-      JdbcEventStore store = f.store();
+      OperatorStore store = f.operator();
       out = store.cancel(new LinkedHashSet<>(ids), store.serverTimeNs());
     }
     long cancelled = 0;

@@ -3,7 +3,7 @@ package dev.sluice.manager.cli;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.proto.v1.AdminGrpc;
 import dev.sluice.proto.v1.DeadChangeRequest;
 import dev.sluice.proto.v1.DeadChangeResponse;
@@ -60,7 +60,7 @@ abstract class DeadChangeCommand extends BaseCommand {
   /** The verb for messages: replayed, purged. */
   abstract String done();
 
-  abstract Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs);
+  abstract Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs);
 
   /** The Admin API's call for this command. */
   abstract DeadChangeResponse rpc(AdminGrpc.AdminBlockingStub stub, DeadChangeRequest req);
@@ -120,7 +120,7 @@ abstract class DeadChangeCommand extends BaseCommand {
     try (ShardPools pools = new ShardPools(config.load())) {
       if (which.all) {
         for (ShardPools.Found f : pools.find(name, shard)) {
-          long n = all(f.store());
+          long n = all(f.operator());
           changed += n;
           if (!json) {
             println(done() + " " + n + " dead events of " + name + " on shard " + f.shard().name());
@@ -128,7 +128,7 @@ abstract class DeadChangeCommand extends BaseCommand {
         }
       } else {
         ShardPools.Found f = pools.findOne(name, shard);
-        JdbcEventStore store = f.store();
+        OperatorStore store = f.operator();
         List<Long> ids = List.copyOf(new LinkedHashSet<>(which.ids));
         Map<Long, Long> epochs = store.epochs(ids);
         List<EventRef> refs = new ArrayList<>();
@@ -162,7 +162,7 @@ abstract class DeadChangeCommand extends BaseCommand {
   }
 
   /** Every dead event, in batches by id (each batch one CAS per epoch). */
-  private long all(JdbcEventStore store) {
+  private long all(OperatorStore store) {
     long n = 0;
     long after = Long.MIN_VALUE; // application-supplied ids may be 0 or negative
     while (true) {
@@ -201,7 +201,7 @@ abstract class DeadChangeCommand extends BaseCommand {
     }
 
     @Override
-    Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs) {
+    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs) {
       return store.replayDead(refs);
     }
 
@@ -222,7 +222,7 @@ abstract class DeadChangeCommand extends BaseCommand {
     }
 
     @Override
-    Map<EventRef, CasOutcome> apply(JdbcEventStore store, List<EventRef> refs) {
+    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs) {
       return store.purgeDead(refs);
     }
 

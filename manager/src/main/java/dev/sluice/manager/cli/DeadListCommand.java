@@ -1,7 +1,7 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.db.store.OutOfRangeRow;
 import dev.sluice.manager.json.Json;
 import dev.sluice.proto.v1.DeadEvent;
@@ -147,7 +147,7 @@ final class DeadListCommand extends BaseCommand {
   private void overSql(List<Object> events, TextTable table) {
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Found f : pools.find(name, shard)) {
-        JdbcEventStore store = f.store();
+        OperatorStore store = f.operator();
         long now = store.serverTimeNs();
         List<EventRow> dead = store.listDead(after, limit);
         List<Long> ids = new ArrayList<>(dead.size());

@@ -1,9 +1,7 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.client.QueueColumns;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import dev.sluice.db.store.Stores;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 import picocli.CommandLine;
@@ -41,13 +39,11 @@ final class GroupCommand implements Runnable {
 
   /** The shard's "now" by the database clock (sealed_ns is), in ns since the epoch. */
   static long nowNs(DataSource ds) {
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT " + QueueColumns.NOW_NS_SQL);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw CliException.failed("reading the database clock failed: " + e.getMessage());
+    try {
+      return Stores.over(ds).groups().nowNs();
+    } catch (RuntimeException e) {
+      Throwable why = e.getCause() instanceof SQLException ? e.getCause() : e;
+      throw CliException.failed("reading the database clock failed: " + why.getMessage());
     }
   }
 

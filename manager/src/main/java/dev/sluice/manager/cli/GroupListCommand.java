@@ -1,7 +1,8 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.SluiceMigrations;
-import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.db.store.GroupStore;
+import dev.sluice.db.store.Stores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,12 +45,12 @@ final class GroupListCommand extends BaseCommand {
     int failed = 0;
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Shard s : pools.select(shard)) {
-        List<JdbcGroupStore.Group> open;
+        List<GroupStore.Group> open;
         long count;
         long nowNs;
         try {
           SluiceMigrations.migrateSluice(s.dataSource());
-          JdbcGroupStore store = new JdbcGroupStore(s.dataSource());
+          GroupStore store = Stores.over(s.dataSource()).groups();
           open = store.open(limit);
           count = open.size() < limit ? open.size() : store.openCount();
           nowNs = GroupCommand.nowNs(s.dataSource());
@@ -69,7 +70,7 @@ final class GroupListCommand extends BaseCommand {
                   + count
                   + " open groups (raise --limit for more)");
         }
-        for (JdbcGroupStore.Group g : open) {
+        for (GroupStore.Group g : open) {
           long ageMs = Math.max(0, (nowNs - g.sealedNs()) / 1_000_000);
           Map<String, Object> m = new LinkedHashMap<>();
           m.put("shard", s.name());

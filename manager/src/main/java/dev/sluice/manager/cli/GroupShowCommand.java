@@ -1,7 +1,8 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.SluiceMigrations;
-import dev.sluice.db.store.JdbcGroupStore;
+import dev.sluice.db.store.GroupStore;
+import dev.sluice.db.store.Stores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,9 +48,9 @@ final class GroupShowCommand extends BaseCommand {
         m.put("shard", s.name());
         try {
           SluiceMigrations.migrateSluice(s.dataSource());
-          JdbcGroupStore store = new JdbcGroupStore(s.dataSource());
-          JdbcGroupStore.Group g = store.find(List.of(key)).get(key);
-          JdbcGroupStore.ChildCounts now = store.childCounts(key);
+          GroupStore store = Stores.over(s.dataSource()).groups();
+          GroupStore.Group g = store.find(List.of(key)).get(key);
+          GroupStore.ChildCounts now = store.childCounts(key);
           if (g == null && now.total() == 0) {
             continue;
           }
@@ -88,8 +89,8 @@ final class GroupShowCommand extends BaseCommand {
 
   private void describe(
       String shardName,
-      JdbcGroupStore.Group g,
-      JdbcGroupStore.ChildCounts now,
+      GroupStore.Group g,
+      GroupStore.ChildCounts now,
       long nowNs,
       Map<String, Object> m,
       List<String> lines) {

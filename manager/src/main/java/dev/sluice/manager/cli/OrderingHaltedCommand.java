@@ -1,7 +1,7 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.HaltedKey;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.proto.v1.ListHaltedRequest;
 import dev.sluice.proto.v1.ListHaltedResponse;
 import java.util.ArrayList;
@@ -69,7 +69,7 @@ final class OrderingHaltedCommand extends BaseCommand {
     } else {
       try (ShardPools pools = new ShardPools(config.load())) {
         for (ShardPools.Found f : pools.find(name, shard)) {
-          JdbcEventStore store = f.store();
+          OperatorStore store = f.operator();
           if (!f.queue().queue().options().haltOnDead()) {
             notHalting.add(f.shard().name());
             continue;

@@ -2,7 +2,7 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.proto.v1.DeadChangeResponse;
 import dev.sluice.proto.v1.SkipDeadRequest;
 import dev.sluice.proto.v1.Unchanged;
@@ -78,7 +78,7 @@ final class OrderingSkipCommand extends BaseCommand {
     } else {
       try (ShardPools pools = new ShardPools(config.load())) {
         ShardPools.Found f = pools.findOne(name, shard);
-        JdbcEventStore store = f.store();
+        OperatorStore store = f.operator();
         if (!f.queue().queue().options().ordered()) {
           throw CliException.badInput(
               "queue "

@@ -1,7 +1,7 @@
 package dev.sluice.manager.cli;
 
 import dev.sluice.db.QueueCatalog;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.MaintenanceStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.db.store.TenantCounts;
 import java.time.Duration;
@@ -78,7 +78,7 @@ final class QueueStatsCommand extends BaseCommand {
           note("shard " + f.shard().name() + ": " + f.queue().problem());
           continue;
         }
-        JdbcEventStore store = f.store();
+        MaintenanceStore store = f.maintenance();
         long now = store.serverTimeNs();
         StateCounts c = store.counts();
         String shard = f.shard().name();

@@ -2,7 +2,8 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.schedule.Schedule;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.ScheduleStore;
+import dev.sluice.db.store.Stores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,7 +30,7 @@ abstract class ScheduleChangeCommand extends BaseCommand {
   abstract String done();
 
   /** Applies it; false when the shard has no such schedule. */
-  abstract boolean apply(JdbcScheduleStore store);
+  abstract boolean apply(ScheduleStore store);
 
   @Override
   public Integer call() {
@@ -42,7 +43,7 @@ abstract class ScheduleChangeCommand extends BaseCommand {
     try (ShardPools pools = new ShardPools(config.load())) {
       for (ShardPools.Shard s : pools.select(shard)) {
         SluiceMigrations.migrateSluice(s.dataSource());
-        if (apply(new JdbcScheduleStore(s.dataSource()))) {
+        if (apply(Stores.over(s.dataSource()).schedules())) {
           shards.add(s.name());
           if (!json) {
             println(done() + " schedule " + name + " on shard " + s.name());
@@ -79,7 +80,7 @@ abstract class ScheduleChangeCommand extends BaseCommand {
     }
 
     @Override
-    boolean apply(JdbcScheduleStore store) {
+    boolean apply(ScheduleStore store) {
       return store.pause(name);
     }
   }
@@ -97,7 +98,7 @@ abstract class ScheduleChangeCommand extends BaseCommand {
     }
 
     @Override
-    boolean apply(JdbcScheduleStore store) {
+    boolean apply(ScheduleStore store) {
       return store.resume(name);
     }
   }
@@ -115,7 +116,7 @@ abstract class ScheduleChangeCommand extends BaseCommand {
     }
 
     @Override
-    boolean apply(JdbcScheduleStore store) {
+    boolean apply(ScheduleStore store) {
       return store.delete(name);
     }
   }

@@ -3,7 +3,7 @@ package dev.sluice.manager.cli;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.schedule.Schedule;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.Stores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +27,7 @@ final class ScheduleCheck {
       ShardPools.Shard s, Map<String, QueueCatalog.Candidate> tables) {
     List<Schedule> schedules;
     try {
-      schedules = new JdbcScheduleStore(s.dataSource()).list();
+      schedules = Stores.over(s.dataSource()).schedules().list();
     } catch (RuntimeException e) {
       return List.of(); // no table yet: nothing to check
     }

@@ -7,7 +7,8 @@ import dev.sluice.db.schedule.CatchUp;
 import dev.sluice.db.schedule.Recurrence;
 import dev.sluice.db.schedule.Schedule;
 import dev.sluice.db.schedule.ScheduleColumns;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.ScheduleStore;
+import dev.sluice.db.store.Stores;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -117,7 +118,7 @@ final class ScheduleCreateCommand extends BaseCommand {
     }
     try (ShardPools pools = new ShardPools(config.load())) {
       ShardPools.Found f = pools.findOne(queue, shard);
-      f.store(); // a table that breaks the convention is refused (exit 1)
+      f.operator(); // a table that breaks the convention is refused (exit 1)
       QueueTable table = f.queue().queue();
       for (String c : cols.keySet()) {
         if (!table.columns().containsKey(c)) {
@@ -136,7 +137,7 @@ final class ScheduleCreateCommand extends BaseCommand {
         }
       }
       SluiceMigrations.migrateSluice(f.shard().dataSource());
-      JdbcScheduleStore store = new JdbcScheduleStore(f.shard().dataSource());
+      ScheduleStore store = Stores.over(f.shard().dataSource()).schedules();
       store.create(s);
       Recurrence r = s.recurrence();
       long first = r.first(store.nowNs());

@@ -2,7 +2,7 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.SluiceMigrations;
 import dev.sluice.db.schedule.Schedule;
-import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.db.store.Stores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +36,7 @@ final class ScheduleListCommand extends BaseCommand {
         List<Schedule> found;
         try {
           SluiceMigrations.migrateSluice(s.dataSource());
-          found = new JdbcScheduleStore(s.dataSource()).list();
+          found = Stores.over(s.dataSource()).schedules().list();
         } catch (RuntimeException e) {
           failed++;
           all.add(Map.of("shard", s.name(), "error", String.valueOf(e.getMessage())));

@@ -5,7 +5,10 @@ import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueCatalog.Discovered;
-import dev.sluice.db.store.JdbcEventStore;
+import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.MaintenanceStore;
+import dev.sluice.db.store.OperatorStore;
+import dev.sluice.db.store.Stores;
 import dev.sluice.manager.config.ManagerConfig;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,8 +27,17 @@ final class ShardPools implements AutoCloseable {
 
   /** A queue table found on a shard, valid or not. */
   record Found(Shard shard, Discovered queue) {
-    /** The queue's store; a table that breaks the convention is refused (exit 1). */
-    JdbcEventStore store() {
+    /** The queue's operator port; a table that breaks the convention is refused (exit 1). */
+    OperatorStore operator() {
+      return store();
+    }
+
+    /** The queue's counts (and purge) port; a table that breaks the convention is refused. */
+    MaintenanceStore maintenance() {
+      return store();
+    }
+
+    private EventStore store() {
       if (!queue.valid()) {
         throw CliException.failed(
             "shard "
@@ -34,7 +46,7 @@ final class ShardPools implements AutoCloseable {
                 + queue.problem()
                 + " (run sluice check for the statements that fix it)");
       }
-      return new JdbcEventStore(shard.dataSource(), queue.queue());
+      return Stores.over(shard.dataSource()).events(queue.queue());
     }
   }
 

@@ -4,15 +4,13 @@ import dev.sluice.core.QueueEngine;
 import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.TenantStats;
+import dev.sluice.db.store.GroupStore;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.db.store.Stores;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -94,20 +92,6 @@ public final class StateSampler implements Runnable {
 
   /** A shard's open event groups: how many, and the oldest few. */
   public record Groups(long open, List<OpenGroup> oldest) {}
-
-  /**
-   * One statement: the oldest open groups, each row with the count of all of them (a window over
-   * the range the state index gives, computed before the LIMIT).
-   */
-  static final String OPEN_GROUPS_SQL =
-      "SELECT group_key, completion_queue, completion_id, "
-          + dev.sluice.client.QueueColumns.NOW_NS_SQL
-          + " - sealed_ns, COUNT(*) OVER () FROM sluice_group WHERE state = 'sealed'"
-          + " ORDER BY state, sealed_ns LIMIT "
-          + OLDEST_GROUPS;
-
-  /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
-  private static final int ER_NO_SUCH_TABLE = 1146;
 
   /** Rows counted per second of waiting between counts. */
   static final long COUNT_ROWS_PER_SECOND = 10_000;
@@ -264,10 +248,7 @@ public final class StateSampler implements Runnable {
         if (g != null) {
           next.put(shard.name(), g);
         }
-      } catch (SQLException e) {
-        if (e.getErrorCode() == ER_NO_SUCH_TABLE) {
-          continue;
-        }
+      } catch (RuntimeException e) {
         registry.counter("sluice.db.errors", "shard", shard.name()).increment();
         log.debug("metrics: reading shard {}'s open groups failed: {}", shard.name(), e.toString());
         Groups old = before.get(shard.name());
@@ -279,24 +260,14 @@ public final class StateSampler implements Runnable {
     return Map.copyOf(next);
   }
 
-  /** The shard's open groups, or null when it has none. */
-  static Groups openGroups(DataSource ds) throws SQLException {
+  /** The shard's open groups, or null when it has none (or no groups table yet). */
+  static Groups openGroups(DataSource ds) {
+    GroupStore.OpenGroups found = Stores.over(ds).groups().openGroups(OLDEST_GROUPS);
     List<OpenGroup> oldest = new ArrayList<>();
-    long open = 0;
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(OPEN_GROUPS_SQL);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        oldest.add(
-            new OpenGroup(
-                rs.getString(1),
-                rs.getString(2),
-                rs.getLong(3),
-                Math.max(0, rs.getLong(4) / 1_000_000)));
-        open = rs.getLong(5);
-      }
+    for (GroupStore.OpenGroup g : found.oldest()) {
+      oldest.add(new OpenGroup(g.key(), g.completionQueue(), g.completionId(), g.ageMs()));
     }
-    return oldest.isEmpty() ? null : new Groups(open, List.copyOf(oldest));
+    return oldest.isEmpty() ? null : new Groups(found.open(), List.copyOf(oldest));
   }
 
   private void publish(Set<Key> queues, Set<TenantKey> tenantKeys) {

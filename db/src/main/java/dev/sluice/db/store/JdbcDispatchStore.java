@@ -1,0 +1,368 @@
+package dev.sluice.db.store;
+
+import dev.sluice.db.EventState;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jooq.CaseValueStep;
+import org.jooq.CaseWhenStep;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.Record2;
+import org.jooq.Record3;
+import org.jooq.ResultQuery;
+import org.jooq.conf.ParamType;
+import org.jooq.impl.DSL;
+
+/**
+ * The {@link DispatchStore} of one queue table: the poll (rows the driver cannot read are made dead
+ * here), the fire, acks and releases, the orphans and {@link #markDead}. A leader's writes here are
+ * fenced ({@link EventCas}).
+ */
+final class JdbcDispatchStore implements DispatchStore {
+  private final EventCas c;
+  private final FireTransaction fireTx;
+
+  /** An ordered queue's key reads; null for an unordered queue. */
+  private final KeyReads keyReads;
+
+  JdbcDispatchStore(EventCas cas, FireTransaction fireTx, KeyReads keyReads) {
+    this.c = cas;
+    this.fireTx = fireTx;
+    this.keyReads = keyReads;
+  }
+
+  @Override
+  public String queue() {
+    return c.q.name();
+  }
+
+  @Override
+  public long serverTimeNs() {
+    return c.serverTimeNs();
+  }
+
+  @Override
+  public void onBadRow(BadRowListener listener) {
+    c.onBadRow(listener);
+  }
+
+  /** The poll query with its values inlined, for {@code EXPLAIN} in tests and the CLI. */
+  String pollSql(long dueBeforeNs, int limit) {
+    return c.hot.poll(dueBeforeNs, limit).inlined();
+  }
+
+  /**
+   * The ack compare-and-set with its values inlined (fenced when this store is), for {@code
+   * EXPLAIN}: the same text as every fenced CAS but for its SET.
+   */
+  String ackSql(List<Long> ids, long epoch, long nowNs) {
+    return c.hot.casSql(c.hot.ack(nowNs), ids, EventState.FIRED, epoch).inlined();
+  }
+
+  @Override
+  public List<EventRow> pollPending(long dueBeforeNs, int limit) {
+    return poll(c.hot.poll(dueBeforeNs, limit));
+  }
+
+  /**
+   * A poll: rows the driver cannot read are made dead with the reason (naming the column and the
+   * error) and told to the listener; the others are returned. Such a row would otherwise fail every
+   * poll of the queue, for good.
+   */
+  private List<EventRow> poll(HotSql.Sql sql) {
+    Map<EventRef, String> unreadable = new LinkedHashMap<>();
+    List<OutOfRangeRow> outOfRange = new ArrayList<>();
+    List<EventRow> rows = c.hot.query(sql, unreadable, outOfRange);
+    if (keyReads != null) {
+      rows = keyReads.placed(rows);
+    }
+    outOfRange.forEach(this::markOutOfRangeDead);
+    if (!unreadable.isEmpty()) {
+      Map<EventRef, CasOutcome> out = markDead(unreadable);
+      unreadable.forEach(
+          (ref, why) -> {
+            if (out.get(ref) == CasOutcome.APPLIED) {
+              c.badRows().badRow(ref.id(), "unreadable_row", why + "; made dead");
+            }
+          });
+    }
+    return rows;
+  }
+
+  /**
+   * Makes a pending row that cannot be named by a long (its id or epoch above 2^63 - 1) dead, with
+   * its reason, and tells the listener; a row that changed meanwhile is left as it is.
+   */
+  private void markOutOfRangeDead(OutOfRangeRow row) {
+    HotSql.Sql sql = c.hot.deadByDecimal(row.id(), row.epoch());
+    boolean applied =
+        c.ctx.transactionResult(
+            cfg -> {
+              DSLContext tx = DSL.using(cfg);
+              if (tx.execute(sql.text(), sql.values().toArray()) == 0) {
+                c.checkFence(tx); // changed meanwhile, or the lease is another's
+                return false;
+              }
+              DeadReasons.record(
+                  tx,
+                  c.q.name(),
+                  Map.of(new EventRef(row.wrappedId(), row.wrappedEpoch()), row.reason()));
+              return true;
+            });
+    if (applied) {
+      c.badRows().badRow(row.wrappedId(), "id_out_of_range", row.reason() + "; made dead");
+    }
+  }
+
+  /** The continuation poll with its values inlined, for {@code EXPLAIN}. */
+  String pollAfterSql(long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return c.hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit).inlined();
+  }
+
+  @Override
+  public List<EventRow> pollPendingAfter(
+      long dueBeforeNs, long afterTimeNextNs, long afterId, int limit) {
+    return poll(c.hot.pollAfter(dueBeforeNs, afterTimeNextNs, afterId, limit));
+  }
+
+  @Override
+  public List<EventRow> pollTenants(List<TenantRead> reads, long dueBeforeNs) {
+    return reads.isEmpty() ? List.of() : poll(c.hot.pollTenants(reads, dueBeforeNs));
+  }
+
+  /**
+   * The several-tenant poll with its values inlined, for {@code EXPLAIN}: one statement, a UNION
+   * ALL of each tenant's read on the (state, tenant, time_next) index.
+   */
+  String pollTenantsSql(List<TenantRead> reads, long dueBeforeNs) {
+    return c.hot.pollTenants(reads, dueBeforeNs).inlined();
+  }
+
+  private ResultQuery<Record2<String, Long>> pendingTenantsQuery(String after, int limit) {
+    Condition where = c.state.eq(c.sv(EventState.PENDING));
+    if (after != null) {
+      where = where.and(c.tenant.gt(after)); // still a range on (state, tenant): a loose scan
+    }
+    return c.ctx
+        .select(c.tenant, DSL.min(c.timeNext))
+        .from(c.t)
+        .where(where)
+        // By the index's leading (state, tenant), not by tenant alone: only so do MariaDB and
+        // MySQL read it by a loose index scan instead of every pending row.
+        .groupBy(c.state, c.tenant)
+        .orderBy(c.state, c.tenant)
+        .limit(limit);
+  }
+
+  /** The SQL of {@link #pendingTenants}, with its values inlined (for EXPLAIN in tests). */
+  String pendingTenantsSql(int limit) {
+    return pendingTenantsQuery(null, limit).getSQL(ParamType.INLINED);
+  }
+
+  /** The SQL of {@link #pendingTenantsAfter}, with its values inlined (for EXPLAIN in tests). */
+  String pendingTenantsAfterSql(String after, int limit) {
+    return pendingTenantsQuery(after, limit).getSQL(ParamType.INLINED);
+  }
+
+  @Override
+  public List<TenantDue> pendingTenants(int limit) {
+    return pendingTenantsAfter(null, limit);
+  }
+
+  @Override
+  public List<TenantDue> pendingTenantsAfter(String after, int limit) {
+    List<TenantDue> out = new ArrayList<>();
+    for (Record r : pendingTenantsQuery(after, limit).fetch()) {
+      out.add(new TenantDue(r.get(0, String.class), r.get(1, Long.class)));
+    }
+    return out;
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> fire(Collection<EventRef> refs, long deadlineNs) {
+    // Ours when it is fired at the next epoch with exactly our deadline (ns).
+    return c.casMarked(
+        refs,
+        EventState.PENDING,
+        c.hot.fire(deadlineNs),
+        (ref, st, ep, tn, ta) ->
+            st == EventState.FIRED && ep == ref.epoch() + 1 && tn == deadlineNs);
+  }
+
+  @Override
+  public FireResult fireAsPolled(List<FireRef> refs, java.util.function.LongSupplier deadlineNs) {
+    if (refs.isEmpty()) {
+      return new FireResult(0, Map.of(), Set.of(), Set.of(), Set.of());
+    }
+    return fireTx.fire(refs, deadlineNs, c.badRows());
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> ack(Collection<EventRef> refs, long nowNs) {
+    return c.casMarked(
+        refs,
+        EventState.FIRED,
+        c.hot.ack(nowNs),
+        (ref, st, ep, tn, ta) ->
+            st == EventState.ACKED && ep == ref.epoch() && ta != null && ta == nowNs);
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> release(Collection<Release> releases) {
+    Map<EventRef, CasOutcome> out = new HashMap<>();
+    List<EventRef> dead = new ArrayList<>();
+    Map<Long, Long> retryAt = new HashMap<>();
+    List<EventRef> retry = new ArrayList<>();
+    List<EventRef> unsent = new ArrayList<>();
+    Map<Long, EventRef> deadRefs = new HashMap<>();
+    Map<Long, String> deadReason = new HashMap<>();
+    for (Release r : releases) {
+      if (r.unsent() && r.ref().epoch() > 0) {
+        unsent.add(r.ref());
+        retryAt.put(r.ref().id(), r.retryAtNs());
+      } else if (r.dead()) {
+        dead.add(r.ref());
+        deadRefs.put(r.ref().id(), r.ref());
+        deadReason.put(r.ref().id(), r.reason() == null ? "attempts used up" : r.reason());
+      } else {
+        retry.add(r.ref());
+        retryAt.put(r.ref().id(), r.retryAtNs());
+      }
+    }
+    out.putAll(
+        c.cas(
+            dead,
+            EventState.FIRED,
+            true,
+            (tx, ids, guard) -> {
+              int n = tx.update(c.t).set(c.state, c.sv(EventState.DEAD)).where(guard).execute();
+              Map<EventRef, String> why = new LinkedHashMap<>();
+              for (Long i : ids) {
+                why.put(deadRefs.get(i), deadReason.get(i));
+              }
+              DeadReasons.record(tx, c.q.name(), why);
+              return n;
+            }));
+    out.putAll(
+        c.cas(
+            retry,
+            EventState.FIRED,
+            true,
+            ids -> {
+              CaseValueStep<Long> choose = DSL.choose(c.id);
+              CaseWhenStep<Long, Long> when = null;
+              for (Long i : ids) {
+                when =
+                    when == null
+                        ? choose.when(DSL.val(i), DSL.val(retryAt.get(i)))
+                        : when.when(DSL.val(i), DSL.val(retryAt.get(i)));
+              }
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(c.state, c.sv(EventState.PENDING));
+              set.put(c.timeNext, when.otherwise(c.timeNext));
+              return set;
+            }));
+    // Never sent: the fire is undone (fired at e + 1 -> pending at e). No delivery of attempt e + 1
+    // exists, so no answer to it can come, and the next fire is e + 1 again.
+    out.putAll(
+        c.cas(
+            unsent,
+            EventState.FIRED,
+            true,
+            ids -> {
+              Map<Field<?>, Object> set = new LinkedHashMap<>();
+              set.put(c.state, c.sv(EventState.PENDING));
+              set.put(c.epoch, c.epoch.minus(1));
+              set.put(c.timeNext, dueAt(ids, retryAt));
+              return set;
+            }));
+    return out;
+  }
+
+  /** {@code time_next} per id, as a CASE on the id. */
+  private Field<Long> dueAt(List<Long> ids, Map<Long, Long> at) {
+    CaseValueStep<Long> choose = DSL.choose(c.id);
+    CaseWhenStep<Long, Long> when = null;
+    for (Long i : ids) {
+      when =
+          when == null
+              ? choose.when(DSL.val(i), DSL.val(at.get(i)))
+              : when.when(DSL.val(i), DSL.val(at.get(i)));
+    }
+    return when.otherwise(c.timeNext);
+  }
+
+  @Override
+  public List<EventRef> expiredFired(long beforeNs, int limit) {
+    return c.ctx
+        .select(c.id, c.epoch)
+        .from(c.t)
+        .where(c.state.eq(c.sv(EventState.FIRED)).and(c.timeNext.le(beforeNs)))
+        .orderBy(c.timeNext, c.id)
+        .limit(limit)
+        .fetch(r -> new EventRef(r.value1(), r.value2()));
+  }
+
+  @Override
+  public Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons) {
+    if (reasons.isEmpty()) {
+      return Map.of();
+    }
+    Set<Long> ids = new HashSet<>();
+    for (EventRef r : reasons.keySet()) {
+      ids.add(r.id());
+    }
+    // Under row locks, so that each outcome is known exactly; pending and fired rows alike.
+    return c.ctx.transactionResult(
+        cfg -> {
+          DSLContext tx = DSL.using(cfg);
+          Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
+          for (Record3<Long, Long, Object> r :
+              tx.select(c.id, c.epoch, c.state).from(c.t).where(c.id.in(ids)).forUpdate().fetch()) {
+            rows.put(r.value1(), r);
+          }
+          Map<EventRef, CasOutcome> out = new HashMap<>();
+          Map<EventRef, String> dying = new LinkedHashMap<>();
+          Set<Long> taken = new HashSet<>();
+          for (Map.Entry<EventRef, String> e : reasons.entrySet()) {
+            EventRef r = e.getKey();
+            Record3<Long, Long, Object> row = rows.get(r.id());
+            EventState st = row == null ? null : c.stateOf(r.id(), row.value3());
+            if (row == null) {
+              out.put(r, CasOutcome.UNKNOWN);
+            } else if ((st == EventState.PENDING || st == EventState.FIRED)
+                && row.value2() == r.epoch()
+                && taken.add(r.id())) {
+              dying.put(r, e.getValue());
+              out.put(r, CasOutcome.APPLIED);
+            } else {
+              out.put(r, CasOutcome.STALE);
+            }
+          }
+          int n = 0;
+          for (Map.Entry<Long, List<Long>> g : EventCas.byEpoch(dying.keySet()).entrySet()) {
+            n +=
+                tx.update(c.t)
+                    .set(c.state, c.sv(EventState.DEAD))
+                    .where(c.id.in(g.getValue()))
+                    .and(c.epoch.eq(g.getKey()))
+                    .and(c.state.in(c.sv(EventState.PENDING), c.sv(EventState.FIRED)))
+                    .and(c.fenced)
+                    .execute();
+          }
+          if (n < dying.size()) {
+            c.checkFence(tx); // the rows are locked and matched: only the fence refuses them
+          }
+          DeadReasons.record(tx, c.q.name(), dying);
+          return out;
+        });
+  }
+}
