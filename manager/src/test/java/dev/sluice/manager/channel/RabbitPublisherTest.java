@@ -26,6 +26,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -247,6 +248,47 @@ class RabbitPublisherTest {
     await().atMost(Duration.ofSeconds(20)).until(publisher::connected);
     confirmed(publisher.publish(message(t.exchange, t.routingKey, 7)));
     assertThat(t.drain()).extracting(m -> m.id).contains("0/orders/1/1", "0/orders/7/1");
+  }
+
+  @Test
+  void theTimeoutAndTheReconnectBackoffRunOnThePublishersTicker() throws Exception {
+    Topology t = declare(embedded.uri());
+    FreezableProxy proxy = closeLater(new FreezableProxy(embedded.port()));
+    AtomicLong now = new AtomicLong(123_000_000_000L);
+    RabbitPublisher publisher =
+        closeLater(
+            new RabbitPublisher(
+                new RabbitChannelSettings(
+                    "amqp://guest:guest@127.0.0.1:" + proxy.port(),
+                    Duration.ofSeconds(30),
+                    "sluice-test-ticker"),
+                now::get));
+    confirmed(publisher.publish(message(t.exchange, t.routingKey, 1)));
+
+    proxy.freeze();
+    CompletableFuture<Void> silent = publisher.publish(message(t.exchange, t.routingKey, 2));
+    now.addAndGet(Duration.ofSeconds(29).toNanos());
+    // Many sweeps of the timeout thread pass: 29 s on the ticker are not its 30 s.
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> !silent.isDone() && publisher.connected());
+    now.addAndGet(Duration.ofSeconds(1).toNanos());
+    PublishFailure f = failure(silent);
+    assertThat(f.brokerDown()).isTrue();
+    assertThat(f.getMessage()).contains("not confirmed within 30 s");
+    await().atMost(Duration.ofSeconds(5)).until(() -> !publisher.connected());
+
+    // The connection was cut; the first reconnect waits its backoff (100 ms) on the ticker too.
+    proxy.unfreeze();
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> !publisher.connected());
+    now.addAndGet(RabbitLink.RECONNECT.maxNs());
+    await().atMost(Duration.ofSeconds(10)).until(publisher::connected);
+    confirmed(publisher.publish(message(t.exchange, t.routingKey, 3)));
+    assertThat(t.drain()).extracting(m -> m.id).contains("0/orders/1/1", "0/orders/3/1");
   }
 
   @Test
