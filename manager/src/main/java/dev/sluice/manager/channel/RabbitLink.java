@@ -8,7 +8,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
-import com.rabbitmq.client.SocketConfigurators;
 import com.rabbitmq.client.impl.ForgivingExceptionHandler;
 import dev.sluice.core.queue.Backoff;
 import dev.sluice.core.queue.Ticker;
@@ -105,30 +104,8 @@ final class RabbitLink {
     this.ticker = ticker;
     this.timeoutNanos = settings.publishTimeout().toNanos();
     this.confirms = new RabbitConfirms(description);
-    this.factory = new ConnectionFactory();
-    // Before the URI: amqps adds host name verification to this configurator.
-    factory.setSocketConfigurator(
-        socket -> {
-          SocketConfigurators.defaultConfigurator().configure(socket);
-          lastSocket = socket;
-        });
-    settings.applyTo(factory);
-    long timeoutMs = settings.publishTimeout().toMillis();
-    int timeout = (int) timeoutMs;
-    factory.setAutomaticRecoveryEnabled(false);
-    factory.setTopologyRecoveryEnabled(false);
-    factory.setConnectionTimeout(timeout);
-    factory.setHandshakeTimeout(timeout);
-    factory.setChannelRpcTimeout(timeout);
-    factory.setRequestedHeartbeat((int) Math.max(1, Math.min(30, timeoutMs / 2000)));
-    factory.setExceptionHandler(new QuietExceptionHandler());
-    String name = settings.connectionName();
-    factory.setThreadFactory(
-        r -> {
-          Thread t = new Thread(r, "sluice-rabbit-io-" + name); // the client renames it
-          t.setDaemon(true);
-          return t;
-        });
+    this.factory =
+        settings.connectionFactory(socket -> lastSocket = socket, new QuietExceptionHandler());
   }
 
   // ---------------------------------------------------------------- any thread
