@@ -53,30 +53,49 @@ public final class FreezableProxy implements AutoCloseable {
    * Forwards again: closes every connection open now (it lost bytes while frozen, and so would
    * corrupt whatever it carries next) and forwards the connections made from now on.
    */
-  public void unfreeze() throws IOException {
+  public void unfreeze() {
     synchronized (thaw) {
       isFrozen = false;
       thaw.notifyAll();
     }
     for (Socket s : sockets) {
-      s.close();
+      closeQuietly(s);
       sockets.remove(s);
     }
   }
 
   private void accept() {
     while (!listener.isClosed()) {
+      Socket down;
       try {
-        Socket down = listener.accept();
-        Socket up = new Socket();
-        up.connect(upstream, 2000);
+        down = listener.accept();
+      } catch (IOException e) {
+        return; // the listener is closed
+      }
+      Socket up = new Socket();
+      try {
         sockets.add(down);
         sockets.add(up);
+        up.connect(upstream, 2000);
         pump(down, up);
         pump(up, down);
       } catch (IOException e) {
-        return;
+        // This connection only: upstream refused it, or unfreeze() closed it while it was being
+        // set up. The proxy goes on accepting (it used to stop here, and every later connection
+        // then sat unanswered in the listen backlog).
+        closeQuietly(down);
+        closeQuietly(up);
+        sockets.remove(down);
+        sockets.remove(up);
       }
+    }
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException e) {
+      // closing anyway
     }
   }
 

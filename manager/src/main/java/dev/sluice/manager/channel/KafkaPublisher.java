@@ -1,5 +1,6 @@
 package dev.sluice.manager.channel;
 
+import dev.sluice.core.queue.Ticker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,6 +104,7 @@ public final class KafkaPublisher implements ChannelPublisher {
   /** Every publish in the order of its deadline; the timeout thread drops the settled ones. */
   private final ConcurrentLinkedQueue<Pending> byDeadline = new ConcurrentLinkedQueue<>();
 
+  private final Ticker ticker;
   private final Thread sendThread;
   private final ScheduledExecutorService timeoutThread;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -124,7 +126,16 @@ public final class KafkaPublisher implements ChannelPublisher {
   }
 
   public KafkaPublisher(KafkaChannelSettings settings) {
+    this(settings, Ticker.SYSTEM);
+  }
+
+  /**
+   * With the ticker that dates every publish and drives the timeout thread's deadlines: {@link
+   * Ticker#SYSTEM} but in tests of timing rules.
+   */
+  KafkaPublisher(KafkaChannelSettings settings, Ticker ticker) {
     this.settings = Objects.requireNonNull(settings, "settings");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.description = "kafka " + settings.bootstrapServers();
     this.timeoutMs = settings.publishTimeout().toMillis();
     long slackMs = Math.max(200, Math.min(1000, timeoutMs / 10));
@@ -138,7 +149,8 @@ public final class KafkaPublisher implements ChannelPublisher {
     }
     try {
       this.topics =
-          new KafkaTopics(description, settings.producerConfig(), settings.publishTimeout());
+          new KafkaTopics(
+              description, settings.producerConfig(), settings.publishTimeout(), ticker);
     } catch (IllegalArgumentException e) {
       producer.close(Duration.ZERO);
       throw e;
@@ -170,7 +182,7 @@ public final class KafkaPublisher implements ChannelPublisher {
   @Override
   public CompletableFuture<Void> publish(OutboundMessage message) {
     Objects.requireNonNull(message, "message");
-    Pending p = new Pending(message, System.nanoTime() + deadlineNanos);
+    Pending p = new Pending(message, ticker.nanos() + deadlineNanos);
     if (closed.get()) {
       p.future.completeExceptionally(closedFailure(message));
       return p.future;
@@ -449,7 +461,7 @@ public final class KafkaPublisher implements ChannelPublisher {
 
   private void expire() {
     try {
-      long now = System.nanoTime();
+      long now = ticker.nanos();
       // In deadline order; stops at the first one not yet due. The iterator removes exactly the
       // element it returned, whatever else removes meanwhile.
       for (Iterator<Pending> it = byDeadline.iterator(); it.hasNext(); ) {

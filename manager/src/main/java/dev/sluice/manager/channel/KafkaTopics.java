@@ -1,5 +1,6 @@
 package dev.sluice.manager.channel;
 
+import dev.sluice.core.queue.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +59,7 @@ final class KafkaTopics implements AutoCloseable {
 
   private final String description;
   private final Admin admin;
+  private final Ticker ticker;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
   private final Set<String> describing = ConcurrentHashMap.newKeySet();
 
@@ -66,8 +68,9 @@ final class KafkaTopics implements AutoCloseable {
 
   private volatile boolean closed;
 
-  KafkaTopics(String description, Map<String, ?> clientConfig, Duration timeout) {
+  KafkaTopics(String description, Map<String, ?> clientConfig, Duration timeout, Ticker ticker) {
     this.description = description;
+    this.ticker = ticker;
     Map<String, Object> config = new java.util.HashMap<>();
     // The producer's connection and security settings, without the producer's own.
     Set<String> adminNames = AdminClientConfig.configNames();
@@ -97,7 +100,7 @@ final class KafkaTopics implements AutoCloseable {
    * admin client's thread). Send thread.
    */
   <T> Known lookup(String topic, T item, Resume<T> resume) {
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     Known k = known.get(topic);
     if (k != null && k.exists()) {
       if (now - k.checkedAt() >= PRESENT_REFRESH) {
@@ -149,7 +152,7 @@ final class KafkaTopics implements AutoCloseable {
     Throwable cause = e instanceof java.util.concurrent.CompletionException c ? c.getCause() : e;
     Known k;
     String noAnswer = null;
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     if (cause == null) {
       k = new Known(true, null, now);
     } else if (definite(cause)) {

@@ -1,9 +1,13 @@
 package dev.sluice.manager.channel;
 
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ExceptionHandler;
+import com.rabbitmq.client.SocketConfigurators;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * How a {@link RabbitPublisher} reaches its broker.
@@ -68,9 +72,39 @@ public record RabbitChannelSettings(String uri, Duration publishTimeout, String 
     return redact(uri);
   }
 
-  /** Sets host, port, credentials, virtual host and TLS of the factory from the URI. */
-  void applyTo(ConnectionFactory factory) {
+  /**
+   * The client's factory for this broker: host, port, credentials, virtual host and TLS from the
+   * URI; connecting, the AMQP handshake and channel operations bounded by the publish timeout; a
+   * heartbeat timeout of half of it (1 to 30 s); the client's automatic recovery off (the publisher
+   * reconnects itself); daemon I/O threads. {@code onSocket} sees every socket the client opens,
+   * once the defaults are set on it.
+   */
+  ConnectionFactory connectionFactory(Consumer<Socket> onSocket, ExceptionHandler handler) {
+    ConnectionFactory factory = new ConnectionFactory();
+    // Before the URI: amqps adds host name verification to this configurator.
+    factory.setSocketConfigurator(
+        socket -> {
+          SocketConfigurators.defaultConfigurator().configure(socket);
+          onSocket.accept(socket);
+        });
     applyUri(factory, uri);
+    long timeoutMs = publishTimeout.toMillis();
+    int timeout = (int) timeoutMs;
+    factory.setAutomaticRecoveryEnabled(false);
+    factory.setTopologyRecoveryEnabled(false);
+    factory.setConnectionTimeout(timeout);
+    factory.setHandshakeTimeout(timeout);
+    factory.setChannelRpcTimeout(timeout);
+    factory.setRequestedHeartbeat((int) Math.max(1, Math.min(30, timeoutMs / 2000)));
+    factory.setExceptionHandler(handler);
+    String name = connectionName;
+    factory.setThreadFactory(
+        r -> {
+          Thread t = new Thread(r, "sluice-rabbit-io-" + name); // the client renames it
+          t.setDaemon(true);
+          return t;
+        });
+    return factory;
   }
 
   private static void applyUri(ConnectionFactory factory, String uri) {
