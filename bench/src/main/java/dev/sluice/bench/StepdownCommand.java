@@ -163,15 +163,15 @@ final class StepdownCommand implements Callable<Integer> {
   }
 
   private EngineConfig config(Database db) {
-    return new EngineConfig(
-        "stepdown",
-        List.of(new ShardConfig(SHARD, db.url(), db.user(), db.password(), 10)),
-        Duration.ofSeconds(1),
-        Duration.ofSeconds(5),
-        Duration.ofSeconds(10),
-        Duration.ofMillis(renewMs),
-        Duration.ofSeconds(1),
-        List.of());
+    return EngineConfig.builder()
+        .managerId("stepdown")
+        .shards(List.of(new ShardConfig(SHARD, db.url(), db.user(), db.password(), 10)))
+        .discoveryInterval(Duration.ofSeconds(1))
+        .shutdownTimeout(Duration.ofSeconds(5))
+        .leaseTtl(Duration.ofSeconds(10))
+        .leaseRenew(Duration.ofMillis(renewMs))
+        .forgetDelay(Duration.ofSeconds(1))
+        .build();
   }
 
   private QueueEngine engine(Database db) {

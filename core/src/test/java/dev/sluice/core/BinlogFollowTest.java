@@ -73,15 +73,16 @@ class BinlogFollowTest {
       MeterRegistry registry) {
     QueueEngine e =
         new QueueEngine(
-            new EngineConfig(
-                id,
-                List.of(new ShardConfig("s1", db.url(), user, password, 4, KeyRange.ALL, mode)),
-                Duration.ofMillis(200),
-                Duration.ofSeconds(5),
-                Duration.ofSeconds(2),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1),
-                List.of()),
+            EngineConfig.builder()
+                .managerId(id)
+                .shards(
+                    List.of(new ShardConfig("s1", db.url(), user, password, 4, KeyRange.ALL, mode)))
+                .discoveryInterval(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .leaseTtl(Duration.ofSeconds(2))
+                .leaseRenew(Duration.ofMillis(500))
+                .forgetDelay(Duration.ofSeconds(1))
+                .build(),
             Clock.systemUTC(),
             registry);
     e.start();

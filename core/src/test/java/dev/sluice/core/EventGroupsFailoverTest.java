@@ -45,15 +45,15 @@ class EventGroupsFailoverTest {
   static void stop() {}
 
   static EngineConfig config(String managerId) {
-    return new EngineConfig(
-        managerId,
-        List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 6)),
-        Duration.ofMillis(300),
-        Duration.ofSeconds(5),
-        Duration.ofSeconds(2),
-        Duration.ofMillis(200),
-        Duration.ofSeconds(1),
-        List.of());
+    return EngineConfig.builder()
+        .managerId(managerId)
+        .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 6)))
+        .discoveryInterval(Duration.ofMillis(300))
+        .shutdownTimeout(Duration.ofSeconds(5))
+        .leaseTtl(Duration.ofSeconds(2))
+        .leaseRenew(Duration.ofMillis(200))
+        .forgetDelay(Duration.ofSeconds(1))
+        .build();
   }
 
   static void exec(String statement) throws Exception {

@@ -49,15 +49,15 @@ class EventGroupsTest {
     db = TestDatabases.fresh(EventGroupsTest.class);
     engine =
         new QueueEngine(
-            new EngineConfig(
-                "groups-test",
-                List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 6)),
-                Duration.ofMillis(200),
-                Duration.ofSeconds(5),
-                Duration.ofSeconds(2),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1),
-                List.of()),
+            EngineConfig.builder()
+                .managerId("groups-test")
+                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 6)))
+                .discoveryInterval(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .leaseTtl(Duration.ofSeconds(2))
+                .leaseRenew(Duration.ofMillis(500))
+                .forgetDelay(Duration.ofSeconds(1))
+                .build(),
             Clock.systemUTC(),
             registry);
     engine.start();

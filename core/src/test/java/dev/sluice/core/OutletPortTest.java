@@ -46,15 +46,15 @@ class OutletPortTest {
     db = TestDatabases.fresh(OutletPortTest.class);
     engine =
         new QueueEngine(
-            new EngineConfig(
-                "core-test",
-                List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 4)),
-                Duration.ofMillis(200),
-                Duration.ofSeconds(5),
-                Duration.ofSeconds(2),
-                Duration.ofMillis(500),
-                Duration.ofSeconds(1),
-                List.of()),
+            EngineConfig.builder()
+                .managerId("core-test")
+                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 4)))
+                .discoveryInterval(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .leaseTtl(Duration.ofSeconds(2))
+                .leaseRenew(Duration.ofMillis(500))
+                .forgetDelay(Duration.ofSeconds(1))
+                .build(),
             Clock.systemUTC(),
             new SimpleMeterRegistry());
     engine.start();

@@ -105,15 +105,15 @@ class ScheduleRunnerTest {
   }
 
   static EngineConfig config(String managerId) {
-    return new EngineConfig(
-        managerId,
-        List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 8)),
-        Duration.ofMillis(300),
-        Duration.ofSeconds(5),
-        Duration.ofSeconds(2),
-        Duration.ofMillis(200),
-        Duration.ofSeconds(1),
-        List.of());
+    return EngineConfig.builder()
+        .managerId(managerId)
+        .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 8)))
+        .discoveryInterval(Duration.ofMillis(300))
+        .shutdownTimeout(Duration.ofSeconds(5))
+        .leaseTtl(Duration.ofSeconds(2))
+        .leaseRenew(Duration.ofMillis(200))
+        .forgetDelay(Duration.ofSeconds(1))
+        .build();
   }
 
   /** A runner of a lease of its own on shard {@code shard} (the tests below call its passes). */

@@ -33,15 +33,15 @@ class ShardStepDownTest {
     TestDatabase db = TestDatabases.fresh(ShardStepDownTest.class);
     QueueEngine engine =
         new QueueEngine(
-            new EngineConfig(
-                "stepdown-test",
-                List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 12)),
-                Duration.ofMillis(300),
-                Duration.ofSeconds(5),
-                Duration.ofSeconds(10),
-                Duration.ofMillis(200),
-                Duration.ofSeconds(1),
-                List.of()),
+            EngineConfig.builder()
+                .managerId("stepdown-test")
+                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 12)))
+                .discoveryInterval(Duration.ofMillis(300))
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .leaseTtl(Duration.ofSeconds(10))
+                .leaseRenew(Duration.ofMillis(200))
+                .forgetDelay(Duration.ofSeconds(1))
+                .build(),
             Clock.systemUTC(),
             new SimpleMeterRegistry());
     List<String> names = new ArrayList<>();

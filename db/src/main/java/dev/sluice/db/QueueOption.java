@@ -3,35 +3,22 @@ package dev.sluice.db;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.Objects;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
- * One queue option, defined once: its name in comments, kind, default and bounds (milliseconds for
- * durations, the number itself for counts and percents), how the record holds it, whether a
- * migration changing it is applied in place or restarts the queue, and its meaning as the README's
- * table says it ({@link QueueOptionsDoc}). Parsing, defaults, bounds checks, the restart list and
- * the docs table all come from {@link QueueOptions#OPTIONS}.
+ * One queue option, the typed key of its value in {@link QueueOptions}: its name in comments, kind,
+ * default and bounds (milliseconds for durations, the number itself for counts, percents and
+ * sizes), how it parses and prints, whether a migration changing it is applied in place or restarts
+ * the queue, and its meaning as the README's table says it ({@link QueueOptionsDoc}). Every option
+ * is one constant of {@link QueueOptionKeys}; parsing, defaults, bounds checks, the restart list
+ * and the docs table all come from there.
  *
- * @param inPlace true when a change is applied to the running queue (no restart, no release of
- *     events in flight); false when the queue restarts for it
- * @param doc the meaning, in Markdown
- * @param shownDefault the default said in words, or null for the default's value
- * @param boundsNote a rule between options added to the bounds, or null
+ * @param <T> the option's value type: {@code Duration}, {@code Integer}, {@code Long}, {@code
+ *     Boolean}, {@code String} or the class shares' {@code Map<String, Integer>}
  */
-public record QueueOption(
-    String name,
-    Kind kind,
-    Object dflt,
-    long min,
-    long max,
-    Function<QueueOptions, Object> get,
-    TextRule text,
-    boolean inPlace,
-    String doc,
-    String shownDefault,
-    String boundsNote) {
+public final class QueueOption<T> {
 
   /** What kind of value an option takes; each kind parses and prints one way. */
   public enum Kind {
@@ -54,43 +41,253 @@ public record QueueOption(
    */
   public record TextRule(Pattern pattern, String says) {}
 
-  /** An option of any kind but {@link Kind#TEXT}, restart-only and not yet documented. */
-  public QueueOption(
-      String name, Kind kind, Object dflt, long min, long max, Function<QueueOptions, Object> get) {
-    this(name, kind, dflt, min, max, get, null, false, "", null, null);
+  /** Reads a value as a comment writes it; a problem is added, and null returned, if it is bad. */
+  @FunctionalInterface
+  interface Parser<T> {
+    T parse(QueueOption<T> option, String text, List<String> problems);
+  }
+
+  private final String name;
+  private final Kind kind;
+  private final T dflt;
+  private final long min;
+  private final long max;
+  private final Parser<T> parser;
+  private final Function<T, String> formatter;
+  private final TextRule text;
+  private final boolean inPlace;
+  private final String doc;
+  private final String shownDefault;
+  private final String boundsNote;
+
+  private QueueOption(
+      String name,
+      Kind kind,
+      T dflt,
+      long min,
+      long max,
+      Parser<T> parser,
+      Function<T, String> formatter,
+      TextRule text,
+      boolean inPlace,
+      String doc,
+      String shownDefault,
+      String boundsNote) {
+    this.name = Objects.requireNonNull(name);
+    this.kind = kind;
+    this.dflt = Objects.requireNonNull(dflt);
+    this.min = min;
+    this.max = max;
+    this.parser = parser;
+    this.formatter = formatter;
+    this.text = text;
+    this.inPlace = inPlace;
+    this.doc = doc;
+    this.shownDefault = shownDefault;
+    this.boundsNote = boundsNote;
+  }
+
+  static QueueOption<Duration> duration(String name, Duration dflt, Duration min, Duration max) {
+    return new QueueOption<>(
+        name,
+        Kind.DURATION,
+        dflt,
+        min.toMillis(),
+        max.toMillis(),
+        OptionParsers::duration,
+        Durations::format,
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<Integer> count(String name, int dflt, int min, int max) {
+    return new QueueOption<>(
+        name,
+        Kind.COUNT,
+        dflt,
+        min,
+        max,
+        OptionParsers::count,
+        String::valueOf,
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<Integer> percent(String name, int dflt, int min, int max) {
+    return new QueueOption<>(
+        name,
+        Kind.PERCENT,
+        dflt,
+        min,
+        max,
+        OptionParsers::percent,
+        p -> p + "%",
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<Boolean> bool(String name, boolean dflt) {
+    return new QueueOption<>(
+        name,
+        Kind.BOOL,
+        dflt,
+        0,
+        1,
+        OptionParsers::bool,
+        String::valueOf,
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<Long> bytes(String name, long dflt, long min, long max) {
+    return new QueueOption<>(
+        name,
+        Kind.BYTES,
+        dflt,
+        min,
+        max,
+        OptionParsers::bytes,
+        ByteSizes::format,
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<Map<String, Integer>> classShares(String name) {
+    return new QueueOption<>(
+        name,
+        Kind.CLASS_SHARES,
+        Map.of(),
+        0,
+        100,
+        OptionParsers::classShares,
+        OptionParsers::classSharesText,
+        null,
+        false,
+        "",
+        null,
+        null);
+  }
+
+  static QueueOption<String> text(String name, String dflt, Pattern pattern, String says) {
+    return new QueueOption<>(
+        name,
+        Kind.TEXT,
+        dflt,
+        0,
+        0,
+        OptionParsers::text,
+        String::valueOf,
+        new TextRule(pattern, says),
+        false,
+        "",
+        null,
+        null);
+  }
+
+  private QueueOption<T> with(boolean inPlace, String doc, String shownDefault, String note) {
+    return new QueueOption<>(
+        name, kind, dflt, min, max, parser, formatter, text, inPlace, doc, shownDefault, note);
   }
 
   /** This option, taking effect in place when a migration changes it (no restart). */
-  public QueueOption appliedInPlace() {
-    return new QueueOption(
-        name, kind, dflt, min, max, get, text, true, doc, shownDefault, boundsNote);
+  QueueOption<T> appliedInPlace() {
+    return with(true, doc, shownDefault, boundsNote);
   }
 
   /** This option with its meaning, as the README's table says it. */
-  public QueueOption doc(String meaning) {
-    return new QueueOption(
-        name, kind, dflt, min, max, get, text, inPlace, meaning, shownDefault, boundsNote);
+  QueueOption<T> doc(String meaning) {
+    return with(inPlace, meaning, shownDefault, boundsNote);
   }
 
   /** This option with its default said in words (null: the default's value). */
-  public QueueOption shownDefault(String says) {
-    return new QueueOption(name, kind, dflt, min, max, get, text, inPlace, doc, says, boundsNote);
+  QueueOption<T> shownDefault(String says) {
+    return with(inPlace, doc, says, boundsNote);
   }
 
   /** This option with a rule between options added to its bounds ("≥ `min_backoff`"). */
-  public QueueOption boundsNote(String note) {
-    return new QueueOption(name, kind, dflt, min, max, get, text, inPlace, doc, shownDefault, note);
+  QueueOption<T> boundsNote(String note) {
+    return with(inPlace, doc, shownDefault, note);
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** The value when a comment does not give one. */
+  public T dflt() {
+    return dflt;
+  }
+
+  /** The least value: milliseconds for a duration, the number for the others. */
+  public long min() {
+    return min;
+  }
+
+  /** The greatest value: milliseconds for a duration, the number for the others. */
+  public long max() {
+    return max;
+  }
+
+  /** What a {@link Kind#TEXT} option accepts; null for the other kinds. */
+  public TextRule text() {
+    return text;
+  }
+
+  /**
+   * True when a change is applied to the running queue (no restart, no release of events in
+   * flight); false when the queue restarts for it.
+   */
+  public boolean inPlace() {
+    return inPlace;
+  }
+
+  /** The meaning, in Markdown. */
+  public String doc() {
+    return doc;
+  }
+
+  /** The default said in words, or null for the default's value. */
+  public String shownDefault() {
+    return shownDefault;
+  }
+
+  /** A rule between options added to the bounds, or null. */
+  public String boundsNote() {
+    return boundsNote;
   }
 
   /** The value as comments write it. */
-  public String format(Object v) {
-    return switch (kind) {
-      case DURATION -> Durations.format((Duration) v);
-      case PERCENT -> v + "%";
-      case CLASS_SHARES -> QueueOptions.classSharesText(QueueOptions.castShares(v));
-      case BYTES -> ByteSizes.format(((Number) v).longValue());
-      default -> String.valueOf(v);
-    };
+  public String format(T value) {
+    return formatter.apply(value);
+  }
+
+  /** The default as comments write it. */
+  public String formattedDefault() {
+    return format(dflt);
+  }
+
+  /** This option's value in {@code options}, as comments write it. */
+  public String formatIn(QueueOptions options) {
+    return format(options.get(this));
   }
 
   /** The accepted range, as the README and error messages say it. */
@@ -110,148 +307,14 @@ public record QueueOption(
     };
   }
 
-  Object parse(String v, List<String> problems) {
-    return switch (kind) {
-      case DURATION -> duration(v, problems);
-      case COUNT -> count(v, problems);
-      case PERCENT -> percent(v, problems);
-      case BOOL -> bool(v, problems);
-      case CLASS_SHARES -> classShares(v, problems);
-      case BYTES -> bytes(v, problems);
-      case TEXT -> text(v, problems);
-    };
+  /** The value of {@code v}, or the default with a problem added when it is not valid. */
+  T parse(String v, List<String> problems) {
+    T parsed = parser.parse(this, v, problems);
+    return parsed == null ? dflt : parsed;
   }
 
-  /** A word matching the option's rule; empty is the default. */
-  private Object text(String v, List<String> problems) {
-    if (v.isEmpty()) {
-      return dflt;
-    }
-    if (!text.pattern().matcher(v).matches()) {
-      problems.add(name + "='" + v + "' must be " + text.says());
-      return dflt;
-    }
-    return v;
-  }
-
-  /** A size such as {@code 512KiB} or {@code 1048576}, within the bounds. */
-  private Object bytes(String v, List<String> problems) {
-    long n;
-    try {
-      n = ByteSizes.parse(v);
-    } catch (IllegalArgumentException e) {
-      problems.add(name + ": " + e.getMessage());
-      return dflt;
-    }
-    if (n < min || n > max) {
-      problems.add(
-          name
-              + "="
-              + v
-              + " must be from "
-              + ByteSizes.format(min)
-              + " to "
-              + ByteSizes.format(max));
-      return dflt;
-    }
-    return n;
-  }
-
-  private Object duration(String v, List<String> problems) {
-    Duration d;
-    try {
-      d = Durations.parse(v);
-    } catch (Durations.TooLargeException e) {
-      problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
-      return dflt;
-    } catch (IllegalArgumentException e) {
-      problems.add(name + ": " + e.getMessage());
-      return dflt;
-    }
-    if (d.compareTo(Duration.ofMillis(min)) < 0) {
-      problems.add(name + "=" + v + " is below the minimum " + fmtMs(min));
-      return dflt;
-    }
-    if (d.compareTo(Duration.ofMillis(max)) > 0) {
-      problems.add(name + "=" + v + " is too large: at most " + fmtMs(max));
-      return dflt;
-    }
-    return d;
-  }
-
-  private Object count(String v, List<String> problems) {
-    if (!v.matches("-?[0-9]{1,30}")) {
-      problems.add(name + "='" + v + "' is not a whole number");
-      return dflt;
-    }
-    long n;
-    try {
-      n = Long.parseLong(v);
-    } catch (NumberFormatException e) {
-      n = v.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    if (n < min) {
-      problems.add(name + "=" + v + " must be at least " + min);
-      return dflt;
-    }
-    if (n > max) {
-      problems.add(name + "=" + v + " is too large: at most " + max);
-      return dflt;
-    }
-    return (int) n;
-  }
-
-  private Object percent(String v, List<String> problems) {
-    String n = v.endsWith("%") ? v.substring(0, v.length() - 1) : v;
-    if (n.matches("[0-9]{1,3}")) {
-      int p = Integer.parseInt(n);
-      if (p >= min && p <= max) {
-        return p;
-      }
-    }
-    problems.add(name + "='" + v + "' must be a percentage from " + min + "% to " + max + "%");
-    return dflt;
-  }
-
-  private Object bool(String v, List<String> problems) {
-    if (v.equals("true") || v.equals("false")) {
-      return Boolean.parseBoolean(v);
-    }
-    problems.add(name + "='" + v + "' must be true or false");
-    return dflt;
-  }
-
-  /** {@code slow:25,batch:50}: class name, then its percent of a receiver's credits. */
-  private Object classShares(String v, List<String> problems) {
-    if (v.equals("none")) {
-      return Map.of();
-    }
-    Map<String, Integer> out = new TreeMap<>();
-    String[] parts = v.split(",", -1);
-    if (parts.length > QueueOptions.MAX_CLASSES) {
-      problems.add(
-          name + " names " + parts.length + " classes: at most " + QueueOptions.MAX_CLASSES);
-      return dflt;
-    }
-    for (String part : parts) {
-      String[] kv = part.split(":", -1);
-      if (kv.length != 2 || !kv[0].matches("[A-Za-z0-9_-]{1,32}")) {
-        problems.add(name + ": '" + part + "' is not class:percent (e.g. slow:25)");
-        continue;
-      }
-      String n = kv[1].endsWith("%") ? kv[1].substring(0, kv[1].length() - 1) : kv[1];
-      int p = n.matches("[0-9]{1,3}") ? Integer.parseInt(n) : -1;
-      if (p < 1 || p > 100) {
-        problems.add(
-            name + ": share of class '" + kv[0] + "' must be 1-100 percent, was '" + kv[1] + "'");
-      } else {
-        out.put(kv[0], p);
-      }
-    }
-    return Map.copyOf(out);
-  }
-
-  private static String fmtMs(long ms) {
-    return Durations.format(Duration.ofMillis(ms));
+  @Override
+  public String toString() {
+    return name;
   }
 }

@@ -20,11 +20,11 @@ public final class QueueOptionsDoc {
     StringBuilder sb = new StringBuilder();
     sb.append("| option | default | bounds | a change | meaning |\n");
     sb.append("|---|---|---|---|---|\n");
-    for (QueueOption o : QueueOptions.OPTIONS) {
+    for (QueueOption<?> o : QueueOptions.OPTIONS) {
       sb.append("| `")
           .append(o.name())
           .append("` | ")
-          .append(o.shownDefault() != null ? o.shownDefault() : "`" + o.format(o.dflt()) + "`")
+          .append(o.shownDefault() != null ? o.shownDefault() : "`" + o.formattedDefault() + "`")
           .append(" | ")
           .append(bounds(o))
           .append(o.boundsNote() == null ? "" : ", " + o.boundsNote())
@@ -38,7 +38,7 @@ public final class QueueOptionsDoc {
   }
 
   /** The accepted range as the table says it. */
-  static String bounds(QueueOption o) {
+  static String bounds(QueueOption<?> o) {
     return switch (o.kind()) {
       case DURATION -> ms(o.min()) + " – " + ms(o.max());
       case COUNT -> o.min() + " – " + o.max();

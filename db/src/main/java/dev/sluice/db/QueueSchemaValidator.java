@@ -319,202 +319,39 @@ public final class QueueSchemaValidator {
     }
   }
 
-  private static String alterAdd(String t, String def) {
+  static String alterAdd(String t, String def) {
     return "ALTER TABLE " + t + " ADD COLUMN " + def;
   }
 
-  private static String modify(String t, String def) {
+  static String modify(String t, String def) {
     return "ALTER TABLE " + t + " MODIFY " + def;
   }
 
   /**
-   * The problems of an ordered queue's setup ({@code ordering=key} or {@code queue}), each with the
-   * statement that fixes it: the key column must exist, hold integers or short strings, and lead an
-   * index with {@code state} after it; a queue ordered as one key needs an index on {@code state}
-   * alone (InnoDB appends the id). None for an unordered queue.
+   * The problems of an ordered queue's setup, each with its fix ({@link OrderingSchema#validate}).
    */
   public static List<SchemaProblem> validateOrdering(
       String table,
       QueueOptions options,
       Map<String, ColumnInfo> columns,
       Map<String, List<String>> indexes) {
-    List<SchemaProblem> p = new ArrayList<>();
-    if (!options.ordered()) {
-      return p;
-    }
-    String t = "`" + table + "`";
-    if (options.orderedAsOneKey()) {
-      if (orderingIndex(options, indexes) == null) {
-        p.add(
-            new SchemaProblem(
-                ORDERING_INDEX,
-                "ordering=queue needs an index on (state, id) to find the queue's first event",
-                "ALTER TABLE " + t + " ADD INDEX `" + ORDERING_INDEX + "` (`state`, `id`)"));
-      }
-      return p;
-    }
-    String col = options.orderingColumn();
-    ColumnInfo c = columns.get(col.toLowerCase(Locale.ROOT));
-    if (c == null) {
-      p.add(
-          new SchemaProblem(
-              col,
-              "missing column: ordering=key orders events by it",
-              alterAdd(t, "`" + col + "` VARCHAR(255) NULL")
-                  + ", ADD INDEX `"
-                  + ORDERING_INDEX
-                  + "` (`"
-                  + col
-                  + "`, `state`, `id`)"));
-      return p;
-    }
-    if (SYSTEM_COLUMNS.contains(c.name().toLowerCase(Locale.ROOT))) {
-      p.add(
-          new SchemaProblem(
-              col,
-              "is a system column; the key must be a column of the application's",
-              "ALTER TABLE " + t + " COMMENT = '... ordering_column=<your key column>'"));
-      return p;
-    }
-    if (!orderingType(c)) {
-      p.add(
-          new SchemaProblem(
-              col,
-              "cannot be an ordering key: its type is "
-                  + c.columnType()
-                  + " (keys are integers or strings of at most 255 characters)",
-              modify(t, "`" + col + "` VARCHAR(255) NULL")));
-    }
-    if (orderingIndex(options, indexes) == null) {
-      p.add(
-          new SchemaProblem(
-              ORDERING_INDEX,
-              "no index on (" + col + ", state): each key check would scan the table",
-              "ALTER TABLE "
-                  + t
-                  + " ADD INDEX `"
-                  + ORDERING_INDEX
-                  + "` (`"
-                  + col
-                  + "`, `state`, `id`)"));
-    }
-    return p;
+    return OrderingSchema.validate(table, options, columns, indexes);
+  }
+
+  /** The index an ordered queue's key checks read, or null ({@link OrderingSchema#index}). */
+  public static String orderingIndex(QueueOptions options, Map<String, List<String>> indexes) {
+    return OrderingSchema.index(options, indexes);
   }
 
   /**
-   * The problems of a table's event-group columns (README, "Event groups"), each with its fix:
-   * {@code group_key} needs an index that starts with ({@code group_key}, {@code state}) — without
-   * it each check that a group has no pending child left would scan the table — and both {@code
-   * group_key} and {@code completes_group} must be strings of at most 191 characters, and a queue
-   * of completion events cannot be ordered. None for a table without them.
+   * The problems of a table's event-group columns, each with its fix ({@link
+   * GroupSchema#validate}).
    */
   public static List<SchemaProblem> validateGroups(
       String table,
       QueueOptions options,
       Map<String, ColumnInfo> columns,
       Map<String, List<String>> indexes) {
-    List<SchemaProblem> p = new ArrayList<>();
-    String t = "`" + table + "`";
-    if (options != null
-        && options.ordered()
-        && columns.containsKey(dev.sluice.client.QueueColumns.COMPLETES_GROUP)) {
-      // A completion event waits for its group; an ordered queue's turns would release it.
-      p.add(
-          new SchemaProblem(
-              dev.sluice.client.QueueColumns.COMPLETES_GROUP,
-              "a queue of completion events cannot be ordered (ordering="
-                  + options.ordering()
-                  + ")",
-              "ALTER TABLE " + t + " COMMENT = '... ordering=none'"));
-    }
-    ColumnInfo g = columns.get(dev.sluice.client.QueueColumns.GROUP_KEY);
-    if (g != null) {
-      if (!groupKeyType(g)) {
-        p.add(
-            new SchemaProblem(
-                g.name(),
-                "a group key must be a CHAR or VARCHAR of at most 191 characters, is "
-                    + g.columnType(),
-                modify(t, dev.sluice.client.QueueColumns.GROUP_KEY_DEFINITION)));
-      }
-      boolean indexed = false;
-      for (List<String> cols : indexes.values()) {
-        if (cols.size() >= 2
-            && cols.get(0).equalsIgnoreCase(dev.sluice.client.QueueColumns.GROUP_KEY)
-            && cols.get(1).equalsIgnoreCase(STATE)) {
-          indexed = true;
-        }
-      }
-      if (!indexed) {
-        p.add(
-            new SchemaProblem(
-                dev.sluice.client.QueueColumns.GROUP_INDEX,
-                "no index on (group_key, state): each check of a group would scan the table",
-                "ALTER TABLE "
-                    + t
-                    + " ADD "
-                    + dev.sluice.client.QueueColumns.GROUP_INDEX_DEFINITION));
-      }
-    }
-    ColumnInfo c = columns.get(dev.sluice.client.QueueColumns.COMPLETES_GROUP);
-    if (c != null && !groupKeyType(c)) {
-      p.add(
-          new SchemaProblem(
-              c.name(),
-              "a group key must be a CHAR or VARCHAR of at most 191 characters, is "
-                  + c.columnType(),
-              modify(t, dev.sluice.client.QueueColumns.COMPLETES_GROUP_DEFINITION)));
-    }
-    return p;
-  }
-
-  private static boolean groupKeyType(ColumnInfo c) {
-    String type = c.dataType().toLowerCase(Locale.ROOT);
-    if (!List.of("varchar", "char").contains(type)) {
-      return false;
-    }
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("\\((\\d+)\\)").matcher(c.columnType());
-    return !m.find()
-        || Integer.parseInt(m.group(1)) <= dev.sluice.client.QueueColumns.GROUP_KEY_MAX_CHARS;
-  }
-
-  /** Whether a column can hold ordering keys: an integer, or a (var)char of at most 255. */
-  private static boolean orderingType(ColumnInfo c) {
-    if (c.isInteger()) {
-      return true;
-    }
-    String type = c.dataType().toLowerCase(Locale.ROOT);
-    if (!List.of("varchar", "char").contains(type)) {
-      return false;
-    }
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("\\((\\d+)\\)").matcher(c.columnType());
-    return !m.find() || Integer.parseInt(m.group(1)) <= 255;
-  }
-
-  /**
-   * The index an ordered queue's key checks read, or null: for {@code ordering=key}, one that
-   * starts with (key column, state); for {@code ordering=queue}, one on (state) or (state, id)
-   * exactly; null for an unordered queue.
-   */
-  public static String orderingIndex(QueueOptions options, Map<String, List<String>> indexes) {
-    if (!options.ordered()) {
-      return null;
-    }
-    if (options.orderedAsOneKey()) {
-      String best = null;
-      for (Map.Entry<String, List<String>> e : indexes.entrySet()) {
-        List<String> cols = e.getValue();
-        if (cols.equals(List.of(STATE)) || cols.equals(List.of(STATE, ID))) {
-          if (best == null || e.getKey().equals(ORDERING_INDEX)) {
-            best = e.getKey();
-          }
-        }
-      }
-      return best;
-    }
-    return QueueCatalog.index(
-        indexes, ORDERING_INDEX, options.orderingColumn().toLowerCase(Locale.ROOT), STATE);
+    return GroupSchema.validate(table, options, columns, indexes);
   }
 }

@@ -28,8 +28,8 @@ class OptionsFuzzTest {
       assertThat(e.getMessage()).contains("fuzz_q");
       return;
     }
-    for (QueueOption opt : QueueOptions.OPTIONS) {
-      Object v = opt.get().apply(o);
+    for (QueueOption<?> opt : QueueOptions.OPTIONS) {
+      Object v = o.get(opt);
       if (v instanceof Duration d) {
         assertThat(d.toMillis()).as(opt.name()).isBetween(opt.min(), opt.max());
       } else if (v instanceof Integer n) {

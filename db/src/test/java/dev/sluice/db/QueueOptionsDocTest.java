@@ -24,7 +24,7 @@ class QueueOptionsDocTest {
 
   @Test
   void everyOptionHasAMeaning() {
-    for (QueueOption o : QueueOptions.OPTIONS) {
+    for (QueueOption<?> o : QueueOptions.OPTIONS) {
       assertThat(o.doc()).as(o.name()).isNotBlank();
     }
   }

@@ -99,7 +99,7 @@ class QueueOptionsTest {
         .hasMessageContaining("purge_after=400d is too large: at most 365d")
         .hasMessageContaining("max_qps=9999999 is too large: at most 1000000")
         .hasMessageContaining("actor_max_depth=17 is too large: at most 16");
-    for (QueueOption o : QueueOptions.OPTIONS) {
+    for (QueueOption<?> o : QueueOptions.OPTIONS) {
       assertThat(o.bounds()).as(o.name()).isNotBlank();
     }
   }
@@ -238,5 +238,26 @@ class QueueOptionsTest {
         .hasMessageStartingWith("sluice.yaml: queues.q: ")
         .hasMessageContaining("channel_body='a b' must be json or a column name")
         .hasMessageContaining("unknown option 'chanel'");
+  }
+
+  @Test
+  void eachKeyHoldsItsTypedValueAndItsOneDefault() {
+    QueueOptions d = QueueOptions.defaults();
+    for (QueueOption<?> key : QueueOptions.OPTIONS) {
+      assertThat((Object) d.get(key)).as(key.name()).isEqualTo(key.dflt());
+    }
+    assertThat(d.ackWait())
+        .isEqualTo(QueueOptionKeys.ACK_WAIT.dflt())
+        .isEqualTo(Duration.ofSeconds(30));
+    assertThat(d.maxAttempts()).isEqualTo(QueueOptionKeys.MAX_ATTEMPTS.dflt()).isEqualTo(20);
+
+    QueueOptions o =
+        QueueOptions.parseComment("q", "sluice_queue ack_wait=2s class_shares=slow:25 fair=false");
+    Duration ackWait = o.get(QueueOptionKeys.ACK_WAIT);
+    assertThat(ackWait).isEqualTo(Duration.ofSeconds(2));
+    assertThat(o.get(QueueOptionKeys.CLASS_SHARES)).containsEntry("slow", 25);
+    assertThat(o.fair()).isFalse();
+    assertThat(o.changedFrom(d)).containsExactly("ack_wait", "fair", "class_shares");
+    assertThat(QueueOptions.parseComment("q", o.toComment())).isEqualTo(o);
   }
 }

@@ -164,6 +164,44 @@ class EventLifeTest {
     assertThat(r.results).extracting(x -> x.getOutcome()).contains("DEAD");
   }
 
+  /** Each delivery of event {@code id}, nacked, until it is dead: whether it said it was last. */
+  static List<Boolean> nackUntilDead(RawReceiver r, String queue, long id) throws Exception {
+    List<Boolean> last = new java.util.ArrayList<>();
+    while (!state(queue, id).equals("dead")) {
+      Event e = next(r, 10);
+      assertThat(e).as("delivery %s of event %s", last.size() + 1, id).isNotNull();
+      assertThat(e.getEpoch()).isEqualTo(last.size() + 1);
+      last.add(e.getLastAttempt());
+      r.nack(e, 0);
+      if (e.getLastAttempt()) {
+        await().atMost(5, SECONDS).until(() -> state(queue, id).equals("dead"));
+      }
+    }
+    return last;
+  }
+
+  @Test
+  void theDeliveryWhoseFailureMakesTheEventDeadSaysItIsTheLast() throws Exception {
+    queue("life_last", "ack_wait=30s min_backoff=10ms max_backoff=20ms max_attempts=3");
+    RawReceiver r = h.rawReceiver("life_last", "r1", 10);
+    long first = insert("life_last", 1);
+    assertThat(nackUntilDead(r, "life_last", first)).containsExactly(false, false, true);
+
+    // max_attempts changes in place: later fires are marked by the new value.
+    h.exec(
+        "ALTER TABLE life_last COMMENT = 'sluice_queue ack_wait=30s min_backoff=10ms"
+            + " max_backoff=20ms max_attempts=2'");
+    await()
+        .atMost(10, SECONDS)
+        .until(
+            () ->
+                h.server().engine().find("life_last").orElseThrow().table().options().maxAttempts()
+                    == 2);
+    long second = insert("life_last", 2);
+    assertThat(nackUntilDead(r, "life_last", second)).containsExactly(false, true);
+    assertThat(next(r, 1)).as("a dead event does not fire").isNull();
+  }
+
   @Test
   void rolledBackInsertNeverFires() throws Exception {
     queue("life_rollback", "");

@@ -99,6 +99,16 @@ public final class ReceivedEvent {
   }
 
   /**
+   * Whether this is the event's last attempt: if it fails (a nack, an ack timeout, a broken stream)
+   * the event goes {@code dead} instead of being retried. The manager decides it from the queue's
+   * {@code max_attempts} when it fires the event (an in-place change applies to later fires); a
+   * replayed dead event gets {@code max_attempts} more attempts.
+   */
+  public boolean lastAttempt() {
+    return raw.getLastAttempt();
+  }
+
+  /**
    * For an ordered queue ({@code ordering=key} or {@code queue}), the event's ordering key as text:
    * the ordering column's value (a number in decimal, a string as it is, bytes as {@code 0x} and
    * their hex), or {@code ""} when the whole queue is one key. Null when the queue is not ordered

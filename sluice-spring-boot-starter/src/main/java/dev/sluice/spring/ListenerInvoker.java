@@ -48,7 +48,6 @@ final class ListenerInvoker implements EventHandler {
   private final ObservationRegistry observations;
   private final SluiceErrorHandler errorHandler; // null: the failure nacks
   private final SluiceDeadLetterHandler deadLetters; // null: none
-  private final MaxAttempts maxAttempts;
 
   ListenerInvoker(
       ListenerEndpoint endpoint,
@@ -57,14 +56,12 @@ final class ListenerInvoker implements EventHandler {
       DataSource ds,
       ObservationRegistry observations,
       SluiceErrorHandler errorHandler,
-      SluiceDeadLetterHandler deadLetters,
-      MaxAttempts maxAttempts) {
+      SluiceDeadLetterHandler deadLetters) {
     this.endpoint = endpoint;
     this.mapper = mapper;
     this.observations = observations;
     this.errorHandler = errorHandler;
     this.deadLetters = deadLetters;
-    this.maxAttempts = maxAttempts;
     Method m = endpoint.method();
     Parameter[] params = m.getParameters();
     this.kinds = new Kind[params.length];
@@ -135,7 +132,7 @@ final class ListenerInvoker implements EventHandler {
         outcome = e;
       }
     }
-    if (deadLetters != null && maxAttempts.isLastAttempt(event.attempt())) {
+    if (deadLetters != null && event.lastAttempt()) {
       try {
         deadLetters.deadLetter(endpoint.id(), event, EventMetadata.of(event), outcome);
       } catch (RuntimeException e) {

@@ -100,11 +100,6 @@ public class SluiceAutoConfiguration {
           migrations.ifAvailable(m -> {});
           PlatformTransactionManager tm = transactions.getIfUnique();
           DataSource ds = dataSource.getIfUnique();
-          SluiceProperties.Listener over =
-              properties.getListeners().getOrDefault(endpoint.id(), null);
-          if (over == null) {
-            over = properties.getListeners().get(endpoint.queue());
-          }
           return new ListenerInvoker(
               endpoint,
               mapper,
@@ -116,8 +111,7 @@ public class SluiceAutoConfiguration {
                   : beans.getBean(endpoint.errorHandler(), SluiceErrorHandler.class),
               endpoint.deadLetterHandler().isEmpty()
                   ? null
-                  : beans.getBean(endpoint.deadLetterHandler(), SluiceDeadLetterHandler.class),
-              new MaxAttempts(endpoint.queue(), over == null ? null : over.getMaxAttempts(), ds));
+                  : beans.getBean(endpoint.deadLetterHandler(), SluiceDeadLetterHandler.class));
         },
         observer.getIfAvailable(() -> ListenerObserver.NONE));
   }

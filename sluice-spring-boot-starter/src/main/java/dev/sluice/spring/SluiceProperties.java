@@ -33,7 +33,7 @@ public class SluiceProperties {
 
   /**
    * Overrides for one listener, by listener id (which defaults to the queue name): concurrency,
-   * max-in-flight, key-range, auto-startup, enabled, max-attempts.
+   * max-in-flight, key-range, auto-startup, enabled.
    */
   private Map<String, Listener> listeners = new LinkedHashMap<>();
 
@@ -308,12 +308,6 @@ public class SluiceProperties {
     /** Only events of shards overlapping this key range. */
     private String keyRange;
 
-    /**
-     * The queue's max_attempts, for the dead-letter callback; default: read from the queue table's
-     * comment, else 20 (the convention's default).
-     */
-    private Integer maxAttempts;
-
     public Integer getConcurrency() {
       return concurrency;
     }
@@ -352,14 +346,6 @@ public class SluiceProperties {
 
     public void setKeyRange(String keyRange) {
       this.keyRange = keyRange;
-    }
-
-    public Integer getMaxAttempts() {
-      return maxAttempts;
-    }
-
-    public void setMaxAttempts(Integer maxAttempts) {
-      this.maxAttempts = maxAttempts;
     }
   }
 

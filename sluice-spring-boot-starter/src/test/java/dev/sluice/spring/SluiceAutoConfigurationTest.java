@@ -246,17 +246,6 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
-  void maxAttemptsComeFromTheTableComment() {
-    assertThat(MaxAttempts.parse("sluice_queue ack_wait=30s max_attempts=7")).isEqualTo(7);
-    assertThat(MaxAttempts.parse("sluice_queue")).isEqualTo(20);
-    MaxAttempts three = new MaxAttempts("q", 3, null);
-    assertThat(three.isLastAttempt(2)).isFalse();
-    assertThat(three.isLastAttempt(3)).isTrue();
-    assertThat(three.isLastAttempt(4)).isFalse(); // replayed: a new life of 3 attempts
-    assertThat(three.isLastAttempt(6)).isTrue();
-  }
-
-  @Test
   void aListenerWithTwoDataParametersIsRefused() {
     runner
         .withUserConfiguration(TwoDataParameters.class)

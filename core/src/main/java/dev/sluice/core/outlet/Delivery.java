@@ -22,6 +22,7 @@ import java.util.Map;
  * @param orderingKey for an ordered queue, the event's key as text (the ordering column's value;
  *     empty for a queue ordered as one key); null when the queue is not ordered or the key is NULL
  * @param group for a group's completion event, what became of its children; null otherwise
+ * @param lastAttempt whether a failure of this attempt makes the event dead (max_attempts reached)
  */
 public record Delivery(
     String shard,
@@ -37,7 +38,42 @@ public record Delivery(
     List<String> actorPath,
     Map<String, Object> columns,
     String orderingKey,
-    GroupOutcome group) {
+    GroupOutcome group,
+    boolean lastAttempt) {
+
+  /** A delivery that is not known to be the event's last attempt. */
+  public Delivery(
+      String shard,
+      String queue,
+      long id,
+      long epoch,
+      String tenant,
+      int priority,
+      long dueNs,
+      long createdNs,
+      long firedNs,
+      String workClass,
+      List<String> actorPath,
+      Map<String, Object> columns,
+      String orderingKey,
+      GroupOutcome group) {
+    this(
+        shard,
+        queue,
+        id,
+        epoch,
+        tenant,
+        priority,
+        dueNs,
+        createdNs,
+        firedNs,
+        workClass,
+        actorPath,
+        columns,
+        orderingKey,
+        group,
+        false);
+  }
 
   /** A delivery of an event that completes no group. */
   public Delivery(

@@ -119,11 +119,6 @@ final class Dispatcher implements Runnable {
     applyOptions(ctx.options());
   }
 
-  /** The queue's ack_wait now, for later fires: the one value every reader of it sees. */
-  private long ackWaitNs() {
-    return ctx.options().ackWait().toNanos();
-  }
-
   private void applyOptions(QueueOptions o) {
     ledger.maxConcurrency(o.maxConcurrency());
     if (rate == null || rate.perSecond() != o.maxQps()) {
@@ -284,7 +279,7 @@ final class Dispatcher implements Runnable {
     } else if (command instanceof Acked a) {
       settlements.acked(a.from(), a.refs());
     } else if (command instanceof Committed c) {
-      settlements.committed(c.from(), c.refs(), ackWaitNs());
+      settlements.committed(c.from(), c.refs());
       stats.publish();
     } else if (command instanceof Nacked n) {
       settlements.nacked(n.from(), n.nacks());

@@ -118,7 +118,7 @@ final class FiringBatches {
       ledger.dispatched(e.tenant, waitNs, mono);
       Map<String, Object> columns = b.columns.getOrDefault(e.boxedId, e.columns);
       out.computeIfAbsent(r, k -> new ArrayList<>())
-          .add(f.delivery(ctx.shard(), ctx.queue(), columns));
+          .add(f.delivery(ctx.shard(), ctx.queue(), columns, ctx.retry().isLastAttempt(f.epoch)));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);

@@ -41,8 +41,12 @@ final class InFlight {
     return new EventRef(event.id, epoch);
   }
 
-  /** What the owner is sent, with the row's {@code columns} as the fire read them. */
-  Delivery delivery(String shard, String queue, Map<String, Object> columns) {
+  /**
+   * What the owner is sent, with the row's {@code columns} as the fire read them.
+   *
+   * @param lastAttempt whether a failure of this attempt makes the event dead
+   */
+  Delivery delivery(String shard, String queue, Map<String, Object> columns, boolean lastAttempt) {
     CachedEvent e = event;
     return new Delivery(
         shard,
@@ -58,6 +62,7 @@ final class InFlight {
         e.actorPath,
         columns,
         OrderingKey.text(e.orderingKey),
-        e.group);
+        e.group,
+        lastAttempt);
   }
 }

@@ -149,12 +149,10 @@ final class Settlements {
    * acked already, so the event leaves the in-flight table without an UPDATE, a retry at its
    * deadline or a stale ack. A receiver that claims a commit that did not happen costs only that
    * event's time: the row is still fired, and the old-event collector returns it to pending after
-   * its ack deadline.
-   *
-   * @param ackWaitNs the queue's ack_wait now (the dispatch-to-ack time is measured from the
-   *     deadline back)
+   * its ack deadline. The dispatch-to-ack time is measured from the fire the entry holds, not from
+   * its deadline back: an in-place change of ack_wait applies to later fires only.
    */
-  void committed(AttachedOutlet from, List<EventRef> refs, long ackWaitNs) {
+  void committed(AttachedOutlet from, List<EventRef> refs) {
     long now = ctx.clock().nowNs();
     if (ctx.table().hasGroupKey()) {
       // Children of event groups acked in the receivers' transactions: their groups may complete.
@@ -168,8 +166,7 @@ final class Settlements {
       table.settled(f);
       ledger.free(f);
       feed.left(f.event);
-      long firedAt = f.deadlineNs - ackWaitNs;
-      ctx.metrics().dispatchToAck.record(Math.max(0, now - firedAt), TimeUnit.NANOSECONDS);
+      ctx.metrics().dispatchToAck.record(Math.max(0, now - f.firedAtNs), TimeUnit.NANOSECONDS);
       ctx.metrics().acked.increment();
     }
   }

@@ -10,11 +10,14 @@ import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -246,6 +249,28 @@ class SettlementsTest {
     // operator's replay): it comes in.
     l.feed.onPolled(Polled.sweep(List.of(event(1)), l.feed.settledSeq(), false), now);
     assertThat(l.feed.window().contains(1)).isTrue();
+  }
+
+  @Test
+  void dispatchToAckIsMeasuredFromTheFireAfterAnInPlaceAckWaitChange() {
+    Ledgers l = new Ledgers("ack_wait=1s");
+    long now = l.ctx.clock().nowNs();
+    InFlight f = l.fire(1, now);
+    // The migration raises ack_wait in place: the event in flight keeps its fire and deadline.
+    QueueOptions raised = QueueOptions.parseComment("q", "sluice_queue ack_wait=1h");
+    l.ctx.update(
+        new QueueTable(
+            "q", raised, false, List.of(), false, false, "sluice_poll", "sluice_tenant", Map.of()),
+        null);
+    assertThat(l.ctx.options().ackWait()).isEqualTo(Duration.ofHours(1));
+
+    l.settlements.committed(l.attached, List.of(f.ref()));
+    Timer t = l.ctx.metrics().dispatchToAck();
+    assertThat(t.count()).isEqualTo(1);
+    // Measured from the deadline back with the new ack_wait, it would be about 59 minutes.
+    assertThat(t.max(TimeUnit.MILLISECONDS))
+        .as("fire to ack, from the fire the entry holds")
+        .isLessThan(Duration.ofSeconds(1).toMillis());
   }
 
   @Test

@@ -148,15 +148,16 @@ public record ManagerConfig(
 
   /** What the queue engine needs of this configuration. */
   public dev.sluice.core.EngineConfig engine() {
-    return new dev.sluice.core.EngineConfig(
-        managerId(),
-        shards,
-        discoveryInterval(),
-        shutdownTimeout(),
-        leaseTtl(),
-        leaseRenew(),
-        forgetDelay(),
-        tenantLimits);
+    return dev.sluice.core.EngineConfig.builder()
+        .managerId(managerId())
+        .shards(shards)
+        .discoveryInterval(discoveryInterval())
+        .shutdownTimeout(shutdownTimeout())
+        .leaseTtl(leaseTtl())
+        .leaseRenew(leaseRenew())
+        .forgetDelay(forgetDelay())
+        .tenantLimits(tenantLimits)
+        .build();
   }
 
   /** The overrides that concern queue {@code queue}. */

@@ -203,7 +203,8 @@ public final class Subscription implements Outlet {
         .setPriority(d.priority())
         .setTimeDueNs(d.dueNs())
         .setTimeCreatedNs(d.createdNs())
-        .setTimeFiredNs(d.firedNs());
+        .setTimeFiredNs(d.firedNs())
+        .setLastAttempt(d.lastAttempt());
     // Straight into the builder's map: no intermediate map of converted values per event.
     for (Map.Entry<String, Object> c : d.columns().entrySet()) {
       e.putColumns(c.getKey(), Values.toWire(c.getValue()));
