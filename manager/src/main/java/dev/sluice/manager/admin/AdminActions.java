@@ -13,7 +13,6 @@ import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.HaltedKey;
 import dev.sluice.db.store.StateCounts;
-import dev.sluice.manager.grpc.CountsCache;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.Grant;
 import dev.sluice.manager.security.Principal;

@@ -1,5 +1,6 @@
 package dev.sluice.manager.channel;
 
+import dev.sluice.manager.config.KafkaChannelSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.admin.CountsCache;
 import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.AuthInterceptor;
