@@ -253,16 +253,6 @@ public final class Subscription implements Outlet, StreamGuard.Stream {
     return out;
   }
 
-  /** The one shard this subscription is attached to, or null when none or several. */
-  public String onlyShard() {
-    var it = shards.iterator();
-    if (!it.hasNext()) {
-      return null;
-    }
-    String s = it.next();
-    return it.hasNext() ? null : s;
-  }
-
   @Override
   public int maxInFlight() {
     return maxInFlight;
