@@ -326,9 +326,4 @@ final class GroupCloser implements Groups, Runnable {
       }
     }
   }
-
-  /** For tests: how many groups were completed by this closer. */
-  long completedCount() {
-    return (long) completed.count();
-  }
 }

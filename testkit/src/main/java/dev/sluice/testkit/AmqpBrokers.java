@@ -7,9 +7,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * AMQP 0-9-1 brokers for tests: the one named by {@code SLUICE_TEST_AMQP_URI} when it is set, else
- * a RabbitMQ on 127.0.0.1:5672 (guest/guest) when it answers, else one {@link EmbeddedAmqpBroker}
- * shared by the whole JVM. A test that stops its broker starts its own embedded one instead.
+ * AMQP 0-9-1 brokers for tests: a RabbitMQ on 127.0.0.1:5672 (guest/guest) when it answers (unless
+ * {@code SLUICE_TEST_AMQP_URI=embedded}), else one {@link EmbeddedAmqpBroker} shared by the whole
+ * JVM. A test that stops its broker starts its own embedded one instead.
  *
  * <p>Needs {@code com.rabbitmq:amqp-client} on the class path (to log in to the local broker), and
  * the Qpid jars when no other broker answers (see {@link EmbeddedAmqpBroker}).
@@ -17,10 +17,7 @@ import org.slf4j.LoggerFactory;
 public final class AmqpBrokers {
   private static final Logger log = LoggerFactory.getLogger(AmqpBrokers.class);
 
-  /**
-   * Environment variable naming a broker to test against (amqp://user:pass@host:port/vhost), or
-   * {@code embedded} to skip the local RabbitMQ.
-   */
+  /** Environment variable: {@code embedded} skips the local RabbitMQ. */
   public static final String ENV_URI = "SLUICE_TEST_AMQP_URI";
 
   /** A RabbitMQ installed on this machine with its default user. */
@@ -32,15 +29,6 @@ public final class AmqpBrokers {
   private static EmbeddedAmqpBroker shared;
 
   private AmqpBrokers() {}
-
-  /** The URI of the broker tests share (see the class comment). */
-  public static synchronized String localOrEmbedded() {
-    String external = System.getenv(ENV_URI);
-    if (external != null && !external.isBlank() && !external.strip().equals("embedded")) {
-      return external.strip();
-    }
-    return local().orElseGet(() -> sharedEmbedded().uri());
-  }
 
   /**
    * {@link #LOCAL_URI} when a broker there takes a login as guest (asked once per JVM), empty when

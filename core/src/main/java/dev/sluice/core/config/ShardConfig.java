@@ -55,11 +55,6 @@ public record ShardConfig(
     }
   }
 
-  /** The same shard with another binlog mode. */
-  public ShardConfig withBinlog(BinlogMode mode) {
-    return new ShardConfig(name, jdbcUrl, user, password, poolSize, keyRange, mode);
-  }
-
   /** Never prints the password. */
   @Override
   public String toString() {

@@ -1,6 +1,7 @@
 package dev.sluice.manager.channel;
 
 import dev.sluice.core.queue.Ticker;
+import dev.sluice.manager.config.KafkaChannelSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -63,10 +63,6 @@ public record RabbitChannelSettings(String uri, Duration publishTimeout, String 
     return new RabbitChannelSettings(uri, timeout, connectionName);
   }
 
-  public RabbitChannelSettings withConnectionName(String name) {
-    return new RabbitChannelSettings(uri, publishTimeout, name);
-  }
-
   /** The URI without user and password: "amqp://127.0.0.1:5672/vhost". */
   public String redactedUri() {
     return redact(uri);

@@ -1,7 +1,6 @@
 package dev.sluice.manager.config;
 
 import dev.sluice.db.QueueOptions;
-import dev.sluice.manager.channel.KafkaChannelSettings;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,6 @@
 package dev.sluice.manager.grpc;
 
 import dev.sluice.manager.admin.AdminActions;
-import dev.sluice.manager.admin.AdminDenied;
 import dev.sluice.manager.security.AuthInterceptor;
 import dev.sluice.manager.security.Principal;
 import dev.sluice.proto.v1.AdminCancelRequest;
@@ -27,9 +26,7 @@ import dev.sluice.proto.v1.ShowEventRequest;
 import dev.sluice.proto.v1.ShowEventResponse;
 import dev.sluice.proto.v1.SkipDeadRequest;
 import dev.sluice.proto.v1.Unchanged;
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import java.util.function.Supplier;
 
 /**
  * The sluice.v1.Admin service: translates requests to {@link AdminActions} calls (which check the
@@ -45,7 +42,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listQueues(AdminListQueuesRequest req, StreamObserver<AdminListQueuesResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin list queues",
         () -> {
@@ -74,7 +71,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listDead(ListDeadRequest req, StreamObserver<ListDeadResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin list dead of queue " + req.getQueue(),
         () -> {
@@ -111,7 +108,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void showEvent(ShowEventRequest req, StreamObserver<ShowEventResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin show event " + req.getId() + " of queue " + req.getQueue(),
         () -> {
@@ -135,7 +132,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void replay(DeadChangeRequest req, StreamObserver<DeadChangeResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin replay on queue " + req.getQueue(),
         () -> {
@@ -150,7 +147,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void purge(DeadChangeRequest req, StreamObserver<DeadChangeResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin purge on queue " + req.getQueue(),
         () -> {
@@ -165,7 +162,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void cancel(AdminCancelRequest req, StreamObserver<DeadChangeResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin cancel on queue " + req.getQueue(),
         () -> change(admin.cancel(principal(), req.getQueue(), req.getShard(), req.getIdsList())));
@@ -173,7 +170,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void pause(PauseRequest req, StreamObserver<PauseResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin pause of queue " + req.getQueue(),
         () ->
@@ -184,7 +181,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void resume(PauseRequest req, StreamObserver<PauseResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin resume of queue " + req.getQueue(),
         () ->
@@ -195,7 +192,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listReceivers(ListReceiversRequest req, StreamObserver<ListReceiversResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin list receivers",
         () -> {
@@ -216,7 +213,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listHalted(ListHaltedRequest req, StreamObserver<ListHaltedResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin list halted keys of queue " + req.getQueue(),
         () -> {
@@ -237,7 +234,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void skipDead(SkipDeadRequest req, StreamObserver<DeadChangeResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "admin skip dead on queue " + req.getQueue(),
         () ->
@@ -265,20 +262,5 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
   private static Principal principal() {
     return AuthInterceptor.principal();
-  }
-
-  private static <T> void unary(StreamObserver<T> out, String context, Supplier<T> body) {
-    T result;
-    try {
-      result = body.get();
-    } catch (AdminDenied e) {
-      out.onError(Status.PERMISSION_DENIED.withDescription(e.getMessage()).asRuntimeException());
-      return;
-    } catch (RuntimeException e) {
-      out.onError(Statuses.of(e, context));
-      return;
-    }
-    out.onNext(result);
-    out.onCompleted();
   }
 }

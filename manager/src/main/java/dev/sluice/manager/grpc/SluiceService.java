@@ -5,6 +5,7 @@ import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.StateCounts;
+import dev.sluice.manager.admin.CountsCache;
 import dev.sluice.manager.channel.ChannelOutlets;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.AuthInterceptor;
@@ -30,7 +31,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.function.Supplier;
 
 /**
  * The sluice.v1 service: a thin layer that validates requests and hands them to the engine. Every
@@ -80,7 +80,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
 
   @Override
   public void cancel(CancelRequest req, StreamObserver<CancelResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "cancel on queue " + req.getQueue(),
         () -> {
@@ -120,7 +120,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
   @Override
   public void notifyShutdown(
       NotifyShutdownRequest req, StreamObserver<NotifyShutdownResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "notify shutdown of receiver " + req.getReceiverId(),
         () -> {
@@ -139,7 +139,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
 
   @Override
   public void listQueues(ListQueuesRequest req, StreamObserver<ListQueuesResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "list queues",
         () -> {
@@ -176,7 +176,7 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
 
   @Override
   public void queueStats(QueueStatsRequest req, StreamObserver<QueueStatsResponse> out) {
-    unary(
+    Statuses.unary(
         out,
         "queue stats",
         () -> {
@@ -234,17 +234,5 @@ public final class SluiceService extends SluiceGrpc.SluiceImplBase {
                             Status.NOT_FOUND
                                 .withDescription("queue '" + name + "' is not served here")
                                 .asRuntimeException()));
-  }
-
-  private static <T> void unary(StreamObserver<T> out, String context, Supplier<T> body) {
-    T result;
-    try {
-      result = body.get();
-    } catch (RuntimeException e) {
-      out.onError(Statuses.of(e, context));
-      return;
-    }
-    out.onNext(result);
-    out.onCompleted();
   }
 }

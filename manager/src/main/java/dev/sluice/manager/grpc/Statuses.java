@@ -1,13 +1,17 @@
 package dev.sluice.manager.grpc;
 
+import dev.sluice.manager.admin.AdminDenied;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Maps exceptions to gRPC statuses in one place. Database errors never reach clients as SQL: they
- * become UNAVAILABLE with a plain message, and the detail goes to the log.
+ * Maps exceptions to gRPC statuses in one place, for both services' unary calls ({@link #unary}).
+ * Database errors never reach clients as SQL: they become UNAVAILABLE with a plain message, and the
+ * detail goes to the log.
  */
 final class Statuses {
   private static final Logger log = LoggerFactory.getLogger(Statuses.class);
@@ -35,9 +39,28 @@ final class Statuses {
     return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
   }
 
+  /**
+   * Answers a unary call with {@code body}'s result, or with the status its exception maps to
+   * ({@link #of}).
+   */
+  static <T> void unary(StreamObserver<T> out, String context, Supplier<T> body) {
+    T result;
+    try {
+      result = body.get();
+    } catch (RuntimeException e) {
+      out.onError(of(e, context));
+      return;
+    }
+    out.onNext(result);
+    out.onCompleted();
+  }
+
   static StatusRuntimeException of(Throwable t, String context) {
     if (t instanceof StatusRuntimeException s) {
       return s;
+    }
+    if (t instanceof AdminDenied) {
+      return Status.PERMISSION_DENIED.withDescription(t.getMessage()).asRuntimeException();
     }
     if (t instanceof IllegalArgumentException) {
       return invalid(t.getMessage());

@@ -9,8 +9,9 @@ import dev.sluice.core.queue.Backoff;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.manager.security.DeliveryTokens;
 import dev.sluice.manager.security.Principal;
+import dev.sluice.manager.security.StreamGuard;
+import dev.sluice.manager.security.StreamGuard.Binding;
 import dev.sluice.proto.v1.AckResult;
 import dev.sluice.proto.v1.AckResults;
 import dev.sluice.proto.v1.AckStatus;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * counted, and past {@link #MAX_UNREAD_RESULT_BYTES} the stream is cut off with RESOURCE_EXHAUSTED
  * and {@link #onCutOff} runs (the engine detaches it, so its in-flight events are released).
  */
-public final class Subscription implements Outlet {
+public final class Subscription implements Outlet, StreamGuard.Stream {
   private static final Logger log = LoggerFactory.getLogger(Subscription.class);
 
   /**
@@ -102,13 +103,8 @@ public final class Subscription implements Outlet {
     return receiverId;
   }
 
-  /**
-   * Who opened the stream, which tenants it may be sent (null = all), and the signer of its
-   * delivery tokens (null when authentication is off).
-   */
-  public record Binding(String principal, java.util.Set<String> tenants, DeliveryTokens tokens) {}
-
   /** Set once, before the subscription is attached to any shard. */
+  @Override
   public void bind(Binding b) {
     this.binding = b;
   }
@@ -256,16 +252,6 @@ public final class Subscription implements Outlet {
               n.getReason()));
     }
     return out;
-  }
-
-  /** The one shard this subscription is attached to, or null when none or several. */
-  public String onlyShard() {
-    var it = shards.iterator();
-    if (!it.hasNext()) {
-      return null;
-    }
-    String s = it.next();
-    return it.hasNext() ? null : s;
   }
 
   @Override

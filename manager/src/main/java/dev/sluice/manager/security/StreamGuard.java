@@ -1,6 +1,5 @@
 package dev.sluice.manager.security;
 
-import dev.sluice.manager.grpc.Subscription;
 import dev.sluice.proto.v1.AckResult;
 import dev.sluice.proto.v1.AckResults;
 import dev.sluice.proto.v1.AckStatus;
@@ -50,6 +49,25 @@ public final class StreamGuard {
     this.denials = denials;
     this.tokens = tokens;
     this.ticker = ticker;
+  }
+
+  /**
+   * Who opened the stream, which tenants it may be sent (null = all), and the signer of its
+   * delivery tokens (null when authentication is off).
+   */
+  public record Binding(String principal, java.util.Set<String> tenants, DeliveryTokens tokens) {}
+
+  /** What the guard needs of a Subscribe stream (the gRPC package's subscription). */
+  public interface Stream {
+    String queue();
+
+    String receiverId();
+
+    /** Sends {@code m} to the receiver; false when it could not be written. */
+    boolean send(ManagerMessage m);
+
+    /** Ties the stream to its principal, once, before it is attached to any shard. */
+    void bind(Binding b);
   }
 
   /** One stream's view; gRPC calls it serially for its stream. */
@@ -143,10 +161,8 @@ public final class StreamGuard {
     }
 
     /** Ties the subscription to this principal: its deliveries carry tokens only it can return. */
-    public void bind(Subscription sub) {
-      sub.bind(
-          new Subscription.Binding(
-              principal.name(), principal.tenantsFor(queue), enforce ? tokens : null));
+    public void bind(Stream sub) {
+      sub.bind(new Binding(principal.name(), principal.tenantsFor(queue), enforce ? tokens : null));
     }
 
     /**
@@ -154,7 +170,7 @@ public final class StreamGuard {
      * delivery token is this principal's and receiver's. The others are answered UNKNOWN at once
      * (nothing changes) and counted.
      */
-    public List<EventRef> own(Subscription sub, List<EventRef> refs) {
+    public List<EventRef> own(Stream sub, List<EventRef> refs) {
       if (!enforce) {
         return refs;
       }
@@ -186,7 +202,7 @@ public final class StreamGuard {
     }
 
     /** {@link #own} for nacks. */
-    public List<Nack> ownNacks(Subscription sub, List<Nack> nacks) {
+    public List<Nack> ownNacks(Stream sub, List<Nack> nacks) {
       if (!enforce) {
         return nacks;
       }

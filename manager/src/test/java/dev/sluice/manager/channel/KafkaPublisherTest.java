@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.config.KafkaChannelSettings;
 import dev.sluice.testkit.EmbeddedKafka;
 import java.io.IOException;
 import java.net.InetAddress;

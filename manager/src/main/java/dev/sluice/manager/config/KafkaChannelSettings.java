@@ -1,4 +1,4 @@
-package dev.sluice.manager.channel;
+package dev.sluice.manager.config;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * How a {@link KafkaPublisher} reaches its cluster.
+ * How a Kafka channel's publisher ({@code channel.KafkaPublisher}) reaches its cluster.
  *
  * @param bootstrapServers "host:port[,host:port...]"
  * @param publishTimeout how long a message may wait for the broker's confirmation; every publish

@@ -1,4 +1,4 @@
-package dev.sluice.manager.grpc;
+package dev.sluice.manager.admin;
 
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.store.StateCounts;
@@ -28,7 +28,7 @@ public final class CountsCache {
     this.ticker = ticker;
   }
 
-  StateCounts counts(QueueManager q) {
+  public StateCounts counts(QueueManager q) {
     return counts(q.shard(), q.queue(), q::counts);
   }
 
