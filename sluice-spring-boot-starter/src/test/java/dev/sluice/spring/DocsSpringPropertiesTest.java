@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Every {@code sluice.*} Spring property that docs/java.md names is one {@link SluiceProperties}
  * binds: each dotted, kebab-case segment is a property of the class at that point ({@code
- * listeners.<id>} a key of its map). The page's other dotted {@code sluice.} names — Micrometer
- * meters, observation keys, Java calls on a variable named {@code sluice}, the proto package — are
- * not properties: meters and keys are listed here, calls are those followed by a parenthesis.
+ * listeners.<id>} a key of its map); and every property it binds is named there. The page's other
+ * dotted {@code sluice.} names — Micrometer meters, observation keys, Java calls on a variable
+ * named {@code sluice}, the proto package — are not properties: meters and keys are listed here,
+ * calls are those followed by a parenthesis.
  */
 class DocsSpringPropertiesTest {
   static final Path PAGE = Path.of("docs", "java.md");
@@ -64,6 +65,49 @@ class DocsSpringPropertiesTest {
       }
     }
     assertThat(unknown).as("properties SluiceProperties does not have").isEmpty();
+  }
+
+  @Test
+  void everyPropertyOfSluicePropertiesIsOnTheJavaPage() throws Exception {
+    Set<String> named = new TreeSet<>(names(Files.readString(root().resolve(PAGE))));
+    List<String> all = properties("sluice", SluiceProperties.class);
+    assertThat(all).as("SluiceProperties' properties").hasSizeGreaterThan(25);
+    Set<String> missing = new TreeSet<>();
+    for (String property : all) {
+      if (!named.contains(property)) {
+        missing.add(property);
+      }
+    }
+    assertThat(missing).as("properties of SluiceProperties that " + PAGE + " leaves out").isEmpty();
+  }
+
+  /** The leaf properties of a properties class, kebab-case; a map's key as {@code <id>}. */
+  static List<String> properties(String prefix, Type type) {
+    List<String> out = new ArrayList<>();
+    Class<?> raw = raw(type);
+    if (Map.class.isAssignableFrom(raw)) {
+      out.addAll(
+          properties(prefix + ".<id>", ((ParameterizedType) type).getActualTypeArguments()[1]));
+      return out;
+    }
+    if (raw.getEnclosingClass() != SluiceProperties.class && raw != SluiceProperties.class) {
+      out.add(prefix);
+      return out;
+    }
+    for (Method m : raw.getMethods()) {
+      String n = m.getName();
+      if (m.getParameterCount() != 0 || m.getDeclaringClass() == Object.class) {
+        continue;
+      }
+      String bean =
+          n.startsWith("get") ? n.substring(3) : n.startsWith("is") ? n.substring(2) : null;
+      if (bean == null || bean.isEmpty()) {
+        continue;
+      }
+      String kebab = bean.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+      out.addAll(properties(prefix + "." + kebab, m.getGenericReturnType()));
+    }
+    return out;
   }
 
   @Test
