@@ -11,7 +11,11 @@ import dev.sluice.manager.config.ChannelConfig;
 import dev.sluice.proto.v1.AdminGrpc;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.PauseRequest;
+import dev.sluice.receiver.MicrometerReceiverMetrics;
+import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.testkit.EmbeddedAmqpBroker;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -67,6 +71,7 @@ class DocsMetricsTest {
                 "`ordering_key` VARCHAR(255) NULL",
                 "KEY `sluice_ordering` (`ordering_key`, `state`, `id`)"),
             "sluice_queue ordering=key ordering_on_dead=halt max_attempts=1"));
+    h.createQueue("docs_sdk", "");
     h.createQueue("docs_channel", "channel=docs channel_target=ex channel_routing_key=docs");
     h.startManager(
         h.configBuilder().channel(ChannelConfig.rabbitmq("docs", broker.uri())).build(),
@@ -133,6 +138,43 @@ class DocsMetricsTest {
                 .contains("`" + name + "` appears");
           }
         });
+  }
+
+  /**
+   * The receiver SDK's series, as the page lists them under {@code new MicrometerReceiverMetrics}
+   * ({@code _nacks_total} short for {@code sluice_receiver_nacks_total}), are the ones it registers
+   * for a receiver that handled an event, with {@code receiverStats}.
+   */
+  @Test
+  void theReceiverSdksSeriesAreTheOnesItRegisters() throws Exception {
+    String page = Files.readString(Docs.root().resolve(PAGE));
+    int from = page.indexOf("- `new MicrometerReceiverMetrics(registry)`");
+    int to = page.indexOf("- `new OpenTelemetryTracing", from);
+    assertThat(from).as("the receiver SDK's metrics on the page").isPositive();
+    String part = page.substring(from, to);
+    Set<String> documented = new TreeSet<>();
+    Matcher m = Pattern.compile("`(sluice_receiver)?(_[a-z0-9_]*[a-z0-9])").matcher(part);
+    while (m.find()) {
+      documented.add("sluice_receiver" + m.group(2).replaceAll("\\{.*", ""));
+    }
+    PrometheusMeterRegistry sdk = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    MicrometerReceiverMetrics metrics = new MicrometerReceiverMetrics(sdk);
+    SluiceReceiver receiver =
+        h.closeLater(
+            SluiceReceiver.builder()
+                .target(h.target())
+                .queue("docs_sdk")
+                .receiverId("docs-sdk")
+                .observer(metrics)
+                .handler(e -> {})
+                .build()
+                .start());
+    metrics.receiverStats("docs_sdk", receiver::stats);
+    h.exec("INSERT INTO docs_sdk (order_id) VALUES (1)");
+    await().atMost(20, SECONDS).until(() -> receiver.stats().ackOk() == 1);
+    Set<String> registered = registered(sdk.scrape());
+    assertThat(documented).as("the SDK's series on the page").hasSizeGreaterThan(6);
+    assertThat(registered).as("what the SDK registers, against " + PAGE).isEqualTo(documented);
   }
 
   /** The sluice_* names in the first column of the page's metrics table, labels dropped. */
