@@ -109,18 +109,19 @@ class ShippedJarIT {
   @ValueSource(booleans = {false, true})
   void theWalkthroughRunsOnTheOperatorJar(boolean tls) throws Exception {
     GettingStartedPage page = GettingStartedPage.read();
-    // The page's database is "app"; the TLS run takes its own, or its migration would clash.
-    String database = tls ? "app_tls" : "app";
     String queue = "order_events";
-    Path dir = Files.createDirectories(work.resolve(database));
     int grpcPort = freePort();
     int httpPort = freePort();
+    // The page's database is "app"; each run takes a fresh one of its own instead (the TLS run's
+    // migration would clash with the plain run's, and a server of the developer's may have an app).
+    TestDatabase db = TestDatabases.fresh(ShippedJarIT.class);
+    String database = db.name();
+    Path dir = Files.createDirectories(work.resolve(tls ? "tls" : "plain"));
     TestPki pki = tls ? TestPki.create(dir.resolve("tls"), "shipped") : null;
-    TestDatabase server = TestDatabases.fresh(ShippedJarIT.class);
 
     // 0. A database and a user, as an administrator (the test database's user).
     List<String> skipped = new ArrayList<>();
-    try (Connection c = server.connect();
+    try (Connection c = db.connect();
         Statement s = c.createStatement()) {
       for (String sql : page.statements("step0")) {
         try {
@@ -139,14 +140,8 @@ class ShippedJarIT {
     assertThat(skipped)
         .as("step 0's statements a server without grant tables refuses")
         .allMatch(sql -> sql.startsWith("CREATE USER") || sql.startsWith("GRANT"));
-    TestDatabase db =
-        new TestDatabase(
-            database,
-            server.url().replaceFirst("/" + server.name() + "(?=$|\\?)", "/" + database),
-            server.user(),
-            server.password());
     // 1. The page's sluice.yaml, on this server's address and free ports (and TLS in one run).
-    writeConfig(page, dir, server, database, grpcPort, httpPort, pki);
+    writeConfig(page, dir, db, grpcPort, httpPort, pki);
 
     // 2. Create a queue with a migration; 3. apply it; each prints what the page shows.
     for (String step : List.of("queue-create", "migrate")) {
@@ -249,20 +244,14 @@ class ShippedJarIT {
    * the page says ({@link #DB_PASSWORD}).
    */
   private static void writeConfig(
-      GettingStartedPage page,
-      Path dir,
-      TestDatabase server,
-      String database,
-      int grpcPort,
-      int httpPort,
-      TestPki pki)
+      GettingStartedPage page, Path dir, TestDatabase db, int grpcPort, int httpPort, TestPki pki)
       throws IOException {
-    Matcher hostPort = Pattern.compile("//([^/]+)/").matcher(server.url());
-    assertThat(hostPort.find()).as("host and port in %s", server.url()).isTrue();
+    Matcher hostPort = Pattern.compile("//([^/]+)/").matcher(db.url());
+    assertThat(hostPort.find()).as("host and port in %s", db.url()).isTrue();
     String y =
         page.block("config")
             .replace("127.0.0.1:3306", hostPort.group(1))
-            .replaceFirst("/app\\b", "/" + database)
+            .replaceFirst("/app\\b", "/" + db.name())
             .replace("grpc_port: 7470", "grpc_port: " + grpcPort)
             .replace("http_port: 7471", "http_port: " + httpPort)
             .replace("manager_id: m1", "manager_id: shipped-" + grpcPort);
