@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
@@ -44,9 +47,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * verify} after {@code package} built the jars (failsafe), so a class, resource or manifest entry
  * missing from what ships fails the build, whatever the test class path has.
  *
- * <p>The operator's jar follows the walkthrough of docs/getting-started.md: {@code queue create},
- * {@code migrate}, {@code check}, {@code queue stats}, {@code serve} (plain and TLS) with a
- * receiver over gRPC, {@code dead list}. The demo jar runs a short demo to its summary line.
+ * <p>The operator's jar follows the walkthrough of docs/getting-started.md, reading its steps from
+ * the page ({@link GettingStartedPage}): the database and user of step 0, the page's sluice.yaml,
+ * {@code queue create} (the migration it writes is the page's), {@code migrate}, {@code check}, the
+ * page's insert, {@code queue stats}, {@code serve} (plain and TLS) with a receiver over gRPC,
+ * {@code dead list}. The demo jar runs a short demo to its summary line.
  */
 class ShippedJarIT {
   private static final Path TARGET = Path.of("target").toAbsolutePath();
@@ -103,52 +108,85 @@ class ShippedJarIT {
   @ParameterizedTest(name = "tls={0}")
   @ValueSource(booleans = {false, true})
   void theWalkthroughRunsOnTheOperatorJar(boolean tls) throws Exception {
-    String queue = tls ? "order_events_tls" : "order_events";
-    Path dir = Files.createDirectories(work.resolve(queue));
+    GettingStartedPage page = GettingStartedPage.read();
+    String queue = "order_events";
     int grpcPort = freePort();
     int httpPort = freePort();
-    TestPki pki = tls ? TestPki.create(dir.resolve("tls"), "shipped") : null;
+    // The page's database is "app"; each run takes a fresh one of its own instead (the TLS run's
+    // migration would clash with the plain run's, and a server of the developer's may have an app).
     TestDatabase db = TestDatabases.fresh(ShippedJarIT.class);
-    writeConfig(dir, db, grpcPort, httpPort, pki);
+    String database = db.name();
+    Path dir = Files.createDirectories(work.resolve(tls ? "tls" : "plain"));
+    TestPki pki = tls ? TestPki.create(dir.resolve("tls"), "shipped") : null;
 
-    // 2. Create a queue with a migration; 3. apply it; check it.
-    Result create =
-        run(
-            OPERATOR_JAR,
-            dir,
-            "queue",
-            "create",
-            queue,
-            "--column",
-            "order_id BIGINT NOT NULL",
-            "--column",
-            "kind VARCHAR(32) NOT NULL",
-            "--option",
-            "max_attempts=1");
-    assertThat(create.code).as(create.toString()).isZero();
-    assertThat(create.out).contains("V", "__create_" + queue + ".sql");
-    Result migrate = run(OPERATOR_JAR, dir, "migrate");
-    assertThat(migrate.code).as(migrate.toString()).isZero();
-    assertThat(migrate.out).contains("main: ok");
+    // 0. A database and a user, as an administrator (the test database's user).
+    List<String> skipped = new ArrayList<>();
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      for (String sql : page.statements("step0")) {
+        try {
+          s.execute(inDatabase(sql, database));
+        } catch (SQLException e) {
+          // The embedded MariaDB runs without grant tables (--skip-grant-tables): it refuses
+          // CREATE USER and GRANT (ER_OPTION_PREVENTS_STATEMENT) and lets any user in, so there the
+          // page's grants are not put to the test; a server with grants runs them.
+          if (e.getErrorCode() != ER_OPTION_PREVENTS_STATEMENT) {
+            throw e;
+          }
+          skipped.add(sql);
+        }
+      }
+    }
+    assertThat(skipped)
+        .as("step 0's statements a server without grant tables refuses")
+        .allMatch(sql -> sql.startsWith("CREATE USER") || sql.startsWith("GRANT"));
+    // 1. The page's sluice.yaml, on this server's address and free ports (and TLS in one run).
+    writeConfig(page, dir, db, grpcPort, httpPort, pki);
+
+    // 2. Create a queue with a migration; 3. apply it; each prints what the page shows.
+    for (String step : List.of("queue-create", "migrate")) {
+      for (GettingStartedPage.Command command : page.commands(step)) {
+        Result r = run(OPERATOR_JAR, dir, command.args().toArray(String[]::new));
+        assertThat(r.code).as("%s: %s", command.args(), r).isZero();
+        for (String line : command.output()) {
+          assertThat(r.out).as("%s prints what the page shows", command.args()).contains(line);
+        }
+      }
+    }
+    String migration = Files.readString(dir.resolve("db/migration/V1__create_" + queue + ".sql"));
+    assertThat(normalized(migration))
+        .as("the migration written is the page's")
+        .contains(normalized(page.block("migration-sql")));
     Result check = run(OPERATOR_JAR, dir, "check");
     assertThat(check.code).as(check.toString()).isZero();
 
-    // 4. Insert events in a transaction, one of them rolled back; 5. look at the queue.
+    // 4. The page's insert, in a transaction with the application's own table; then a poison
+    // event and one rolled back.
     try (Connection c = db.connect();
         Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE orders (id BIGINT PRIMARY KEY, customer VARCHAR(64), amount INT)");
+      for (String sql : page.statements("insert")) {
+        s.execute(sql);
+      }
       c.setAutoCommit(false);
-      s.executeUpdate(
-          "INSERT INTO " + queue + " (order_id, kind) VALUES (1, 'created'), (2, 'poison')");
+      s.executeUpdate("INSERT INTO " + queue + " (order_id, kind) VALUES (2, 'poison')");
       c.commit();
       s.executeUpdate("INSERT INTO " + queue + " (order_id, kind) VALUES (3, 'rolled back')");
       c.rollback();
     }
-    Result stats = run(OPERATOR_JAR, dir, "queue", "stats", queue);
+    // 5. Look at the queue: the page's command, its header.
+    GettingStartedPage.Command statsCommand = page.commands("stats").get(0);
+    Result stats = run(OPERATOR_JAR, dir, statsCommand.args().toArray(String[]::new));
     assertThat(stats.code).as(stats.toString()).isZero();
+    assertThat(stats.out.lines().findFirst().orElse("").split("\\s+"))
+        .as("the header the page shows")
+        .containsExactly(statsCommand.output().get(0).strip().split("\\s+"));
     assertThat(stats.out).containsPattern("main\\s+" + queue + "\\s+2\\s+0\\s+0\\s+0");
 
-    // 6. Run a manager; 7. a receiver over gRPC takes both events, nacks the poison one.
-    Process serve = start(OPERATOR_JAR, dir, "serve");
+    // 6. Run a manager; 7. a receiver over gRPC takes both events, nacks the poison one until
+    // it is dead (max_attempts=3).
+    Process serve =
+        start(OPERATOR_JAR, dir, page.commands("serve").get(0).args().toArray(String[]::new));
     awaitReady(serve, httpPort, pki, dir);
     Set<Long> received = ConcurrentHashMap.newKeySet();
     var builder =
@@ -168,7 +206,7 @@ class ShippedJarIT {
       builder.tls(pki.caFile());
     }
     try (SluiceReceiver receiver = builder.build().start()) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> received.equals(Set.of(1L, 2L)));
+      await().atMost(Duration.ofSeconds(60)).until(() -> received.equals(Set.of(1001L, 2L)));
       await()
           .atMost(Duration.ofSeconds(30))
           .untilAsserted(
@@ -200,30 +238,44 @@ class ShippedJarIT {
 
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * The page's sluice.yaml with what a reader changes too: the server's address, the database, free
+   * ports, and in the TLS run a {@code tls:} section. The password comes from the environment as
+   * the page says ({@link #DB_PASSWORD}).
+   */
   private static void writeConfig(
-      Path dir, TestDatabase db, int grpcPort, int httpPort, TestPki pki) throws IOException {
-    StringBuilder y = new StringBuilder();
-    y.append("manager_id: shipped-").append(grpcPort).append('\n');
-    y.append("grpc_port: ").append(grpcPort).append('\n');
-    y.append("http_port: ").append(httpPort).append('\n');
-    y.append("migrations: db/migration\n");
-    y.append("discovery_interval: 1s\n");
+      GettingStartedPage page, Path dir, TestDatabase db, int grpcPort, int httpPort, TestPki pki)
+      throws IOException {
+    Matcher hostPort = Pattern.compile("//([^/]+)/").matcher(db.url());
+    assertThat(hostPort.find()).as("host and port in %s", db.url()).isTrue();
+    String y =
+        page.block("config")
+            .replace("127.0.0.1:3306", hostPort.group(1))
+            .replaceFirst("/app\\b", "/" + db.name())
+            .replace("grpc_port: 7470", "grpc_port: " + grpcPort)
+            .replace("http_port: 7471", "http_port: " + httpPort)
+            .replace("manager_id: m1", "manager_id: shipped-" + grpcPort);
+    // New queue tables are seen within a second rather than the default 5 s.
+    y = y + "discovery_interval: 1s\n";
     if (pki != null) {
-      TestPki.Issued server = pki.server("manager");
-      y.append("tls:\n");
-      y.append("  cert: ").append(server.cert()).append('\n');
-      y.append("  key: ").append(server.key()).append('\n');
+      TestPki.Issued cert = pki.server("manager");
+      y = y + "tls:\n  cert: " + cert.cert() + "\n  key: " + cert.key() + "\n";
     }
-    y.append("shards:\n");
-    y.append("  - name: main\n");
-    y.append("    url: ").append(db.url()).append('\n');
-    if (db.user() != null) {
-      y.append("    user: ").append(db.user()).append('\n');
-      y.append("    password: \"")
-          .append(db.password() == null ? "" : db.password())
-          .append("\"\n");
-    }
-    Files.writeString(dir.resolve("sluice.yaml"), y.toString());
+    Files.writeString(dir.resolve("sluice.yaml"), y);
+  }
+
+  private static final int ER_OPTION_PREVENTS_STATEMENT = 1290;
+
+  /** The page's password, which its sluice.yaml reads from SLUICE_DB_PASSWORD. */
+  private static final String DB_PASSWORD = "change-me";
+
+  /** A statement of the page's step 0 on another database than "app". */
+  private static String inDatabase(String sql, String database) {
+    return sql.replaceAll("\\bapp\\b", database);
+  }
+
+  private static String normalized(String sql) {
+    return sql.replaceAll("\\s+", " ").strip();
   }
 
   private static void awaitReady(Process serve, int httpPort, TestPki pki, Path dir)
@@ -284,12 +336,13 @@ class ShippedJarIT {
   private static Result run(Path jar, Path dir, String... args) throws Exception {
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");
-    Process p =
+    ProcessBuilder b =
         new ProcessBuilder(command(jar, args))
             .directory(dir.toFile())
             .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
+            .redirectError(err.toFile());
+    b.environment().put("SLUICE_DB_PASSWORD", DB_PASSWORD);
+    Process p = b.start();
     started.add(p);
     if (!p.waitFor(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       p.destroyForcibly();
@@ -307,12 +360,13 @@ class ShippedJarIT {
    */
   private static Process start(Path jar, Path dir, String... args) throws IOException {
     Path logFile = dir.resolve(args[0] + ".log");
-    Process p =
+    ProcessBuilder b =
         new ProcessBuilder(command(jar, args))
             .directory(dir.toFile())
             .redirectErrorStream(true)
-            .redirectOutput(logFile.toFile())
-            .start();
+            .redirectOutput(logFile.toFile());
+    b.environment().put("SLUICE_DB_PASSWORD", DB_PASSWORD);
+    Process p = b.start();
     started.add(p);
     return p;
   }
