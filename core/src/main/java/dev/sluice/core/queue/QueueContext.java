@@ -1,5 +1,9 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.groups.Groups;
+import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.loop.LoopFaults;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
@@ -14,7 +18,7 @@ import dev.sluice.db.store.EventStore;
  * read them. Everything else is fixed for the queue manager's life. Without a {@link LoopFaults}
  * given, loop errors are counted and logged only.
  */
-final class QueueContext {
+public final class QueueContext {
   private final String shard;
   private final DbClock clock;
   private final QueueMetrics metrics;
@@ -67,11 +71,11 @@ final class QueueContext {
     this.live = new Live(table, store, RetryPolicy.of(o));
   }
 
-  Groups groups() {
+  public Groups groups() {
     return groups;
   }
 
-  void groups(Groups g) {
+  public void groups(Groups g) {
     this.groups = g == null ? Groups.NONE : g;
   }
 
@@ -79,15 +83,15 @@ final class QueueContext {
     return shard;
   }
 
-  QueueTable table() {
+  public QueueTable table() {
     return live.table();
   }
 
-  EventStore store() {
+  public EventStore store() {
     return live.store();
   }
 
-  DbClock clock() {
+  public DbClock clock() {
     return clock;
   }
 
@@ -95,7 +99,7 @@ final class QueueContext {
     return live.retry();
   }
 
-  QueueMetrics metrics() {
+  public QueueMetrics metrics() {
     return metrics;
   }
 
@@ -108,16 +112,16 @@ final class QueueContext {
     return faults;
   }
 
-  String queue() {
+  public String queue() {
     return table().name();
   }
 
-  QueueOptions options() {
+  public QueueOptions options() {
     return table().options();
   }
 
   /** "queue X on shard Y", for messages. */
-  String where() {
+  public String where() {
     return "queue " + queue() + " on shard " + shard;
   }
 }

@@ -2,9 +2,9 @@ package dev.sluice.manager.admin;
 
 import dev.sluice.core.EngineException;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.QueueControl;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
