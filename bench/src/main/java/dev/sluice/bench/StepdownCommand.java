@@ -2,8 +2,8 @@ package dev.sluice.bench;
 
 import dev.sluice.core.EngineConfig;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueConvention;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,11 +1,14 @@
 package dev.sluice.core;
 
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.Ticker;
+import dev.sluice.core.shard.DirectAcks;
+import dev.sluice.core.shard.LeaseBalancer;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;

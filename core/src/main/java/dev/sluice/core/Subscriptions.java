@@ -11,9 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * started later (this process took a shard's lease, or a queue was created) attaches the outlets
  * already waiting. Any thread.
  */
-final class Subscriptions {
+public final class Subscriptions {
   /** An outlet's wish: events of {@code queue} from the shards whose key range overlaps. */
-  record Subscription(Outlet outlet, String queue, KeyRange keyRange) {}
+  public record Subscription(Outlet outlet, String queue, KeyRange keyRange) {}
 
   private final Map<Long, Subscription> byStream = new ConcurrentHashMap<>();
 
@@ -25,7 +25,7 @@ final class Subscriptions {
     return byStream.remove(o.streamId());
   }
 
-  List<Subscription> forQueue(String queue) {
+  public List<Subscription> forQueue(String queue) {
     return byStream.values().stream().filter(s -> s.queue().equals(queue)).toList();
   }
 

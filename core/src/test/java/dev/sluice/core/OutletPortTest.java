@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * database gets due events as plain values, and its acks, nacks and releases change the rows
  * through the CAS on epoch, with the queue's one retry policy.
  */
-class OutletPortTest {
+public class OutletPortTest {
   static TestDatabase db;
   static QueueEngine engine;
 
@@ -69,13 +69,13 @@ class OutletPortTest {
   }
 
   /** An outlet that keeps what it is given. */
-  static final class ListOutlet implements Outlet {
-    final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
+  public static final class ListOutlet implements Outlet {
+    public final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
     final List<Settled> settled = new CopyOnWriteArrayList<>();
     final AtomicInteger inFlight = new AtomicInteger();
     final int max;
 
-    ListOutlet(int max) {
+    public ListOutlet(int max) {
       this.max = max;
     }
 

@@ -1,7 +1,7 @@
 package dev.sluice.manager;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.manager.admin.CountsCache;
 import dev.sluice.manager.channel.ChannelOutlets;

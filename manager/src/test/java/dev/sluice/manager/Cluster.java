@@ -1,7 +1,7 @@
 package dev.sluice.manager;
 
-import dev.sluice.core.ShardManager;
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.testkit.TestDatabase;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.core.config.TenantLimit;
+import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.TenantStats;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.proto.v1.Event;
 import java.time.Clock;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.store.JdbcLeaseStore;
 import dev.sluice.proto.v1.Event;

@@ -4,8 +4,8 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.core.ShardManager;
-import dev.sluice.core.queue.FaultHook;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;

@@ -1,5 +1,8 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.loop.Backoff;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.DispatchStore;

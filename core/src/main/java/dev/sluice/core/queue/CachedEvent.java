@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.ordering.OrderingKey;
 import java.util.Map;
 
 /**
@@ -7,7 +8,7 @@ import java.util.Map;
  * epoch it believes current) and send it (the user columns, converted once).
  */
 public final class CachedEvent {
-  final long id;
+  public final long id;
 
   /**
    * {@link #id} boxed, once: the key of every map and set the dispatcher keeps events in (window,
@@ -17,16 +18,16 @@ public final class CachedEvent {
   final Long boxedId;
 
   final long epoch;
-  final long dueNs;
+  public final long dueNs;
   final long createdNs;
-  final int priority;
+  public final int priority;
   final String tenant;
 
   /** Actor path segments under the tenant (may be empty). */
   final java.util.List<String> actorPath;
 
   /** Work class ("" when none). */
-  final String workClass;
+  public final String workClass;
 
   final Map<String, Object> columns;
 
@@ -40,12 +41,12 @@ public final class CachedEvent {
    * For an ordered queue, the event's key ({@link OrderingKey}): at most one event of a key is in
    * the window or in flight. Null when the queue is not ordered or the key is NULL.
    */
-  final Object orderingKey;
+  public final Object orderingKey;
 
   /** For a group's completion event, what became of the group's children; null otherwise. */
   final dev.sluice.core.outlet.GroupOutcome group;
 
-  CachedEvent(
+  public CachedEvent(
       long id,
       long epoch,
       long dueNs,
@@ -58,7 +59,7 @@ public final class CachedEvent {
     this(id, epoch, dueNs, createdNs, priority, tenant, actorPath, workClass, columns, 0);
   }
 
-  CachedEvent(
+  public CachedEvent(
       long id,
       long epoch,
       long dueNs,
@@ -74,7 +75,7 @@ public final class CachedEvent {
         null);
   }
 
-  CachedEvent(
+  public CachedEvent(
       long id,
       long epoch,
       long dueNs,

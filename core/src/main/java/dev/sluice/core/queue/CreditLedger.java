@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantCredits;
 import java.util.List;
 import java.util.function.IntSupplier;
 import java.util.function.Predicate;

@@ -1,5 +1,11 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.RateLimit;
+import dev.sluice.core.fairness.TenantCredits;
+import dev.sluice.core.fairness.TenantStats;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopRunner;
+import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.queue.DispatcherCommand.Acked;
 import dev.sluice.core.queue.DispatcherCommand.Alter;
 import dev.sluice.core.queue.DispatcherCommand.Attach;
@@ -51,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * in flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
  * dropped silently. Every failed attempt goes back through the {@link RetryPolicy}.
  */
-final class Dispatcher implements Runnable {
+public final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
   static final int MAX_BATCH = 256;

@@ -20,7 +20,7 @@ import java.util.Map;
  * Nacked} and {@link Released}; the queue's manager {@link Attach}, {@link Detach}, {@link
  * Cancelled}, {@link Alter}, {@link StopSending} and {@link ReleaseAll}.
  */
-sealed interface DispatcherCommand
+public sealed interface DispatcherCommand
     permits DispatcherCommand.Polled,
         DispatcherCommand.Fired,
         DispatcherCommand.Settled,
@@ -72,7 +72,7 @@ sealed interface DispatcherCommand
     }
 
     /** One statement of a per-tenant round. */
-    static Polled tenants(
+    public static Polled tenants(
         List<CachedEvent> events,
         long settledSeqAtStart,
         int part,

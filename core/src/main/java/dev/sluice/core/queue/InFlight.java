@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.ordering.OrderingKey;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.db.store.EventRef;
 import java.util.Map;

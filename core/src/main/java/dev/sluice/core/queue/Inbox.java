@@ -10,7 +10,7 @@ import java.util.function.Consumer;
  * workers (poller, firer, ack batcher, outlets, the queue's manager) know of the dispatcher. Safe
  * from any thread (a concurrent queue and a volatile thread).
  */
-final class Inbox {
+public final class Inbox {
   private final ConcurrentLinkedQueue<DispatcherCommand> commands = new ConcurrentLinkedQueue<>();
   private volatile Thread owner;
 
@@ -20,7 +20,7 @@ final class Inbox {
   }
 
   /** Queues {@code command} for the owner thread and wakes it. */
-  void post(DispatcherCommand command) {
+  public void post(DispatcherCommand command) {
     commands.add(command);
     wake();
   }

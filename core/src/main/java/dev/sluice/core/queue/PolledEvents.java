@@ -1,5 +1,8 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantRounds;
+import dev.sluice.core.groups.GroupSeals;
+import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
@@ -19,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One per queue, owned by the poller's thread (the poller and its {@link TenantRounds}).
  */
-final class PolledEvents {
+public final class PolledEvents {
   private static final Logger log = LoggerFactory.getLogger(PolledEvents.class);
 
   /** At most one warning per queue this often about actor paths that are too deep. */
@@ -58,7 +61,7 @@ final class PolledEvents {
    * them: it is made dead here with the reason "too large: N bytes > limit" (epoch CAS; never
    * fired, so no attempt is spent), as no receiver could be sent it.
    */
-  List<CachedEvent> of(List<EventRow> read) {
+  public List<CachedEvent> of(List<EventRow> read) {
     Map<Long, dev.sluice.core.outlet.GroupOutcome> groups = new java.util.HashMap<>();
     List<EventRow> rows = seals.admit(turns.admit(read), groups);
     List<CachedEvent> out = new ArrayList<>(rows.size());

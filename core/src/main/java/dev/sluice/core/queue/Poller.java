@@ -1,5 +1,10 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantRounds;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopRunner;
+import dev.sluice.core.loop.Waiter;
+import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
@@ -39,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * <p>Errors (database down, say) are logged, counted, and retried with growing pauses; the loop
  * never dies.
  */
-final class Poller implements Runnable {
+public final class Poller implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Poller.class);
   private static final long SYNC_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
 

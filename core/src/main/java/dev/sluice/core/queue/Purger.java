@@ -1,5 +1,7 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopRunner;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;

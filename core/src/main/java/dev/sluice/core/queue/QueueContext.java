@@ -1,5 +1,9 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.groups.Groups;
+import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.loop.LoopFaults;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.DispatchStore;
@@ -18,7 +22,7 @@ import dev.sluice.db.store.OrderingStore;
  * read them. Everything else is fixed for the queue manager's life. Without a {@link LoopFaults}
  * given, loop errors are counted and logged only.
  */
-final class QueueContext {
+public final class QueueContext {
   private final String shard;
   private final DbClock clock;
   private final QueueMetrics metrics;
@@ -71,11 +75,11 @@ final class QueueContext {
     this.live = new Live(table, store, RetryPolicy.of(o));
   }
 
-  Groups groups() {
+  public Groups groups() {
     return groups;
   }
 
-  void groups(Groups g) {
+  public void groups(Groups g) {
     this.groups = g == null ? Groups.NONE : g;
   }
 
@@ -83,31 +87,31 @@ final class QueueContext {
     return shard;
   }
 
-  QueueTable table() {
+  public QueueTable table() {
     return live.table();
   }
 
   /** The poller's, firers', ack batcher's and retry collector's port to the table. */
-  DispatchStore dispatch() {
+  public DispatchStore dispatch() {
     return live.store();
   }
 
   /** Key holds and turns (an ordered queue, a group's completion event). */
-  OrderingStore ordering() {
+  public OrderingStore ordering() {
     return live.store();
   }
 
   /** Operators' commands on the table (cancel). */
-  OperatorStore operator() {
+  public OperatorStore operator() {
     return live.store();
   }
 
   /** The purger's deletes and the counts. */
-  MaintenanceStore maintenance() {
+  public MaintenanceStore maintenance() {
     return live.store();
   }
 
-  DbClock clock() {
+  public DbClock clock() {
     return clock;
   }
 
@@ -115,7 +119,7 @@ final class QueueContext {
     return live.retry();
   }
 
-  QueueMetrics metrics() {
+  public QueueMetrics metrics() {
     return metrics;
   }
 
@@ -128,16 +132,16 @@ final class QueueContext {
     return faults;
   }
 
-  String queue() {
+  public String queue() {
     return table().name();
   }
 
-  QueueOptions options() {
+  public QueueOptions options() {
     return table().options();
   }
 
   /** "queue X on shard Y", for messages. */
-  String where() {
+  public String where() {
     return "queue " + queue() + " on shard " + shard;
   }
 }

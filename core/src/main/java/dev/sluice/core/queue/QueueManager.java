@@ -1,12 +1,21 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.config.TenantLimit;
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.fairness.TenantStats;
+import dev.sluice.core.groups.Groups;
+import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopFaults;
+import dev.sluice.core.loop.Waiter;
+import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.queue.DispatcherCommand.Alter;
 import dev.sluice.core.queue.DispatcherCommand.Cancelled;
 import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
 import dev.sluice.core.queue.DispatcherCommand.StopSending;
+import dev.sluice.core.shard.ShardGate;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;

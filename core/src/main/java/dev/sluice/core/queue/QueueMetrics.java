@@ -24,11 +24,11 @@ public final class QueueMetrics {
   final Counter acked;
   final Counter nacked;
   final Counter retried;
-  final Counter dead;
+  public final Counter dead;
   final Counter timeouts;
   final Counter released;
   final Counter purged;
-  final Counter dbErrors;
+  public final Counter dbErrors;
   final Counter staleAcks;
   final Counter polledRows;
   final Counter casMisses;
@@ -46,9 +46,9 @@ public final class QueueMetrics {
   final Counter windowTrimmed;
 
   /** Ordered queues: events held behind an earlier event of their key, and released again. */
-  final Counter keyHeld;
+  public final Counter keyHeld;
 
-  final Counter keyReleased;
+  public final Counter keyReleased;
 
   /** From the time an event became due to the time it was fired. */
   final Timer dueToDispatch;
@@ -59,7 +59,7 @@ public final class QueueMetrics {
   /** From fire to the ack's arrival at the manager. */
   final Timer dispatchToAck;
 
-  final Timer pollDuration;
+  public final Timer pollDuration;
 
   /**
    * Events per fire UPDATE group and per ack/release write: each write is one commit, so these say

@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.ShuffleSharder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

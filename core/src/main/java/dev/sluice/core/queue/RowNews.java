@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.loop.Waiter;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,7 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.loop.Backoff;
+import dev.sluice.core.loop.Ticker;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;

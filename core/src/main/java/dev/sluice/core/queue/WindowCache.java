@@ -1,5 +1,7 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.FairTree;
+import dev.sluice.core.ordering.RunHeap;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

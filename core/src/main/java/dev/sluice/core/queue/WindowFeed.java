@@ -1,5 +1,8 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.fairness.TenantRounds;
+import dev.sluice.core.ordering.KeyLedger;
+import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.PollPosition;
 import java.util.HashMap;
@@ -23,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * size estimate ({@link #sawRows}, its thread only) and takes the let-go positions ({@link
  * #drainLetGo}, a concurrent map).
  */
-final class WindowFeed {
+public final class WindowFeed {
   private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final QueueContext ctx;
@@ -262,7 +265,7 @@ final class WindowFeed {
    * Takes what {@link #letGo} recorded: per tenant, the position just before the earliest pending
    * row the window let go of since the last call. Each record is taken once.
    */
-  Map<String, PollPosition> drainLetGo() {
+  public Map<String, PollPosition> drainLetGo() {
     Map<String, PollPosition> out = new HashMap<>();
     for (String t : letGo.keySet()) {
       PollPosition p = letGo.remove(t);
@@ -278,7 +281,7 @@ final class WindowFeed {
    * bytes hold at the estimated row size ({@link #sawRows}), so that one read of large rows cannot
    * take the heap however large cache_size is. At least one while the window holds nothing.
    */
-  int cacheRoom() {
+  public int cacheRoom() {
     int room = window.capacity() - cachedCount;
     long freeBytes = window.byteCapacity() - cachedBytes;
     long byBytes = freeBytes / Math.max(1, rowBytesEstimate);
@@ -308,16 +311,16 @@ final class WindowFeed {
   }
 
   /** Tenants with events in the window (as last published). */
-  Set<String> heldTenants() {
+  public Set<String> heldTenants() {
     return heldSnapshot.keySet();
   }
 
-  int held(String tenant) {
+  public int held(String tenant) {
     return heldSnapshot.getOrDefault(tenant, 0);
   }
 
   /** The window slots {@code tenant} may hold. */
-  int tenantCap(String tenant) {
+  public int tenantCap(String tenant) {
     return window.tenantCap(tenant);
   }
 
@@ -331,7 +334,7 @@ final class WindowFeed {
   }
 
   /** The dispatcher's settle count (any thread): a poll records it when it begins. */
-  long settledSeq() {
+  public long settledSeq() {
     return table.settledSeq();
   }
 }

@@ -2,6 +2,8 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;

@@ -3,6 +3,10 @@ package dev.sluice.core.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.loop.Waiter;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConvention;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.InsertOutcome;
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventRef;

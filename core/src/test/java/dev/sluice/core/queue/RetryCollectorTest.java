@@ -2,6 +2,8 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.JdbcEventStore;

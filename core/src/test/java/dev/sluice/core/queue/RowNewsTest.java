@@ -2,6 +2,8 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.loop.Waiter;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
 import java.util.Map;

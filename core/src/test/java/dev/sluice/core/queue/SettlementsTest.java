@@ -2,6 +2,8 @@ package dev.sluice.core.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;

@@ -1,6 +1,6 @@
 package dev.sluice.examples.demo;
 
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.examples.demo.PoisonLedger.Expect;
 import dev.sluice.manager.SluiceServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,7 +1,7 @@
 package dev.sluice.examples.demo;
 
 import dev.sluice.client.EventProducer;
-import dev.sluice.core.queue.FaultHook;
+import dev.sluice.core.loop.FaultHook;
 import dev.sluice.examples.demo.PoisonLedger.Entry;
 import dev.sluice.examples.demo.PoisonLedger.Expect;
 import dev.sluice.manager.SluiceServer;

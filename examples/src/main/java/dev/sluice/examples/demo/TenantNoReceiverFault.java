@@ -1,9 +1,9 @@
 package dev.sluice.examples.demo;
 
+import dev.sluice.core.fairness.ShuffleSharder;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletCredits;
-import dev.sluice.core.queue.ShuffleSharder;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.examples.demo.PoisonLedger.Expect;

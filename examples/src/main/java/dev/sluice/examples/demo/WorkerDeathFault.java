@@ -1,6 +1,6 @@
 package dev.sluice.examples.demo;
 
-import dev.sluice.core.queue.FaultHook;
+import dev.sluice.core.loop.FaultHook;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.sluice.manager.admin;
 
 import dev.sluice.core.EngineException;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.HaltedKey;
 import dev.sluice.db.store.MaintenanceStore;

@@ -4,7 +4,7 @@ import static dev.sluice.manager.admin.Grants.notFound;
 import static dev.sluice.manager.admin.Grants.require;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.QueueControl;
 import dev.sluice.manager.admin.AdminActions.PauseResult;
 import dev.sluice.manager.admin.Audit.Outcome;

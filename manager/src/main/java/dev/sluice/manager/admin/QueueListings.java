@@ -5,7 +5,7 @@ import static dev.sluice.manager.admin.Grants.notFound;
 import static dev.sluice.manager.admin.Grants.require;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
 import dev.sluice.db.store.EventStore;

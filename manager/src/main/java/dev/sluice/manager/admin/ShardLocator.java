@@ -5,7 +5,7 @@ import static dev.sluice.manager.admin.Grants.invalid;
 
 import dev.sluice.core.EngineException;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.EventStore;
 import java.util.List;
 

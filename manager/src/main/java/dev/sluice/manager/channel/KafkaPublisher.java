@@ -1,6 +1,6 @@
 package dev.sluice.manager.channel;
 
-import dev.sluice.core.queue.Ticker;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.manager.config.KafkaChannelSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

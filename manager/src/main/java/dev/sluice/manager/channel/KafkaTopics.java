@@ -1,6 +1,6 @@
 package dev.sluice.manager.channel;
 
-import dev.sluice.core.queue.Ticker;
+import dev.sluice.core.loop.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.sluice.manager.channel;
 
 import com.rabbitmq.client.Connection;
-import dev.sluice.core.queue.Ticker;
+import dev.sluice.core.loop.Ticker;
 import java.io.IOException;
 import java.net.Socket;
 import java.util.Objects;

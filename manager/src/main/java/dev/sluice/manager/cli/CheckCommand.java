@@ -1,6 +1,6 @@
 package dev.sluice.manager.cli;
 
-import dev.sluice.core.BinlogCheck;
+import dev.sluice.core.binlog.BinlogCheck;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConfigException;

@@ -1,8 +1,8 @@
 package dev.sluice.manager.grpc;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
 import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.admin.CountsCache;

@@ -1,7 +1,7 @@
 package dev.sluice.manager.grpc;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.manager.channel.ChannelOutlets;

@@ -1,11 +1,11 @@
 package dev.sluice.manager.grpc;
 
 import com.google.protobuf.ByteString;
+import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.Settled;
-import dev.sluice.core.queue.Backoff;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.store.EventRef;

@@ -1,10 +1,10 @@
 package dev.sluice.manager.http;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
-import dev.sluice.core.queue.TenantStats;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.metrics.LiveSeries;
 import dev.sluice.manager.metrics.StateSampler;

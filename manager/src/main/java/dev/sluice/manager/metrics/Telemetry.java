@@ -1,7 +1,7 @@
 package dev.sluice.manager.metrics;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.ShardManager;
+import dev.sluice.core.shard.ShardManager;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;

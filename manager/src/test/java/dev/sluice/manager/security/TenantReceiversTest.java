@@ -5,7 +5,7 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.core.queue.ShuffleSharder;
+import dev.sluice.core.fairness.ShuffleSharder;
 import dev.sluice.manager.Harness;
 import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;

@@ -1,0 +1,328 @@
+package dev.sluice.core.groups;
+
+import dev.sluice.core.queue.QueueManager;
+import dev.sluice.core.shard.ShardGate;
+import dev.sluice.db.QueueTable;
+import dev.sluice.db.store.FencedOffException;
+import dev.sluice.db.store.GroupStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Completes the event groups of one led shard (README, "Event groups"): a group whose children are
+ * all acked, dead or cancelled (or, {@code fail_fast}, one of which is dead) gets its counts and
+ * its completion event released, exactly once ({@link GroupStore#complete}).
+ *
+ * <p>What it checks: the groups of the children its queues report settled ({@link #settled}: the
+ * ack writer's acks and deaths, the receivers' transactional acks, cancels) and the groups just
+ * sealed ({@link #sealed}), at once; and every {@link #SWEEP} all sealed groups, for what no report
+ * covered (a child cancelled by hand, an ack written by another manager, a leader killed between a
+ * child's ack and the completion). Each check is an existence probe per grouped table on its
+ * ({@code group_key}, {@code state}) index.
+ *
+ * <p>Thread: its own, {@code sluice-<shard>-groups}, one per leadership term: started when the term
+ * begins, stopped at the step-down (or when the fence refuses a write). The reports are queued from
+ * any thread and read only by it.
+ */
+public final class GroupCloser implements Groups, Runnable {
+  private static final Logger log = LoggerFactory.getLogger(GroupCloser.class);
+
+  /** The longest pause between passes when nothing is reported. */
+  static final Duration TICK = Duration.ofMillis(200);
+
+  /** The shortest time between the starts of two passes. */
+  static final Duration GAP = Duration.ofMillis(20);
+
+  /** How often all sealed groups are checked. */
+  static final Duration SWEEP = Duration.ofSeconds(2);
+
+  /** How often completed groups' rows are purged. */
+  static final Duration PURGE = Duration.ofMinutes(1);
+
+  /** How often the open-groups gauge is read. */
+  static final Duration COUNT = Duration.ofSeconds(10);
+
+  /** Groups checked per sweep, at most. */
+  static final int SWEEP_LIMIT = 1000;
+
+  private final String shard;
+  private final GroupStore store;
+  private final ShardGate gate;
+  private final LongSupplier nowNs;
+  private final Supplier<Map<String, QueueTable>> tables;
+  private final Function<String, QueueManager> queues;
+
+  private final ConcurrentLinkedQueue<Report> reports = new ConcurrentLinkedQueue<>();
+  private final Object sleeper = new Object();
+  private volatile boolean running = true;
+  private volatile boolean woken;
+  private volatile Thread thread;
+
+  /** What ended the thread, when not a stop: an Error. */
+  private volatile Throwable died;
+
+  private final Counter completed;
+  private final Counter sealedCount;
+  private final Counter errors;
+
+  /** The open-groups gauge's value: shared by the shard's terms (a gauge registers once). */
+  private final AtomicLong open;
+
+  private long lastSweep = Long.MIN_VALUE / 2;
+  private long lastPurge = Long.MIN_VALUE / 2;
+  private long lastCount = Long.MIN_VALUE / 2;
+  private String lastError;
+
+  /** Children of a table that settled, or a group sealed (table null). */
+  private record Report(QueueTable table, Collection<Long> ids, String key) {}
+
+  /**
+   * @param store the term's group store: its writes are fenced by the term's lease token
+   * @param gate the term's gate: closed at the step-down, after which nothing is written
+   * @param tables the shard's served queue tables, by name
+   * @param queues a served queue's manager by name (null when not served), to wake its poller
+   */
+  public GroupCloser(
+      String shard,
+      GroupStore store,
+      ShardGate gate,
+      LongSupplier nowNs,
+      Supplier<Map<String, QueueTable>> tables,
+      Function<String, QueueManager> queues,
+      MeterRegistry registry,
+      AtomicLong open) {
+    this.shard = shard;
+    this.store = store;
+    this.gate = gate;
+    this.nowNs = nowNs;
+    this.tables = tables;
+    this.queues = queues;
+    this.open = open;
+    this.completed =
+        Counter.builder("sluice_groups_completed")
+            .description("Event groups completed by this manager as leader")
+            .tag("shard", shard)
+            .register(registry);
+    this.sealedCount =
+        Counter.builder("sluice_groups_sealed")
+            .description("Event groups sealed by this manager as leader (completion event read)")
+            .tag("shard", shard)
+            .register(registry);
+    this.errors =
+        Counter.builder("sluice_groups_errors")
+            .description("Checks of event groups that failed (retried)")
+            .tag("shard", shard)
+            .register(registry);
+    Gauge.builder("sluice_groups_open", open, AtomicLong::get)
+        .description("Event groups sealed and waiting for their children (read every 10 s)")
+        .tag("shard", shard)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  // ---------------------------------------------------------------- Groups (any thread)
+
+  @Override
+  public void settled(QueueTable table, Collection<Long> ids) {
+    if (table.hasGroupKey() && !ids.isEmpty()) {
+      reports.add(new Report(table, List.copyOf(ids), null));
+      wake();
+    }
+  }
+
+  @Override
+  public void sealed(String key) {
+    sealedCount.increment();
+    reports.add(new Report(null, List.of(), key));
+    wake();
+  }
+
+  @Override
+  public GroupStore store() {
+    return store;
+  }
+
+  // ---------------------------------------------------------------- life
+
+  public void start() {
+    Thread t = new Thread(this, "sluice-" + shard + "-groups");
+    t.setDaemon(true);
+    thread = t;
+    t.start();
+  }
+
+  /** No lock, no database call: the thread ends after its current pass. */
+  public void stop() {
+    running = false;
+    wake();
+  }
+
+  /** Waits up to {@code timeout} for the thread to end. */
+  void await(Duration timeout) throws InterruptedException {
+    Thread t = thread;
+    if (t != null) {
+      t.join(Math.max(1, timeout.toMillis()));
+    }
+  }
+
+  private void wake() {
+    woken = true;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+  }
+
+  @Override
+  public void run() {
+    try {
+      loop();
+    } catch (Error e) {
+      died = e;
+      log.error("shard {}: the event groups thread died: {}", shard, e.toString(), e);
+      throw e;
+    }
+  }
+
+  /** Why the thread died (not stopped), or null: a worker fault of the shard. */
+  public String fault() {
+    Throwable e = died;
+    return e == null ? null : "the event groups thread of shard " + shard + " died: " + e;
+  }
+
+  private void loop() {
+    while (running && gate.open()) {
+      long started = System.nanoTime();
+      try {
+        pass();
+        lastError = null;
+      } catch (FencedOffException e) {
+        log.info("shard {}: event groups stop: {}", shard, e.getMessage());
+        return;
+      } catch (RuntimeException e) {
+        errors.increment();
+        String msg = e.toString();
+        if (!msg.equals(lastError)) {
+          log.warn("shard {}: checking event groups failed, retrying: {}", shard, msg);
+          lastError = msg;
+        }
+      }
+      try {
+        // Reports that come while a pass runs, or within GAP of its start, wait for the next one
+        // together: under a stream of acks one read of keys per GAP, not one per ack batch.
+        long gapLeftMs = (GAP.toNanos() - (System.nanoTime() - started)) / 1_000_000;
+        if (gapLeftMs > 0) {
+          Thread.sleep(gapLeftMs);
+        }
+        synchronized (sleeper) {
+          if (!woken && running) {
+            sleeper.wait(TICK.toMillis());
+          }
+          woken = false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** One pass (its thread; tests drive it). */
+  void pass() {
+    long mono = System.nanoTime();
+    Set<String> keys = reportedKeys();
+    if (!keys.isEmpty()) {
+      completeAll(store.completable(keys, keys.size()));
+    }
+    if (mono - lastSweep >= SWEEP.toNanos()) {
+      lastSweep = mono;
+      completeAll(store.completable(null, SWEEP_LIMIT));
+    }
+    if (mono - lastCount >= COUNT.toNanos()) {
+      lastCount = mono;
+      open.set(store.openCount());
+    }
+    if (mono - lastPurge >= PURGE.toNanos()) {
+      lastPurge = mono;
+      purge();
+    }
+  }
+
+  /** The keys of the groups reported since the last pass (the children's read by id). */
+  private Set<String> reportedKeys() {
+    Set<String> keys = new LinkedHashSet<>();
+    Map<String, List<Long>> idsByTable = new LinkedHashMap<>();
+    Map<String, QueueTable> tableByName = new LinkedHashMap<>();
+    Report r;
+    while ((r = reports.poll()) != null) {
+      if (r.key() != null) {
+        keys.add(r.key());
+      } else {
+        idsByTable.computeIfAbsent(r.table().name(), k -> new ArrayList<>()).addAll(r.ids());
+        tableByName.put(r.table().name(), r.table());
+      }
+    }
+    for (Map.Entry<String, List<Long>> e : idsByTable.entrySet()) {
+      List<Long> ids = e.getValue();
+      for (int at = 0; at < ids.size(); at += 1000) {
+        keys.addAll(
+            store.keysOf(
+                tableByName.get(e.getKey()), ids.subList(at, Math.min(ids.size(), at + 1000))));
+      }
+    }
+    return keys;
+  }
+
+  private void completeAll(List<String> keys) {
+    for (String key : keys) {
+      if (!running || !gate.open()) {
+        return;
+      }
+      GroupStore.Group g = store.complete(key, nowNs.getAsLong());
+      if (g == null) {
+        continue;
+      }
+      completed.increment();
+      log.info(
+          "shard {}: group {} completed ({} acked, {} dead, {} cancelled): completion event {} of"
+              + " queue {} released",
+          shard,
+          key,
+          g.acked(),
+          g.dead(),
+          g.cancelled(),
+          g.completionId(),
+          g.completionQueue());
+      QueueManager q = queues.apply(g.completionQueue());
+      if (q != null) {
+        q.pollSoon();
+      }
+    }
+  }
+
+  private void purge() {
+    long now = nowNs.getAsLong();
+    for (QueueTable t : tables.get().values()) {
+      if (t.completesGroups()) {
+        long keep = TimeUnit.NANOSECONDS.convert(t.options().purgeAfter());
+        store.purgeCompleted(t, now - keep, 1000);
+      }
+    }
+  }
+}

@@ -1,0 +1,310 @@
+package dev.sluice.core.schedule;
+
+import dev.sluice.core.shard.ShardGate;
+import dev.sluice.core.shard.ShardLeadership;
+import dev.sluice.db.schedule.Occurrences;
+import dev.sluice.db.schedule.Recurrence;
+import dev.sluice.db.schedule.Schedule;
+import dev.sluice.db.store.FencedOffException;
+import dev.sluice.db.store.ScheduleStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Recurring events of one led shard: every {@link #TICK} it reads the shard's schedules ({@code
+ * sluice_schedule}) and inserts each occurrence due within {@link #AHEAD} as an ordinary event of
+ * the schedule's queue, with {@code time_next} = the occurrence's time, so the queue's dispatch,
+ * fairness, retries, dead letters and channels apply to it.
+ *
+ * <p>Thread: its own, {@code sluice-<shard>-schedules}, one per leadership term: started by {@link
+ * ShardLeadership#lead} with the term's fence, stopped at the step-down (or when a write of it is
+ * refused by the fence). Everything but {@link #stop} runs on that thread.
+ *
+ * <p>Exactly once: each pass inserts a schedule's occurrences and moves its {@code next_ns} in one
+ * transaction, a compare-and-set on the {@code next_ns} it read, conditioned on the term's fence
+ * ({@link ScheduleStore#insert}). A second runner (another manager that still believes it leads)
+ * finds {@code next_ns} moved and writes nothing; a deposed leader's transaction matches nothing
+ * once the takeover wrote the fence (and the takeover waits for one in progress). An occurrence
+ * whose transaction failed is retried at the next pass, from the same {@code next_ns}.
+ *
+ * <p>Missed occurrences: one due more than {@link #GRACE} ago (no leader ran then, longer than a
+ * failover takes) follows the schedule's {@code catch_up}; a later one is inserted late, as due.
+ */
+public final class ScheduleRunner implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(ScheduleRunner.class);
+
+  /** How often the schedules are read. */
+  static final Duration TICK = Duration.ofMillis(500);
+
+  /** How long before its time an occurrence is inserted. */
+  static final Duration AHEAD = Duration.ofSeconds(2);
+
+  /** How late an occurrence may be and still be inserted as due (not missed). */
+  static final Duration GRACE = Duration.ofMinutes(1);
+
+  private final String shard;
+  private final ScheduleStore store;
+  private final Predicate<String> knownQueue;
+  private final ShardGate gate;
+  private final long tickMs;
+  private final Counter inserted;
+  private final Counter skipped;
+  private final Counter errors;
+
+  private final Object sleeper = new Object();
+  private volatile boolean running = true;
+
+  /** What ended the thread, when not a stop: an Error. */
+  private volatile Throwable died;
+
+  private volatile Thread thread;
+
+  /** The last failure of a whole pass logged (this thread only): logged once until it changes. */
+  private String lastPassError;
+
+  /**
+   * The last problem logged per schedule (this thread only): each is logged once, not each pass.
+   */
+  private final Map<String, String> problems = new HashMap<>();
+
+  /**
+   * @param store the term's store: its leader writes are fenced by the term's lease token
+   * @param knownQueue whether a valid queue table of that name was discovered on the shard
+   * @param gate the term's gate: closed at the step-down, after which nothing is written
+   */
+  public ScheduleRunner(
+      String shard,
+      ScheduleStore store,
+      Predicate<String> knownQueue,
+      ShardGate gate,
+      MeterRegistry registry) {
+    this(shard, store, knownQueue, gate, registry, TICK);
+  }
+
+  public ScheduleRunner(
+      String shard,
+      ScheduleStore store,
+      Predicate<String> knownQueue,
+      ShardGate gate,
+      MeterRegistry registry,
+      Duration tick) {
+    this.shard = shard;
+    this.store = store;
+    this.knownQueue = knownQueue;
+    this.gate = gate;
+    this.tickMs = Math.max(1, tick.toMillis());
+    this.inserted =
+        Counter.builder("sluice_schedule_occurrences")
+            .description("Occurrences of recurring events inserted by this manager as leader")
+            .tag("shard", shard)
+            .register(registry);
+    this.skipped =
+        Counter.builder("sluice_schedule_skipped")
+            .description("Missed occurrences of recurring events skipped by their catch_up policy")
+            .tag("shard", shard)
+            .register(registry);
+    this.errors =
+        Counter.builder("sluice_schedule_errors")
+            .description("Passes of a recurring event that failed (retried at the next pass)")
+            .tag("shard", shard)
+            .register(registry);
+  }
+
+  /** Starts the runner's thread. */
+  public void start() {
+    Thread t = new Thread(this, "sluice-" + shard + "-schedules");
+    t.setDaemon(true);
+    // An Error ends the runner: the shard reports it as a worker fault (ShardLeadership.fault), so
+    // the lease is given up and the next leader goes on from next_ns.
+    t.setUncaughtExceptionHandler(
+        (th, e) -> {
+          running = false;
+          died = e;
+          log.error("shard {}: recurring events died: {}", shard, e.toString(), e);
+        });
+    thread = t;
+    t.start();
+  }
+
+  /** Any thread, no lock: the runner ends after its current pass (nothing is written after it). */
+  public void stop() {
+    running = false;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+  }
+
+  /** Waits at most {@code ms} for the thread to end (never under the shard's lock). */
+  public void join(long ms) {
+    Thread t = thread;
+    if (t != null && t != Thread.currentThread()) {
+      try {
+        t.join(ms);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  boolean running() {
+    return running;
+  }
+
+  /** Why the thread died (not stopped), or null. */
+  public String fault() {
+    Throwable e = died;
+    return e == null ? null : "the recurring events thread of shard " + shard + " died: " + e;
+  }
+
+  @Override
+  public void run() {
+    log.info("shard {}: recurring events started", shard);
+    while (running && gate.open()) {
+      try {
+        pass();
+      } catch (FencedOffException e) {
+        // The store told the shard (which steps down); nothing of this pass was written.
+        log.warn("shard {}: recurring events stopped: {}", shard, e.getMessage());
+        break;
+      } catch (RuntimeException e) {
+        errors.increment();
+        String why = e.toString();
+        if (!why.equals(lastPassError)) {
+          log.warn("shard {}: recurring events: a pass failed (retried): {}", shard, why);
+        }
+        lastPassError = why;
+      }
+      synchronized (sleeper) {
+        if (running) {
+          try {
+            sleeper.wait(tickMs);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            break;
+          }
+        }
+      }
+    }
+    running = false;
+    log.info("shard {}: recurring events stopped", shard);
+  }
+
+  /** One pass over the shard's schedules; package-private for tests. */
+  void pass() {
+    List<Schedule> all = store.list();
+    long now = store.nowNs();
+    lastPassError = null;
+    Set<String> seen = new HashSet<>();
+    for (Schedule s : all) {
+      seen.add(s.name());
+      if (s.paused() || !running || !gate.open()) {
+        continue;
+      }
+      try {
+        if (runOne(s, now)) {
+          problems.remove(s.name());
+        }
+      } catch (FencedOffException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        errors.increment();
+        problem(s, e.getMessage());
+      }
+    }
+    problems.keySet().retainAll(seen);
+  }
+
+  /** One schedule's step; false when it has a problem (logged once) that keeps it waiting. */
+  private boolean runOne(Schedule s, long now) {
+    Recurrence r = s.recurrence();
+    long aheadNs = AHEAD.toNanos();
+    if (s.nextNs() == 0) {
+      long first = r.first(now);
+      if (!store.start(s, first)) {
+        return true; // changed meanwhile: the next pass reads it again
+      }
+      log.info(
+          "shard {}: schedule {} ({}, queue {}) started: first occurrence at {}",
+          shard,
+          s.name(),
+          s.describe(),
+          s.queue(),
+          instant(first));
+      s =
+          new Schedule(
+              s.name(),
+              s.queue(),
+              s.cron(),
+              s.everyMs(),
+              s.zone(),
+              s.columnsJson(),
+              s.catchUp(),
+              false,
+              first,
+              s.lastNs(),
+              s.lastId());
+    }
+    if (s.nextNs() > now + aheadNs) {
+      return true;
+    }
+    if (!knownQueue.test(s.queue())) {
+      problem(
+          s,
+          "queue "
+              + s.queue()
+              + " is not a queue table of this shard: no occurrence is inserted until it is");
+      return false;
+    }
+    Map<String, Object> columns = s.columns();
+    Occurrences plan = Occurrences.plan(r, s.catchUp(), s.nextNs(), now, aheadNs, GRACE.toNanos());
+    List<Long> ids = store.insert(s, columns, plan);
+    if (ids == null) {
+      return true; // changed meanwhile (paused, resumed, deleted, advanced): read again next pass
+    }
+    inserted.increment(ids.size());
+    if (plan.skipped()) {
+      skipped.increment();
+      log.warn(
+          "shard {}: schedule {} (queue {}): missed occurrences from {} to {} skipped (catch_up={});"
+              + " {} inserted, next at {}",
+          shard,
+          s.name(),
+          s.queue(),
+          instant(plan.skippedFrom()),
+          instant(plan.skippedTo()),
+          s.catchUp().sql(),
+          ids.size(),
+          instant(plan.next()));
+    } else if (!plan.times().isEmpty() && plan.times().get(0) < now - GRACE.toNanos()) {
+      log.info(
+          "shard {}: schedule {} (queue {}): {} missed occurrence(s) inserted (catch_up={})",
+          shard,
+          s.name(),
+          s.queue(),
+          ids.size(),
+          s.catchUp().sql());
+    }
+    return true;
+  }
+
+  /** Logs a schedule's problem once (until it changes or goes away). */
+  private void problem(Schedule s, String why) {
+    if (!why.equals(problems.put(s.name(), why))) {
+      log.warn("shard {}: schedule {} (queue {}): {}", shard, s.name(), s.queue(), why);
+    }
+  }
+
+  private static Object instant(long ns) {
+    return ns == Long.MAX_VALUE ? "never" : Instant.ofEpochSecond(0, ns);
+  }
+}

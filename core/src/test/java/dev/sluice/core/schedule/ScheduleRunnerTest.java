@@ -1,0 +1,400 @@
+package dev.sluice.core.schedule;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.EngineConfig;
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.shard.ShardGate;
+import dev.sluice.db.DataSources;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.db.SluiceMigrations;
+import dev.sluice.db.schedule.CatchUp;
+import dev.sluice.db.schedule.Occurrences;
+import dev.sluice.db.schedule.Schedule;
+import dev.sluice.db.store.Fence;
+import dev.sluice.db.store.JdbcLeaseStore;
+import dev.sluice.db.store.JdbcScheduleStore;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Recurring events inserted by the shard's leader: each occurrence exactly once while it runs and
+ * across a failover between two managers, and missed occurrences after a downtime as the schedule's
+ * catch-up policy says.
+ */
+class ScheduleRunnerTest {
+  static final long S = 1_000_000_000L;
+  static final long MS = 1_000_000L;
+  static final long HOUR = 3600 * S;
+  static TestDatabase db;
+  static HikariDataSource ds;
+  static int n;
+
+  @BeforeAll
+  static void setUp() {
+    db = TestDatabases.fresh(ScheduleRunnerTest.class);
+    ds = DataSources.pool("test", db.url(), db.user(), db.password(), 6);
+    SluiceMigrations.migrateSluice(ds);
+  }
+
+  @AfterAll
+  static void tearDown() {
+    ds.close();
+  }
+
+  /** Each test's schedules go with it, so that a later test's runner does not run them. */
+  @AfterEach
+  void deleteSchedules() throws Exception {
+    exec("DELETE FROM sluice_schedule");
+  }
+
+  static void exec(String sql) throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  static List<Long> longs(String sql) throws Exception {
+    List<Long> out = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(rs.getLong(1));
+      }
+    }
+    return out;
+  }
+
+  static String newQueue() throws Exception {
+    String table = "rec_q" + (++n);
+    exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    return table;
+  }
+
+  /** The occurrence times inserted into {@code queue}, ascending, duplicates kept. */
+  static List<Long> times(String queue) throws Exception {
+    return longs("SELECT time_next FROM " + queue + " ORDER BY time_next, id");
+  }
+
+  /** Every time is one step after the one before: no occurrence doubled, none missing. */
+  static void assertGrid(List<Long> times, long stepNs) {
+    assertThat(times).doesNotHaveDuplicates();
+    for (int i = 1; i < times.size(); i++) {
+      assertThat(times.get(i) - times.get(i - 1))
+          .as("gap after occurrence %d of %d", i, times.size())
+          .isEqualTo(stepNs);
+    }
+  }
+
+  static EngineConfig config(String managerId) {
+    return EngineConfig.builder()
+        .managerId(managerId)
+        .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 8)))
+        .discoveryInterval(Duration.ofMillis(300))
+        .shutdownTimeout(Duration.ofSeconds(5))
+        .leaseTtl(Duration.ofSeconds(2))
+        .leaseRenew(Duration.ofMillis(200))
+        .forgetDelay(Duration.ofSeconds(1))
+        .build();
+  }
+
+  /** A runner of a lease of its own on shard {@code shard} (the tests below call its passes). */
+  static ScheduleRunner runner(String shard) {
+    exec0("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = '" + shard + "'");
+    var lease = new JdbcLeaseStore(ds).acquire(shard, "test", HOUR);
+    return new ScheduleRunner(
+        shard,
+        new JdbcScheduleStore(ds, new Fence(shard, lease.token(), null)),
+        q -> true,
+        new ShardGate(),
+        new SimpleMeterRegistry());
+  }
+
+  static void exec0(String sql) {
+    try {
+      exec(sql);
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- a leader running
+
+  @Test
+  void anIntervalScheduleInsertsEachOccurrenceOnceWhileTheLeaderRuns() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(
+            Schedule.create(
+                "tick", q, null, Duration.ofMillis(200), null, Map.of("body", "tick"), null));
+    QueueEngine engine =
+        new QueueEngine(config("runner-a"), Clock.systemUTC(), new SimpleMeterRegistry());
+    try {
+      engine.start();
+      engine.lead();
+      await().atMost(30, SECONDS).until(() -> times(q).size() >= 20);
+    } finally {
+      engine.stop();
+    }
+    List<Long> times = times(q);
+    assertGrid(times, 200 * MS);
+    assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body = 'tick' AND state = 0"))
+        .containsExactly((long) times.size());
+    Schedule s = new JdbcScheduleStore(ds).get("tick");
+    assertThat(s.nextNs()).isEqualTo(times.get(times.size() - 1) + 200 * MS);
+    assertThat(s.lastId()).isEqualTo(longs("SELECT MAX(id) FROM " + q).get(0));
+    exec("DELETE FROM sluice_schedule WHERE name = 'tick'");
+  }
+
+  /**
+   * Two managers on the same shard: the first leads, then loses its lease to a manager that holds
+   * it for a while (so for that time nobody inserts), then the second takes over. Whoever inserted
+   * each occurrence, the series has no doubled and no missing occurrence.
+   */
+  @Test
+  void aFailoverNeitherDoublesNorMissesAnOccurrence() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(
+            Schedule.create(
+                "failover",
+                q,
+                null,
+                Duration.ofMillis(300),
+                null,
+                Map.of("body", "f"),
+                CatchUp.NONE));
+    QueueEngine a =
+        new QueueEngine(config("runner-a"), Clock.systemUTC(), new SimpleMeterRegistry());
+    QueueEngine b =
+        new QueueEngine(config("runner-b"), Clock.systemUTC(), new SimpleMeterRegistry());
+    try {
+      a.start();
+      a.lead();
+      await().atMost(20, SECONDS).until(() -> a.shards().get(0).leading());
+      b.start();
+      b.lead();
+      await().atMost(30, SECONDS).until(() -> times(q).size() >= 6);
+      assertThat(b.shards().get(0).leading()).isFalse();
+
+      // A takeover by another manager (the lease and its fence move on): the first stops.
+      exec(
+          "UPDATE sluice_lease l JOIN sluice_fence f ON f.shard = l.shard"
+              + " SET l.owner = 'thief', l.token = l.token + 1, f.owner = 'thief',"
+              + " f.token = l.token, l.expires_ns = l.expires_ns + 3600000000000"
+              + " WHERE l.shard = 's1'");
+      await().atMost(10, SECONDS).until(() -> !a.shards().get(0).leading());
+      int before = times(q).size();
+      Thread.sleep(1500);
+      // What was inserted ahead of time stays; nothing after the takeover.
+      assertThat(times(q).size()).isLessThanOrEqualTo(before + 1);
+
+      // The thief goes away; one of the two managers takes the shard and catches up.
+      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
+      await()
+          .atMost(20, SECONDS)
+          .until(() -> a.shards().get(0).leading() || b.shards().get(0).leading());
+      int after = times(q).size();
+      await().atMost(30, SECONDS).until(() -> times(q).size() >= after + 6);
+      // Then a graceful hand-over, to whichever did not lead.
+      QueueEngine leader = a.shards().get(0).leading() ? a : b;
+      QueueEngine other = leader == a ? b : a;
+      leader.stop();
+      await().atMost(20, SECONDS).until(() -> other.shards().get(0).leading());
+      int handedOver = times(q).size();
+      await().atMost(30, SECONDS).until(() -> times(q).size() >= handedOver + 6);
+    } finally {
+      a.stop();
+      b.stop();
+    }
+    List<Long> times = times(q);
+    assertThat(times.size()).isGreaterThanOrEqualTo(18);
+    assertGrid(times, 300 * MS);
+    exec("DELETE FROM sluice_schedule WHERE name = 'failover'");
+  }
+
+  // ---------------------------------------------------------------- after a downtime
+
+  /** A schedule every minute whose next occurrence fell an hour ago (nobody led since). */
+  static Schedule missedAnHour(String name, String queue, CatchUp catchUp) throws Exception {
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    store.create(
+        Schedule.create(
+            name, queue, null, Duration.ofMinutes(1), null, Map.of("body", name), catchUp));
+    exec(
+        "UPDATE sluice_schedule SET next_ns = "
+            + (store.nowNs() - HOUR)
+            + " WHERE name = '"
+            + name
+            + "'");
+    return store.get(name);
+  }
+
+  static long missedBefore(JdbcScheduleStore store) {
+    return store.nowNs() - ScheduleRunner.GRACE.toNanos();
+  }
+
+  @Test
+  void catchUpAllInsertsEachMissedOccurrence() throws Exception {
+    String q = newQueue();
+    Schedule s = missedAnHour("all", q, CatchUp.ALL);
+    runner("c1").pass();
+    List<Long> times = times(q);
+    assertThat(times.get(0)).isEqualTo(s.nextNs());
+    assertGrid(times, 60 * S);
+    // Every minute from an hour ago up to now (at most the look-ahead ahead).
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    assertThat(times.get(times.size() - 1)).isGreaterThan(missedBefore(store));
+    assertThat(times).hasSizeBetween(60, 62);
+    assertThat(store.get("all").nextNs()).isGreaterThan(store.nowNs());
+  }
+
+  @Test
+  void catchUpAllIsCapped() throws Exception {
+    String q = newQueue();
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    store.create(
+        Schedule.create("capped", q, null, Duration.ofSeconds(1), null, Map.of(), CatchUp.ALL));
+    long next = store.nowNs() - HOUR;
+    exec("UPDATE sluice_schedule SET next_ns = " + next + " WHERE name = 'capped'");
+    ScheduleRunner r = runner("c2");
+    r.pass();
+    long cut = missedBefore(store);
+    List<Long> times = times(q);
+    assertThat(times).hasSize(Occurrences.MAX_CATCH_UP);
+    assertGrid(times, S);
+    assertThat(times.get(0)).isEqualTo(next);
+    // The next pass resumes on time (the skipped ones stay skipped).
+    r.pass();
+    List<Long> later = times(q).subList(Occurrences.MAX_CATCH_UP, times(q).size());
+    assertThat(later).isNotEmpty().allSatisfy(t -> assertThat(t).isGreaterThanOrEqualTo(cut - S));
+    assertGrid(later, S);
+  }
+
+  @Test
+  void catchUpOneInsertsOneOccurrenceForTheMissedOnes() throws Exception {
+    String q = newQueue();
+    missedAnHour("one", q, CatchUp.ONE);
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    long cut = missedBefore(store);
+    runner("c3").pass();
+    List<Long> times = times(q);
+    assertThat(times.stream().filter(t -> t < cut)).as("one for the missed ones").hasSize(1);
+    assertThat(times).hasSizeBetween(2, 4);
+    assertGrid(times, 60 * S);
+    assertThat(store.get("one").nextNs()).isGreaterThan(store.nowNs());
+  }
+
+  @Test
+  void catchUpNoneSkipsTheMissedOccurrences() throws Exception {
+    String q = newQueue();
+    missedAnHour("none", q, CatchUp.NONE);
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    long cut = missedBefore(store);
+    runner("c4").pass();
+    List<Long> times = times(q);
+    assertThat(times).allSatisfy(t -> assertThat(t).isGreaterThanOrEqualTo(cut - S));
+    assertThat(times).hasSizeBetween(1, 3);
+    assertThat(store.get("none").nextNs()).isGreaterThan(store.nowNs());
+  }
+
+  @Test
+  void aPausedScheduleInsertsNothingAndResumesFromNow() throws Exception {
+    String q = newQueue();
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    store.create(
+        Schedule.create("paused", q, null, Duration.ofMinutes(1), null, Map.of(), CatchUp.ALL));
+    store.pause("paused");
+    ScheduleRunner r = runner("c5");
+    r.pass();
+    assertThat(times(q)).isEmpty();
+    store.resume("paused");
+    long now = store.nowNs();
+    r.pass();
+    assertThat(times(q)).hasSize(1).allSatisfy(t -> assertThat(t).isGreaterThanOrEqualTo(now));
+  }
+
+  @Test
+  void aCronScheduleStartsAtItsNextTimeInItsZone() throws Exception {
+    String q = newQueue();
+    JdbcScheduleStore store = new JdbcScheduleStore(ds);
+    store.create(
+        Schedule.create("cron", q, "* * * * * *", null, "Europe/Berlin", Map.of(), CatchUp.NONE));
+    ScheduleRunner r = runner("c6");
+    r.pass();
+    List<Long> times = times(q);
+    assertThat(times).isNotEmpty();
+    assertGrid(times, S);
+    assertThat(times).allSatisfy(t -> assertThat(t % S).isZero());
+  }
+
+  /** A row with a bad cron expression or an unknown queue is skipped; the others run. */
+  @Test
+  void aBadScheduleDoesNotStopTheOthers() throws Exception {
+    String q = newQueue();
+    exec(
+        "INSERT INTO sluice_schedule (name, queue, cron) VALUES ('bad-cron', '"
+            + q
+            + "', '61 * * * *'), ('no-queue', 'no_such_queue', '* * * * * *')");
+    exec(
+        "INSERT INTO sluice_schedule (name, queue, every_ms, event_columns) VALUES ('good', '"
+            + q
+            + "', 1000, '{\"body\": \"good\"}')");
+    ScheduleRunner r = runner("c7");
+    r.pass();
+    r.pass();
+    assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body = 'good'").get(0)).isPositive();
+    assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body IS NULL")).containsExactly(0L);
+    assertThat(new JdbcScheduleStore(ds).get("bad-cron").nextNs()).isZero();
+    exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'good')");
+  }
+
+  /**
+   * An Error that ends the runner's thread is a fault of the shard (the lease keeper gives the
+   * lease up on it), not a silent stop of every schedule.
+   */
+  @Test
+  void aRunnerKilledByAnErrorReportsAFault() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(Schedule.create("dies", q, null, Duration.ofSeconds(1), null, Map.of(), null));
+    exec0("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 'c8'");
+    var lease = new JdbcLeaseStore(ds).acquire("c8", "test", HOUR);
+    ScheduleRunner r =
+        new ScheduleRunner(
+            "c8",
+            new JdbcScheduleStore(ds, new Fence("c8", lease.token(), null)),
+            queue -> {
+              throw new OutOfMemoryError("simulated");
+            },
+            new ShardGate(),
+            new SimpleMeterRegistry(),
+            Duration.ofMillis(50));
+    assertThat(r.fault()).isNull();
+    r.start();
+    await().atMost(10, SECONDS).until(() -> r.fault() != null);
+    assertThat(r.fault()).contains("shard c8").contains("simulated");
+    assertThat(r.running()).isFalse();
+    assertThat(times(q)).isEmpty();
+  }
+}

@@ -1,0 +1,122 @@
+package dev.sluice.core.shard;
+
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.core.EngineConfig;
+import dev.sluice.core.QueueEngine;
+import dev.sluice.core.config.ShardConfig;
+import dev.sluice.db.QueueConvention;
+import dev.sluice.testkit.TestDatabase;
+import dev.sluice.testkit.TestDatabases;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A shard whose queues are slow to stop (each poller is stuck in the database: its table is locked
+ * by another session) steps down when its lease is taken: every queue stops dispatching at once,
+ * not one after another, and the shard's lock is not held while the stuck threads are waited for.
+ */
+class ShardStepDownTest {
+  static final int QUEUES = 4;
+
+  @Test
+  void aShardWithStuckQueuesStopsThemAllAtOnceAndKeepsItsLockFree() throws Exception {
+    TestDatabase db = TestDatabases.fresh(ShardStepDownTest.class);
+    QueueEngine engine =
+        new QueueEngine(
+            EngineConfig.builder()
+                .managerId("stepdown-test")
+                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 12)))
+                .discoveryInterval(Duration.ofMillis(300))
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .leaseTtl(Duration.ofSeconds(10))
+                .leaseRenew(Duration.ofMillis(200))
+                .forgetDelay(Duration.ofSeconds(1))
+                .build(),
+            Clock.systemUTC(),
+            new SimpleMeterRegistry());
+    List<String> names = new ArrayList<>();
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      for (int i = 0; i < QUEUES; i++) {
+        names.add("stuck_" + i);
+        s.execute(
+            QueueConvention.createTableSql(
+                "stuck_" + i,
+                List.of("`note` VARCHAR(16) NULL"),
+                "sluice_queue poll_interval=50ms"));
+      }
+    }
+    try {
+      engine.start();
+      engine.lead();
+      ShardManager shard = engine.shards().get(0);
+      await().atMost(10, SECONDS).until(() -> shard.leading() && shard.queues().size() == QUEUES);
+      try (Connection lock = db.connect();
+          Statement s = lock.createStatement()) {
+        s.execute(
+            "LOCK TABLES "
+                + String.join(", ", names.stream().map(n -> "`" + n + "` WRITE").toList()));
+        try {
+          // Every poller waits on its table now (with the binlog followed and nothing new, a
+          // poller's next read is its safety poll, within 5 s).
+          await().atMost(15, SECONDS).until(() -> waitingOnTables(db) >= QUEUES);
+          // Another manager takes the lease: the next renewal (every 200 ms) finds it gone.
+          try (Connection c = db.connect();
+              Statement t = c.createStatement()) {
+            t.execute(
+                "UPDATE sluice_lease SET owner = 'thief', token = token + 1,"
+                    + " expires_ns = expires_ns + 3600000000000 WHERE shard = 's1'");
+          }
+          await().atMost(5, SECONDS).until(() -> !shard.leading());
+          // A discovery round takes the shard's lock: it is not held across the step-down's wait.
+          CompletableFuture<Void> round = CompletableFuture.runAsync(shard::discover);
+          // Each stuck queue's threads are waited for at most 2 s; one after another, the last
+          // queue's dispatcher would still run 6 s from now.
+          await().atMost(4, SECONDS).until(() -> dispatchers() == 0 && shard.queues().isEmpty());
+          await().atMost(1, SECONDS).until(round::isDone);
+          assertThat(waitingOnTables(db)).as("the pollers are still stuck").isGreaterThan(0);
+        } finally {
+          s.execute("UNLOCK TABLES");
+        }
+      }
+    } finally {
+      engine.stop();
+    }
+  }
+
+  /** Live dispatcher threads of this test's queues. */
+  static int dispatchers() {
+    return (int)
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("sluice-s1-stuck_"))
+            .filter(t -> t.getName().endsWith("-dispatcher"))
+            .filter(Thread::isAlive)
+            .count();
+  }
+
+  static long waitingOnTables(TestDatabase db) throws Exception {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE db = ?"
+                    + " AND info LIKE '%stuck\\_%' AND state LIKE 'Waiting for table%'")) {
+      ps.setString(1, db.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+}
