@@ -5,8 +5,6 @@ import dev.sluice.core.QueueEngine;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.HaltedKey;
-import dev.sluice.db.store.MaintenanceStore;
-import dev.sluice.db.store.OperatorStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.Principal;

@@ -5,9 +5,9 @@ import static dev.sluice.manager.admin.Grants.notFound;
 import static dev.sluice.manager.admin.Grants.require;
 
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.shard.ShardManager;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
+import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.admin.AdminActions.QueueSummary;

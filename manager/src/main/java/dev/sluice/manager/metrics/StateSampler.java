@@ -3,7 +3,6 @@ package dev.sluice.manager.metrics;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.GroupStore;
 import dev.sluice.db.store.StateCounts;
