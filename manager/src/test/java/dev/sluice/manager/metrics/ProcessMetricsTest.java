@@ -65,6 +65,18 @@ class ProcessMetricsTest {
       }
     }
     assertThat(used).contains("sluice_queue_oldest_due_age_seconds", "sluice_shard_lease_held");
+    // A channel's and an ordered queue's series need a broker and an ordered table: this manager
+    // has neither, so those must be on the metrics reference, whose every name DocsMetricsTest
+    // shows registered by a manager that has both.
+    String reference = Files.readString(Path.of("..", "docs", "reference", "metrics.md"));
+    Set<String> conditional = new TreeSet<>();
+    for (String name : used) {
+      if (name.startsWith("sluice_channel_") || name.startsWith("sluice_ordering_")) {
+        assertThat(reference).as(name + " on docs/reference/metrics.md").contains("`" + name);
+        conditional.add(name);
+      }
+    }
+    used.removeAll(conditional);
     try (Harness h = new Harness(ProcessMetricsTest.class)) {
       h.createQueue("ops_q", "");
       h.exec("INSERT INTO ops_q (order_id) VALUES (1)");
