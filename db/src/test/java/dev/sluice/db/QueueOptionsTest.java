@@ -260,4 +260,16 @@ class QueueOptionsTest {
     assertThat(o.changedFrom(d)).containsExactly("ack_wait", "fair", "class_shares");
     assertThat(QueueOptions.parseComment("q", o.toComment())).isEqualTo(o);
   }
+
+  @Test
+  void everyKeyIsListedOnceInAll() throws Exception {
+    java.util.List<QueueOption<?>> declared = new java.util.ArrayList<>();
+    for (java.lang.reflect.Field f : QueueOptionKeys.class.getFields()) {
+      if (f.getType() == QueueOption.class) {
+        declared.add((QueueOption<?>) f.get(null));
+      }
+    }
+    assertThat(QueueOptionKeys.ALL).containsExactlyInAnyOrderElementsOf(declared);
+    assertThat(QueueOptions.NAMES).doesNotHaveDuplicates().hasSize(declared.size());
+  }
 }
