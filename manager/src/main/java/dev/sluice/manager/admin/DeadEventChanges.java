@@ -2,6 +2,7 @@ package dev.sluice.manager.admin;
 
 import static dev.sluice.manager.admin.AdminActions.MAX_IDS;
 import static dev.sluice.manager.admin.Grants.checkIds;
+import static dev.sluice.manager.admin.Grants.invalid;
 import static dev.sluice.manager.admin.Grants.narrowed;
 import static dev.sluice.manager.admin.Grants.require;
 import static dev.sluice.manager.admin.Grants.tenants;
@@ -20,17 +21,26 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * Replays and purges of dead events, by id or by filter: each a compare-and-set on (id, state,
- * epoch), checked against the principal's grant and audited. The one operator path for these
- * changes: the Admin API and the status page reach it through {@link AdminActions} (stores of this
- * manager's shards); the CLI run straight against the database builds one on its own pools.
+ * Replays and purges of dead events, by id or by filter, and skips of an ordered queue's dead
+ * events: each a compare-and-set on (id, state, epoch), checked against the principal's grant and
+ * audited. The one operator path for these changes: the Admin API and the status page reach it
+ * through {@link AdminActions} (stores of this manager's shards); the CLI run straight against the
+ * database builds one on its own pools.
  */
 public final class DeadEventChanges {
-  /** A queue's store on one shard, and that shard's name. */
-  public record Target(String shard, EventStore store) {}
+  /**
+   * A queue's store on one shard.
+   *
+   * @param shard the shard's name
+   * @param ordered whether the queue is ordered (ordering=key or queue): only then may its dead
+   *     events be skipped
+   * @param nowNs the shard's database clock now (ns), for a skip
+   */
+  public record Target(String shard, EventStore store, boolean ordered, LongSupplier nowNs) {}
 
   /**
    * Finds the queue's store on the shard named (or its only shard, when {@code shard} is empty).
@@ -68,6 +78,62 @@ public final class DeadEventChanges {
   public ChangeResult purgeAll(Principal p, String queue, String shard, DeadFilter filter) {
     return change(
         p, "purge", Action.PURGE, queue, shard, null, nonNull(filter), EventStore::purgeDead);
+  }
+
+  /**
+   * Skips dead events of an ordered queue (1..{@link AdminActions#MAX_IDS} ids): each becomes
+   * {@code cancelled} (a compare-and-set on its epoch) and, where it halted its key, the key's next
+   * event goes. INVALID_ARGUMENT for a queue that is not ordered; an id that is not dead is left
+   * unchanged ("not dead").
+   */
+  public ChangeResult skip(Principal p, String queue, String shard, List<Long> ids) {
+    return audit.audited(
+        p,
+        "skip_dead",
+        queue,
+        shard,
+        () -> {
+          require(p, queue, Action.REPLAY);
+          List<Long> unique = checkIds(queue, ids);
+          Target at = stores.locate(queue, shard);
+          if (!at.ordered()) {
+            throw invalid(
+                "queue "
+                    + queue
+                    + " on shard "
+                    + at.shard()
+                    + " is not ordered: skip is for a key halted at a dead event (ordering=key"
+                    + " or queue); purge or replay dead events instead");
+          }
+          EventStore store = at.store();
+          Predicate<String> tenants = tenants(p, queue, Action.REPLAY);
+          boolean narrow = narrowed(p, queue, Action.REPLAY);
+          long now = at.nowNs().getAsLong();
+          long changed = 0;
+          List<Unchanged> left = new ArrayList<>();
+          Map<Long, Long> epochs = store.epochs(unique);
+          for (Long id : unique) {
+            Long epoch = epochs.get(id);
+            if (epoch != null && narrow) {
+              // A narrowed grant: another tenant's event is answered as an unknown id.
+              Optional<EventStore.Found> f = store.find(id);
+              if (f.isEmpty() || !tenants.test(f.get().row().tenant())) {
+                epoch = null;
+              }
+            }
+            if (epoch == null) {
+              left.add(new Unchanged(id, "unknown id"));
+              continue;
+            }
+            switch (store.skipDead(new EventRef(id, epoch), now)) {
+              case APPLIED -> changed++;
+              case STALE -> left.add(new Unchanged(id, "not dead"));
+              case UNKNOWN -> left.add(new Unchanged(id, "unknown id"));
+            }
+          }
+          return new Outcome<>(
+              new ChangeResult(queue, at.shard(), changed, left), changed, at.shard());
+        });
   }
 
   private ChangeResult change(
