@@ -3,6 +3,7 @@ package dev.sluice.manager.admin;
 import dev.sluice.core.EngineException;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.shard.ShardManager;
+import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.HaltedKey;
 import dev.sluice.db.store.StateCounts;
@@ -88,7 +89,12 @@ public final class AdminActions {
             audit,
             (queue, shard) -> {
               ShardLocator.Located at = shards.locate(queue, shard);
-              return new DeadEventChanges.Target(at.shard().name(), at.store());
+              QueueTable t = at.shard().table(queue);
+              return new DeadEventChanges.Target(
+                  at.shard().name(),
+                  at.store(),
+                  t != null && t.options().ordered(),
+                  () -> ShardLocator.now(at));
             });
     this.cancels = new Cancels(audit, engine, shards);
     this.pauses = new PauseSwitch(audit, engine, shards);
@@ -284,7 +290,7 @@ public final class AdminActions {
    * ("not dead").
    */
   public ChangeResult skipDead(Principal p, String queue, String shard, List<Long> ids) {
-    return orderedKeys.skipDead(p, queue, shard, ids);
+    return deadChanges.skip(p, queue, shard, ids);
   }
 
   /** Whether the principal may do {@code a} on the queue: that action or {@code admin}. */

@@ -25,14 +25,15 @@ public final class Audit {
   }
 
   /** A call's result, how many things it concerned and on which shard (for the audit line). */
-  record Outcome<T>(T value, long count, String shard) {
-    Outcome(T value, long count) {
+  public record Outcome<T>(T value, long count, String shard) {
+    public Outcome(T value, long count) {
       this(value, count, null);
     }
   }
 
   /** Runs {@code body}, then writes the audit line and counts the call, whatever its outcome. */
-  <T> T audited(Principal p, String action, String queue, String shard, Supplier<Outcome<T>> body) {
+  public <T> T audited(
+      Principal p, String action, String queue, String shard, Supplier<Outcome<T>> body) {
     String where = shard == null || shard.isEmpty() ? "-" : shard;
     try {
       Outcome<T> o = body.get();

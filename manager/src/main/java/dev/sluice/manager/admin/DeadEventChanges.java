@@ -2,6 +2,7 @@ package dev.sluice.manager.admin;
 
 import static dev.sluice.manager.admin.AdminActions.MAX_IDS;
 import static dev.sluice.manager.admin.Grants.checkIds;
+import static dev.sluice.manager.admin.Grants.invalid;
 import static dev.sluice.manager.admin.Grants.narrowed;
 import static dev.sluice.manager.admin.Grants.require;
 import static dev.sluice.manager.admin.Grants.tenants;
@@ -9,7 +10,7 @@ import static dev.sluice.manager.admin.Grants.tenants;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.manager.admin.AdminActions.ChangeResult;
 import dev.sluice.manager.admin.AdminActions.DeadFilter;
 import dev.sluice.manager.admin.AdminActions.Unchanged;
@@ -20,17 +21,26 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * Replays and purges of dead events, by id or by filter: each a compare-and-set on (id, state,
- * epoch), checked against the principal's grant and audited. The one operator path for these
- * changes: the Admin API and the status page reach it through {@link AdminActions} (stores of this
- * manager's shards); the CLI run straight against the database builds one on its own pools.
+ * Replays and purges of dead events, by id or by filter, and skips of an ordered queue's dead
+ * events: each a compare-and-set on (id, state, epoch), checked against the principal's grant and
+ * audited. The one operator path for these changes: the Admin API and the status page reach it
+ * through {@link AdminActions} (stores of this manager's shards); the CLI run straight against the
+ * database builds one on its own pools.
  */
 public final class DeadEventChanges {
-  /** A queue's store on one shard, and that shard's name. */
-  public record Target(String shard, EventStore store) {}
+  /**
+   * A queue's store on one shard.
+   *
+   * @param shard the shard's name
+   * @param ordered whether the queue is ordered (ordering=key or queue): only then may its dead
+   *     events be skipped
+   * @param nowNs the shard's database clock now (ns), for a skip
+   */
+  public record Target(String shard, OperatorStore store, boolean ordered, LongSupplier nowNs) {}
 
   /**
    * Finds the queue's store on the shard named (or its only shard, when {@code shard} is empty).
@@ -50,24 +60,80 @@ public final class DeadEventChanges {
 
   /** dead → pending, due now, for the ids given (1..{@link AdminActions#MAX_IDS}). */
   public ChangeResult replay(Principal p, String queue, String shard, List<Long> ids) {
-    return change(p, "replay", Action.REPLAY, queue, shard, ids, null, EventStore::replayDead);
+    return change(p, "replay", Action.REPLAY, queue, shard, ids, null, OperatorStore::replayDead);
   }
 
   /** dead → pending for every dead event of the queue on the shard that matches the filter. */
   public ChangeResult replayAll(Principal p, String queue, String shard, DeadFilter filter) {
     return change(
-        p, "replay", Action.REPLAY, queue, shard, null, nonNull(filter), EventStore::replayDead);
+        p, "replay", Action.REPLAY, queue, shard, null, nonNull(filter), OperatorStore::replayDead);
   }
 
   /** Deletes the dead events given (1..{@link AdminActions#MAX_IDS}). */
   public ChangeResult purge(Principal p, String queue, String shard, List<Long> ids) {
-    return change(p, "purge", Action.PURGE, queue, shard, ids, null, EventStore::purgeDead);
+    return change(p, "purge", Action.PURGE, queue, shard, ids, null, OperatorStore::purgeDead);
   }
 
   /** Deletes every dead event of the queue on the shard that matches the filter. */
   public ChangeResult purgeAll(Principal p, String queue, String shard, DeadFilter filter) {
     return change(
-        p, "purge", Action.PURGE, queue, shard, null, nonNull(filter), EventStore::purgeDead);
+        p, "purge", Action.PURGE, queue, shard, null, nonNull(filter), OperatorStore::purgeDead);
+  }
+
+  /**
+   * Skips dead events of an ordered queue (1..{@link AdminActions#MAX_IDS} ids): each becomes
+   * {@code cancelled} (a compare-and-set on its epoch) and, where it halted its key, the key's next
+   * event goes. INVALID_ARGUMENT for a queue that is not ordered; an id that is not dead is left
+   * unchanged ("not dead").
+   */
+  public ChangeResult skip(Principal p, String queue, String shard, List<Long> ids) {
+    return audit.audited(
+        p,
+        "skip_dead",
+        queue,
+        shard,
+        () -> {
+          require(p, queue, Action.REPLAY);
+          List<Long> unique = checkIds(queue, ids);
+          Target at = stores.locate(queue, shard);
+          if (!at.ordered()) {
+            throw invalid(
+                "queue "
+                    + queue
+                    + " on shard "
+                    + at.shard()
+                    + " is not ordered: skip is for a key halted at a dead event (ordering=key"
+                    + " or queue); purge or replay dead events instead");
+          }
+          OperatorStore store = at.store();
+          Predicate<String> tenants = tenants(p, queue, Action.REPLAY);
+          boolean narrow = narrowed(p, queue, Action.REPLAY);
+          long now = at.nowNs().getAsLong();
+          long changed = 0;
+          List<Unchanged> left = new ArrayList<>();
+          Map<Long, Long> epochs = store.epochs(unique);
+          for (Long id : unique) {
+            Long epoch = epochs.get(id);
+            if (epoch != null && narrow) {
+              // A narrowed grant: another tenant's event is answered as an unknown id.
+              Optional<OperatorStore.Found> f = store.find(id);
+              if (f.isEmpty() || !tenants.test(f.get().row().tenant())) {
+                epoch = null;
+              }
+            }
+            if (epoch == null) {
+              left.add(new Unchanged(id, "unknown id"));
+              continue;
+            }
+            switch (store.skipDead(new EventRef(id, epoch), now)) {
+              case APPLIED -> changed++;
+              case STALE -> left.add(new Unchanged(id, "not dead"));
+              case UNKNOWN -> left.add(new Unchanged(id, "unknown id"));
+            }
+          }
+          return new Outcome<>(
+              new ChangeResult(queue, at.shard(), changed, left), changed, at.shard());
+        });
   }
 
   private ChangeResult change(
@@ -88,7 +154,7 @@ public final class DeadEventChanges {
           require(p, queue, grant);
           List<Long> unique = filter == null ? checkIds(queue, ids) : List.of();
           Target at = stores.locate(queue, shard);
-          EventStore store = at.store();
+          OperatorStore store = at.store();
           Predicate<String> tenants = tenants(p, queue, grant);
           long changed = 0;
           List<Unchanged> left = new ArrayList<>();
@@ -107,7 +173,7 @@ public final class DeadEventChanges {
               // A narrowed grant: another tenant's event is answered as an unknown id.
               List<EventRef> mine = new ArrayList<>();
               for (EventRef r : refs) {
-                Optional<EventStore.Found> f = store.find(r.id());
+                Optional<OperatorStore.Found> f = store.find(r.id());
                 if (f.isPresent() && tenants.test(f.get().row().tenant())) {
                   mine.add(r);
                 } else {
@@ -159,6 +225,6 @@ public final class DeadEventChanges {
 
   @FunctionalInterface
   private interface ChangeFn {
-    Map<EventRef, CasOutcome> apply(EventStore store, List<EventRef> refs);
+    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs);
   }
 }

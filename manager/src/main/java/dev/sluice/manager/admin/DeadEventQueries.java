@@ -9,7 +9,7 @@ import static dev.sluice.manager.admin.Grants.tenants;
 
 import dev.sluice.core.EngineException;
 import dev.sluice.db.store.EventRow;
-import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.manager.admin.AdminActions.DeadEvent;
 import dev.sluice.manager.admin.AdminActions.DeadFilter;
 import dev.sluice.manager.admin.AdminActions.DeadPage;
@@ -112,7 +112,7 @@ final class DeadEventQueries {
         () -> {
           require(p, queue, Action.STATS);
           Located at = shards.locate(queue, shard);
-          Optional<EventStore.Found> found = at.store().find(id);
+          Optional<OperatorStore.Found> found = at.store().find(id);
           if (found.isEmpty()
               || !tenants(p, queue, Action.STATS).test(found.get().row().tenant())) {
             throw new EngineException(

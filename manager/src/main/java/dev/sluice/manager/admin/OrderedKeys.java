@@ -2,32 +2,27 @@ package dev.sluice.manager.admin;
 
 import static dev.sluice.manager.admin.AdminActions.DEFAULT_PAGE;
 import static dev.sluice.manager.admin.AdminActions.MAX_PAGE;
-import static dev.sluice.manager.admin.Grants.checkIds;
 import static dev.sluice.manager.admin.Grants.invalid;
 import static dev.sluice.manager.admin.Grants.narrowed;
 import static dev.sluice.manager.admin.Grants.require;
 import static dev.sluice.manager.admin.Grants.tenants;
 
 import dev.sluice.db.QueueTable;
-import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.HaltedKey;
-import dev.sluice.manager.admin.AdminActions.ChangeResult;
+import dev.sluice.db.store.OperatorStore;
 import dev.sluice.manager.admin.AdminActions.HaltedKeys;
-import dev.sluice.manager.admin.AdminActions.Unchanged;
 import dev.sluice.manager.admin.Audit.Outcome;
 import dev.sluice.manager.admin.ShardLocator.Located;
 import dev.sluice.manager.security.Action;
 import dev.sluice.manager.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * An ordered queue's keys halted at a dead event: listing them, and skipping their dead events
- * (each a compare-and-set on its epoch) so that the key goes on.
+ * An ordered queue's keys halted at a dead event, by the dead event's id (skipping those dead
+ * events is {@link DeadEventChanges#skip}).
  */
 final class OrderedKeys {
   private final Audit audit;
@@ -75,7 +70,7 @@ final class OrderedKeys {
             if (narrowed(p, queue, Action.STATS)) {
               Predicate<String> tenants = tenants(p, queue, Action.STATS);
               for (HaltedKey k : all) {
-                Optional<EventStore.Found> f = at.store().find(k.deadId());
+                Optional<OperatorStore.Found> f = at.store().find(k.deadId());
                 if (f.isPresent() && tenants.test(f.get().row().tenant())) {
                   keys.add(k);
                 }
@@ -87,65 +82,6 @@ final class OrderedKeys {
           return new Outcome<>(
               new HaltedKeys(queue, at.shard().name(), halting, keys),
               keys.size(),
-              at.shard().name());
-        });
-  }
-
-  /**
-   * Skips dead events of an ordered queue (1..{@link AdminActions#MAX_IDS} ids): each becomes
-   * {@code cancelled} (a compare-and-set on its epoch) and, where it halted its key, the key's next
-   * event goes. INVALID_ARGUMENT for a queue that is not ordered; an id that is not dead is left
-   * unchanged ("not dead").
-   */
-  public ChangeResult skipDead(Principal p, String queue, String shard, List<Long> ids) {
-    return audit.audited(
-        p,
-        "skip_dead",
-        queue,
-        shard,
-        () -> {
-          require(p, queue, Action.REPLAY);
-          List<Long> unique = checkIds(queue, ids);
-          Located at = shards.locate(queue, shard);
-          QueueTable t = at.shard().table(queue);
-          if (t == null || !t.options().ordered()) {
-            throw invalid(
-                "queue "
-                    + queue
-                    + " on shard "
-                    + at.shard().name()
-                    + " is not ordered: skip is for a key halted at a dead event (ordering=key"
-                    + " or queue); purge or replay dead events instead");
-          }
-          EventStore store = at.store();
-          Predicate<String> tenants = tenants(p, queue, Action.REPLAY);
-          boolean narrow = narrowed(p, queue, Action.REPLAY);
-          long now = ShardLocator.now(at);
-          long changed = 0;
-          List<Unchanged> left = new ArrayList<>();
-          Map<Long, Long> epochs = store.epochs(unique);
-          for (Long id : unique) {
-            Long epoch = epochs.get(id);
-            if (epoch != null && narrow) {
-              // A narrowed grant: another tenant's event is answered as an unknown id.
-              Optional<EventStore.Found> f = store.find(id);
-              if (f.isEmpty() || !tenants.test(f.get().row().tenant())) {
-                epoch = null;
-              }
-            }
-            if (epoch == null) {
-              left.add(new Unchanged(id, "unknown id"));
-              continue;
-            }
-            switch (store.skipDead(new EventRef(id, epoch), now)) {
-              case APPLIED -> changed++;
-              case STALE -> left.add(new Unchanged(id, "not dead"));
-              case UNKNOWN -> left.add(new Unchanged(id, "unknown id"));
-            }
-          }
-          return new Outcome<>(
-              new ChangeResult(queue, at.shard().name(), changed, left),
-              changed,
               at.shard().name());
         });
   }

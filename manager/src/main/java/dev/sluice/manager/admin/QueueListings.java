@@ -8,7 +8,7 @@ import dev.sluice.core.QueueEngine;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.queue.ReceiverStats;
 import dev.sluice.core.shard.ShardManager;
-import dev.sluice.db.store.EventStore;
+import dev.sluice.db.store.MaintenanceStore;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.admin.AdminActions.QueueSummary;
 import dev.sluice.manager.admin.AdminActions.ReceiverView;
@@ -49,7 +49,7 @@ final class QueueListings {
               QueueManager q = s.queue(name);
               StateCounts c = null;
               if (allows(p, name, Action.STATS)) {
-                EventStore st = s.directStore(name);
+                MaintenanceStore st = s.directStore(name);
                 c = st == null ? null : counts.counts(s.name(), name, st::counts);
               }
               out.add(

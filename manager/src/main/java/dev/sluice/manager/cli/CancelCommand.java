@@ -2,6 +2,8 @@ package dev.sluice.manager.cli;
 
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.OperatorStore;
+import dev.sluice.manager.admin.Audit;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -51,9 +53,23 @@ final class CancelCommand extends BaseCommand {
     String shardName;
     try (ShardPools pools = new ShardPools(config.load())) {
       ShardPools.Found f = pools.findOne(name, shard);
-      shardName = f.shard().name();
+      String on = f.shard().name();
+      shardName = on;
       OperatorStore store = f.operator();
-      out = store.cancel(new LinkedHashSet<>(ids), store.serverTimeNs());
+      // Straight to the store (no manager's window to tell), audited as the Admin API's cancel is.
+      out =
+          new Audit(new SimpleMeterRegistry())
+              .audited(
+                  DeadChangeCommand.OPERATOR,
+                  "cancel",
+                  name,
+                  on,
+                  () -> {
+                    Map<Long, CasOutcome> r =
+                        store.cancel(new LinkedHashSet<>(ids), store.serverTimeNs());
+                    long n = r.values().stream().filter(o -> o == CasOutcome.APPLIED).count();
+                    return new Audit.Outcome<>(r, n, on);
+                  });
     }
     long cancelled = 0;
     List<Object> results = new ArrayList<>();

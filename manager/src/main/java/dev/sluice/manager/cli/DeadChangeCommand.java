@@ -1,18 +1,26 @@
 package dev.sluice.manager.cli;
 
-import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.OperatorStore;
+import dev.sluice.manager.admin.AdminActions;
+import dev.sluice.manager.admin.AdminActions.ChangeResult;
+import dev.sluice.manager.admin.AdminActions.DeadFilter;
+import dev.sluice.manager.admin.Audit;
+import dev.sluice.manager.admin.DeadEventChanges;
+import dev.sluice.manager.security.Action;
+import dev.sluice.manager.security.Grant;
+import dev.sluice.manager.security.Limits;
+import dev.sluice.manager.security.Principal;
 import dev.sluice.proto.v1.AdminGrpc;
 import dev.sluice.proto.v1.DeadChangeRequest;
 import dev.sluice.proto.v1.DeadChangeResponse;
 import dev.sluice.proto.v1.Unchanged;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,7 +33,19 @@ import picocli.CommandLine.Parameters;
  * (replayed meanwhile, say) is left alone and reported. Exit 1 when some id was not changed.
  */
 abstract class DeadChangeCommand extends BaseCommand {
-  static final int BATCH = 1000;
+  static final int BATCH = AdminActions.MAX_IDS;
+
+  /**
+   * Who the audit line names for a change run straight against the database: the CLI's user, with
+   * every grant (the config's database credentials are the authority here).
+   */
+  static final Principal OPERATOR =
+      new Principal(
+          "cli:" + System.getProperty("user.name", "unknown"),
+          null,
+          null,
+          List.of(new Grant(List.of("*"), Set.of(Action.values()), List.of())),
+          Limits.NONE);
 
   @Parameters(index = "0", paramLabel = "NAME", description = "The queue (table) name.")
   String name;
@@ -60,7 +80,11 @@ abstract class DeadChangeCommand extends BaseCommand {
   /** The verb for messages: replayed, purged. */
   abstract String done();
 
-  abstract Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs);
+  /** The change of these ids (1..{@link #BATCH}) on the shard (null: the queue's only one). */
+  abstract ChangeResult change(DeadEventChanges changes, String shard, List<Long> ids);
+
+  /** The change of every dead event of the queue on the shard. */
+  abstract ChangeResult changeAll(DeadEventChanges changes, String shard);
 
   /** The Admin API's call for this command. */
   abstract DeadChangeResponse rpc(AdminGrpc.AdminBlockingStub stub, DeadChangeRequest req);
@@ -114,42 +138,36 @@ abstract class DeadChangeCommand extends BaseCommand {
     return problems.isEmpty() ? CliException.OK : CliException.FAILED;
   }
 
-  /** The SQL path: straight to the shards with the config's credentials. */
+  /**
+   * The SQL path: straight to the shards with the config's credentials, through the same operator
+   * path as the Admin API ({@link DeadEventChanges}), so each call is audited the same way (the
+   * {@code sluice.audit} line, as principal {@link #OPERATOR}).
+   */
   private long overSql(List<Object> problems) {
     long changed = 0;
     try (ShardPools pools = new ShardPools(config.load())) {
+      DeadEventChanges changes = changes(pools);
       if (which.all) {
         for (ShardPools.Found f : pools.find(name, shard)) {
-          long n = all(f.operator());
+          long n = changeAll(changes, f.shard().name()).changed();
           changed += n;
           if (!json) {
             println(done() + " " + n + " dead events of " + name + " on shard " + f.shard().name());
           }
         }
       } else {
-        ShardPools.Found f = pools.findOne(name, shard);
-        OperatorStore store = f.operator();
         List<Long> ids = List.copyOf(new LinkedHashSet<>(which.ids));
-        Map<Long, Long> epochs = store.epochs(ids);
-        List<EventRef> refs = new ArrayList<>();
-        for (Long id : ids) {
-          Long epoch = epochs.get(id);
-          if (epoch == null) {
-            problems.add(problem(f, id, "unknown id"));
-          } else {
-            refs.add(new EventRef(id, epoch));
-          }
-        }
-        for (Map.Entry<EventRef, CasOutcome> e : apply(store, refs).entrySet()) {
-          switch (e.getValue()) {
-            case APPLIED -> changed++;
-            case STALE -> problems.add(problem(f, e.getKey().id(), "not dead"));
-            case UNKNOWN -> problems.add(problem(f, e.getKey().id(), "unknown id"));
+        String on = null;
+        for (int i = 0; i < ids.size(); i += BATCH) {
+          ChangeResult r = change(changes, shard, ids.subList(i, Math.min(ids.size(), i + BATCH)));
+          on = r.shard();
+          changed += r.changed();
+          for (AdminActions.Unchanged u : r.unchanged()) {
+            problems.add(problem(r.shard(), u.id(), u.why()));
           }
         }
         if (!json) {
-          println(
-              done() + " " + changed + " dead events of " + name + " on shard " + f.shard().name());
+          println(done() + " " + changed + " dead events of " + name + " on shard " + on);
           for (Object p : problems) {
             @SuppressWarnings("unchecked")
             Map<String, Object> m = (Map<String, Object>) p;
@@ -161,27 +179,24 @@ abstract class DeadChangeCommand extends BaseCommand {
     return changed;
   }
 
-  /** Every dead event, in batches by id (each batch one CAS per epoch). */
-  private long all(OperatorStore store) {
-    long n = 0;
-    long after = Long.MIN_VALUE; // application-supplied ids may be 0 or negative
-    while (true) {
-      List<EventRow> rows = store.listDead(after, BATCH);
-      if (rows.isEmpty()) {
-        return n;
-      }
-      List<EventRef> refs = new ArrayList<>();
-      for (EventRow r : rows) {
-        refs.add(new EventRef(r.id(), r.epoch()));
-      }
-      n += apply(store, refs).values().stream().filter(o -> o == CasOutcome.APPLIED).count();
-      after = rows.get(rows.size() - 1).id();
-    }
+  /**
+   * The operator path over the config's own pools: the same grant checks, compare-and-sets and
+   * audit line as the Admin API (the metric goes to a registry of this run only).
+   */
+  static DeadEventChanges changes(ShardPools pools) {
+    return new DeadEventChanges(
+        new Audit(new SimpleMeterRegistry()),
+        (queue, shardName) -> {
+          ShardPools.Found f = pools.findOne(queue, shardName);
+          OperatorStore store = f.operator();
+          return new DeadEventChanges.Target(
+              f.shard().name(), store, f.queue().queue().options().ordered(), store::serverTimeNs);
+        });
   }
 
-  private static Map<String, Object> problem(ShardPools.Found f, long id, String what) {
+  private static Map<String, Object> problem(String shard, long id, String what) {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("shard", f.shard().name());
+    m.put("shard", shard);
     m.put("id", id);
     m.put("problem", what);
     return m;
@@ -201,8 +216,13 @@ abstract class DeadChangeCommand extends BaseCommand {
     }
 
     @Override
-    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs) {
-      return store.replayDead(refs);
+    ChangeResult change(DeadEventChanges changes, String shard, List<Long> ids) {
+      return changes.replay(OPERATOR, name, shard, ids);
+    }
+
+    @Override
+    ChangeResult changeAll(DeadEventChanges changes, String shard) {
+      return changes.replayAll(OPERATOR, name, shard, DeadFilter.NONE);
     }
 
     @Override
@@ -222,8 +242,13 @@ abstract class DeadChangeCommand extends BaseCommand {
     }
 
     @Override
-    Map<EventRef, CasOutcome> apply(OperatorStore store, List<EventRef> refs) {
-      return store.purgeDead(refs);
+    ChangeResult change(DeadEventChanges changes, String shard, List<Long> ids) {
+      return changes.purge(OPERATOR, name, shard, ids);
+    }
+
+    @Override
+    ChangeResult changeAll(DeadEventChanges changes, String shard) {
+      return changes.purgeAll(OPERATOR, name, shard, DeadFilter.NONE);
     }
 
     @Override

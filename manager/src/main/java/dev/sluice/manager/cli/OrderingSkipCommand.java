@@ -1,8 +1,6 @@
 package dev.sluice.manager.cli;
 
-import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.OperatorStore;
+import dev.sluice.manager.admin.AdminActions;
 import dev.sluice.proto.v1.DeadChangeResponse;
 import dev.sluice.proto.v1.SkipDeadRequest;
 import dev.sluice.proto.v1.Unchanged;
@@ -78,7 +76,6 @@ final class OrderingSkipCommand extends BaseCommand {
     } else {
       try (ShardPools pools = new ShardPools(config.load())) {
         ShardPools.Found f = pools.findOne(name, shard);
-        OperatorStore store = f.operator();
         if (!f.queue().queue().options().ordered()) {
           throw CliException.badInput(
               "queue "
@@ -88,17 +85,12 @@ final class OrderingSkipCommand extends BaseCommand {
                   + " is not ordered: skip is for a key halted at a dead event; use sluice dead"
                   + " replay or purge");
         }
-        long now = store.serverTimeNs();
-        Map<Long, Long> epochs = store.epochs(unique);
-        for (Long id : unique) {
-          Long epoch = epochs.get(id);
-          CasOutcome o =
-              epoch == null ? CasOutcome.UNKNOWN : store.skipDead(new EventRef(id, epoch), now);
-          switch (o) {
-            case APPLIED -> changed++;
-            case STALE -> problems.add(problem(id, "not dead"));
-            case UNKNOWN -> problems.add(problem(id, "unknown id"));
-          }
+        // The operator path, audited as the Admin API's skip is.
+        AdminActions.ChangeResult r =
+            DeadChangeCommand.changes(pools).skip(DeadChangeCommand.OPERATOR, name, shard, unique);
+        changed = r.changed();
+        for (AdminActions.Unchanged u : r.unchanged()) {
+          problems.add(problem(u.id(), u.why()));
         }
         where = "on shard " + f.shard().name();
       }

@@ -3,6 +3,9 @@ package dev.sluice.manager.cli;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.manager.Harness;
@@ -17,6 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code sluice dead list|replay|purge} and {@code sluice cancel}: every change is a CAS on (id,
@@ -74,6 +78,30 @@ class DeadAndCancelCommandTest {
                 Cli.run("dead", "list", "list_q", "-c", config, "--json", "--after", "11").out());
     assertThat(j.get("dead")).hasSize(1);
     assertThat(j.get("dead").get(0).get("id").asLong()).isEqualTo(12);
+  }
+
+  @Test
+  void changesStraightToTheDatabaseWriteTheAuditLineAsTheApiDoes() throws Exception {
+    deadQueue("audit_q", 81, 82, 83);
+    Logger audit = (Logger) LoggerFactory.getLogger("sluice.audit");
+    ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    lines.start();
+    audit.addAppender(lines);
+    try {
+      assertThat(Cli.run("dead", "replay", "audit_q", "-c", config, "--id", "81,99").code())
+          .isEqualTo(1);
+      assertThat(Cli.run("cancel", "audit_q", "81", "-c", config).code()).isZero();
+      assertThat(Cli.run("dead", "purge", "audit_q", "-c", config, "--all").code()).isZero();
+    } finally {
+      audit.detachAppender(lines);
+    }
+    String operator = "principal=cli:" + System.getProperty("user.name", "unknown");
+    assertThat(lines.list)
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .containsExactly(
+            operator + " action=replay queue=audit_q shard=s1 count=1 outcome=ok",
+            operator + " action=cancel queue=audit_q shard=s1 count=1 outcome=ok",
+            operator + " action=purge queue=audit_q shard=s1 count=2 outcome=ok");
   }
 
   @Test
