@@ -9,7 +9,6 @@ import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.shard.ServedQueues;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * committed during the gap; it needs no position kept across connections, so a purged binlog or a
  * new primary is no different from a restart.
  *
- * <p>Thread: {@code sluice-<shard>-binlog}, started per leadership term ({@link ServedQueues}):
+ * <p>Thread: {@code sluice-<shard>-binlog}, started per leadership term ({@code ServedQueues}):
  * checks the server's settings over JDBC, connects, and reads events until the connection ends;
  * then waits (1 s, growing to 30 s while connects fail) and starts again. A watchdog on the shard's
  * maintenance thread drops a connection that has been silent past {@link #SILENT_NS} (the server

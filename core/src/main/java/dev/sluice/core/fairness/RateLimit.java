@@ -1,14 +1,12 @@
 package dev.sluice.core.fairness;
 
-import dev.sluice.core.queue.Dispatcher;
-
 /**
  * The queue's {@code max_qps}: at most that many events fired a second, in bursts of at most a
  * tenth of a second's worth (at least one). A generic cell rate algorithm: one number, the time at
  * which the next event would be on schedule; an event may go if that time is less than a burst
  * ahead of now.
  *
- * <p>Owned by the {@link Dispatcher} thread: no locks. Times are monotonic nanoseconds.
+ * <p>Owned by the {@code Dispatcher} thread: no locks. Times are monotonic nanoseconds.
  */
 public final class RateLimit {
   private final int perSecond;

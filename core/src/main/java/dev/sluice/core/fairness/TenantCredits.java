@@ -1,7 +1,6 @@
 package dev.sluice.core.fairness;
 
 import dev.sluice.core.loop.Ticker;
-import dev.sluice.core.queue.Dispatcher;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +22,7 @@ import java.util.function.IntSupplier;
  * events are dispatched: a queue that sees millions of tenants over time keeps only the recent
  * ones. A dropped tenant's totals start again from zero if it comes back.
  *
- * <p>Owned by the {@link Dispatcher} thread: no locks.
+ * <p>Owned by the {@code Dispatcher} thread: no locks.
  */
 public final class TenantCredits {
   static final long RESERVE_HOLD_NS = TimeUnit.SECONDS.toNanos(10);

@@ -1,7 +1,7 @@
 package dev.sluice.core.groups;
 
+import dev.sluice.core.loop.ShardGate;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.shard.ShardGate;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.GroupStore;

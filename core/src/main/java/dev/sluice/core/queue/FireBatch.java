@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import java.util.ArrayList;

@@ -1,7 +1,8 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.ordering.OrderingKey;
 import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.window.CachedEvent;
+import dev.sluice.core.window.OrderingKey;
 import dev.sluice.db.store.EventRef;
 import java.util.Map;
 

@@ -1,8 +1,7 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.fairness.TenantRounds;
-import dev.sluice.core.groups.GroupSeals;
-import dev.sluice.core.ordering.KeyTurns;
+import dev.sluice.core.window.CachedEvent;
+import dev.sluice.core.window.EventSize;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;

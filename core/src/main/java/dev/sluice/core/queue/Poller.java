@@ -1,10 +1,8 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.fairness.TenantRounds;
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.loop.Waiter;
-import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.db.store.EventRow;
 import java.util.List;

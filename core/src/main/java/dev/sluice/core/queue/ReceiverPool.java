@@ -1,6 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.fairness.ShuffleSharder;
+import dev.sluice.core.window.CachedEvent;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

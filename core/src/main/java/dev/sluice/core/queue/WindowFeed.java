@@ -1,9 +1,9 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.fairness.TenantRounds;
-import dev.sluice.core.ordering.KeyLedger;
-import dev.sluice.core.ordering.KeyTurns;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
+import dev.sluice.core.window.CachedEvent;
+import dev.sluice.core.window.KeyLedger;
+import dev.sluice.core.window.WindowCache;
 import dev.sluice.db.store.PollPosition;
 import java.util.HashMap;
 import java.util.List;

@@ -1,7 +1,6 @@
 package dev.sluice.core.schedule;
 
-import dev.sluice.core.shard.ShardGate;
-import dev.sluice.core.shard.ShardLeadership;
+import dev.sluice.core.loop.ShardGate;
 import dev.sluice.db.schedule.Occurrences;
 import dev.sluice.db.schedule.Recurrence;
 import dev.sluice.db.schedule.Schedule;
@@ -26,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * the schedule's queue, with {@code time_next} = the occurrence's time, so the queue's dispatch,
  * fairness, retries, dead letters and channels apply to it.
  *
- * <p>Thread: its own, {@code sluice-<shard>-schedules}, one per leadership term: started by {@link
- * ShardLeadership#lead} with the term's fence, stopped at the step-down (or when a write of it is
+ * <p>Thread: its own, {@code sluice-<shard>-schedules}, one per leadership term: started by {@code
+ * ShardLeadership.lead} with the term's fence, stopped at the step-down (or when a write of it is
  * refused by the fence). Everything but {@link #stop} runs on that thread.
  *
  * <p>Exactly once: each pass inserts a schedule's occurrences and moves its {@code next_ns} in one

@@ -1,5 +1,6 @@
 package dev.sluice.core.shard;
 
+import dev.sluice.core.loop.ShardGate;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Fence;

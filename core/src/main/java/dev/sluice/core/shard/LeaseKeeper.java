@@ -30,7 +30,7 @@ public final class LeaseKeeper implements Runnable {
     void stopLeading(String why);
 
     /**
-     * Stops every fire of the shard at once (closes its {@link dev.sluice.core.shard.ShardGate}),
+     * Stops every fire of the shard at once (closes its {@link dev.sluice.core.loop.ShardGate}),
      * before {@link #stopLeading}: takes no lock, makes no database call.
      */
     default void halt(String why) {}

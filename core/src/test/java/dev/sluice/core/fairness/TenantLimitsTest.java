@@ -3,8 +3,8 @@ package dev.sluice.core.fairness;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.config.TenantLimit;
-import dev.sluice.core.queue.CachedEvent;
-import dev.sluice.core.queue.WindowCache;
+import dev.sluice.core.window.CachedEvent;
+import dev.sluice.core.window.WindowCache;
 import dev.sluice.db.QueueOptions;
 import java.util.List;
 import java.util.Map;

@@ -7,6 +7,7 @@ import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.loop.FakeTicker;
+import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConvention;

@@ -8,7 +8,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.EngineConfig;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.config.ShardConfig;
-import dev.sluice.core.shard.ShardGate;
+import dev.sluice.core.loop.ShardGate;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.SluiceMigrations;

@@ -1,7 +1,5 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.window;
 
-import dev.sluice.core.fairness.FairTree;
-import dev.sluice.core.ordering.RunHeap;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -1,7 +1,5 @@
-package dev.sluice.core.fairness;
+package dev.sluice.core.window;
 
-import dev.sluice.core.ordering.RunHeap;
-import dev.sluice.core.queue.CachedEvent;
 import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.HashMap;

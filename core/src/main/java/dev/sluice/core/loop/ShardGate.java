@@ -1,4 +1,4 @@
-package dev.sluice.core.shard;
+package dev.sluice.core.loop;
 
 /**
  * Whether a shard's queues may fire: open for one leadership term, closed once, at the moment the

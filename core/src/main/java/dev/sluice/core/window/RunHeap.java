@@ -1,4 +1,4 @@
-package dev.sluice.core.ordering;
+package dev.sluice.core.window;
 
 import java.util.ArrayDeque;
 import java.util.Comparator;

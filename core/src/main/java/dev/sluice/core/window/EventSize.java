@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.window;
 
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JsonText;
@@ -12,7 +12,7 @@ import java.util.Map;
  * the gRPC wire form (ten-byte varints, length prefixes), so that an event within max_event_bytes
  * always fits a receiver's message, and it is what the window's byte budget counts.
  */
-final class EventSize {
+public final class EventSize {
   /** Id, epoch, priority, three times (varints of ten bytes) and their tags, with slack. */
   private static final int FIXED_BYTES = 80;
 
@@ -21,7 +21,7 @@ final class EventSize {
 
   private EventSize() {}
 
-  static int of(String queue, String shard, EventRow row) {
+  public static int of(String queue, String shard, EventRow row) {
     return of(queue, shard, row, null);
   }
 
@@ -29,7 +29,7 @@ final class EventSize {
    * The same, for an ordered queue's event whose key is {@code orderingKey} (null: none): the key
    * is sent once more, in the event's own field, on top of its column.
    */
-  static int of(String queue, String shard, EventRow row, Object orderingKey) {
+  public static int of(String queue, String shard, EventRow row, Object orderingKey) {
     if (orderingKey != null) {
       long n = of(queue, shard, row) + PER_COLUMN_BYTES + utf8(orderingKey.toString());
       return (int) Math.min(Integer.MAX_VALUE, n);

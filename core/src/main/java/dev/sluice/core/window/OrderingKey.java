@@ -1,4 +1,4 @@
-package dev.sluice.core.ordering;
+package dev.sluice.core.window;
 
 import dev.sluice.db.store.OrderingKeys;
 
@@ -11,12 +11,12 @@ import dev.sluice.db.store.OrderingKeys;
  */
 public final class OrderingKey {
   /** The one key of a queue ordered as a whole ({@code ordering=queue}). */
-  static final String QUEUE = "";
+  public static final String QUEUE = "";
 
   private OrderingKey() {}
 
   /** The key of a column value ({@link OrderingKeys#normal}, as the key statements bind it). */
-  static Object of(Object columnValue) {
+  public static Object of(Object columnValue) {
     return OrderingKeys.normal(columnValue);
   }
 

@@ -1,6 +1,5 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.window;
 
-import dev.sluice.core.ordering.OrderingKey;
 import java.util.Map;
 
 /**
@@ -15,21 +14,21 @@ public final class CachedEvent {
    * firing, in flight, recently settled), so that a polled row's checks and an event's moves
    * between them do not box the id again each time.
    */
-  final Long boxedId;
+  public final Long boxedId;
 
-  final long epoch;
+  public final long epoch;
   public final long dueNs;
-  final long createdNs;
+  public final long createdNs;
   public final int priority;
-  final String tenant;
+  public final String tenant;
 
   /** Actor path segments under the tenant (may be empty). */
-  final java.util.List<String> actorPath;
+  public final java.util.List<String> actorPath;
 
   /** Work class ("" when none). */
   public final String workClass;
 
-  final Map<String, Object> columns;
+  public final Map<String, Object> columns;
 
   /**
    * The event's size as sent (an upper bound: its wire form with the largest epoch and fire time),
@@ -44,7 +43,7 @@ public final class CachedEvent {
   public final Object orderingKey;
 
   /** For a group's completion event, what became of the group's children; null otherwise. */
-  final dev.sluice.core.outlet.GroupOutcome group;
+  public final dev.sluice.core.outlet.GroupOutcome group;
 
   public CachedEvent(
       long id,
@@ -104,7 +103,7 @@ public final class CachedEvent {
   }
 
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
-  CachedEvent retry(long newEpoch, long newDueNs) {
+  public CachedEvent retry(long newEpoch, long newDueNs) {
     return new CachedEvent(
         id,
         newEpoch,

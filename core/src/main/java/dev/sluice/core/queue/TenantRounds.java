@@ -1,12 +1,6 @@
-package dev.sluice.core.fairness;
+package dev.sluice.core.queue;
 
-import dev.sluice.core.queue.DispatcherCommand;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
-import dev.sluice.core.queue.Inbox;
-import dev.sluice.core.queue.PolledEvents;
-import dev.sluice.core.queue.Poller;
-import dev.sluice.core.queue.QueueContext;
-import dev.sluice.core.queue.WindowFeed;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.db.store.TenantRead;

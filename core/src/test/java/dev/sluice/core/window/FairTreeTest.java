@@ -1,9 +1,7 @@
-package dev.sluice.core.fairness;
+package dev.sluice.core.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.core.queue.CachedEvent;
-import dev.sluice.core.queue.WindowCache;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,6 +1,5 @@
-package dev.sluice.core.ordering;
+package dev.sluice.core.window;
 
-import dev.sluice.core.queue.CachedEvent;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;

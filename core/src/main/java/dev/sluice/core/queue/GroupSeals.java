@@ -1,9 +1,7 @@
-package dev.sluice.core.groups;
+package dev.sluice.core.queue;
 
 import dev.sluice.client.QueueColumns;
 import dev.sluice.core.outlet.GroupOutcome;
-import dev.sluice.core.queue.PolledEvents;
-import dev.sluice.core.queue.QueueContext;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;

@@ -1,4 +1,4 @@
-package dev.sluice.core.ordering;
+package dev.sluice.core.queue;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;

@@ -1,4 +1,4 @@
-package dev.sluice.core.ordering;
+package dev.sluice.core.window;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
