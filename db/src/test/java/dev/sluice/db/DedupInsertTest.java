@@ -54,19 +54,12 @@ class DedupInsertTest {
   @BeforeEach
   void newQueue() throws Exception {
     table = "dedup_q" + (++n);
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             table, List.of("body VARCHAR(100) NULL"), "sluice_queue", true));
     QueueTable q =
         new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
     store = new JdbcEventStore(ds, q);
-  }
-
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   InsertOutcome insertUnique(String key, String body) throws Exception {
@@ -204,7 +197,7 @@ class DedupInsertTest {
   @Test
   void aDeadEventHoldsItsKey() throws Exception {
     InsertOutcome first = insertUnique("k", "one");
-    exec("UPDATE `" + table + "` SET state = 3 WHERE id = " + first.id());
+    db.exec("UPDATE `" + table + "` SET state = 3 WHERE id = " + first.id());
     store.purge(store.serverTimeNs() + 1_000_000_000L, 1000);
     assertThat(insertUnique("k", "two")).isEqualTo(new InsertOutcome(first.id(), true));
   }
@@ -325,7 +318,8 @@ class DedupInsertTest {
   @Test
   void aQueueWithoutTheColumnIsNamedInTheError() throws Exception {
     String plain = table + "_plain";
-    exec(QueueConvention.createTableSql(plain, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(plain, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     try (Connection c = ds.getConnection()) {
       assertThatThrownBy(() -> EventProducer.insertUnique(c, plain, "k", Map.of("body", "x")))
           .isInstanceOf(SQLException.class)

@@ -58,13 +58,6 @@ class EventGroupsFailoverTest {
         .build();
   }
 
-  static void exec(String statement) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(statement);
-    }
-  }
-
   static long longOf(String query) throws Exception {
     try (Connection c = db.connect();
         Statement s = c.createStatement();
@@ -75,7 +68,7 @@ class EventGroupsFailoverTest {
 
   @Test
   void aLeaderLostAfterTheLastAckLeavesTheCompletionToTheNextOneOnce() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "f_kids",
             List.of(
@@ -83,7 +76,7 @@ class EventGroupsFailoverTest {
                 QueueColumns.GROUP_KEY_DEFINITION,
                 QueueColumns.GROUP_INDEX_DEFINITION),
             "sluice_queue ack_wait=60s"));
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "f_done",
             List.of("`n` INT NULL", QueueColumns.COMPLETES_GROUP_DEFINITION),
@@ -143,7 +136,7 @@ class EventGroupsFailoverTest {
           .until(() -> longOf("SELECT COUNT(*) FROM f_kids WHERE state = 2") == 4);
 
       // The lease is taken from under the leader (as when it is killed): it stops at once.
-      exec(
+      db.exec(
           "UPDATE sluice_lease l JOIN sluice_fence f ON f.shard = l.shard"
               + " SET l.owner = 'thief', l.token = l.token + 1, f.owner = 'thief',"
               + " f.token = l.token, l.expires_ns = l.expires_ns + 3600000000000"
@@ -151,7 +144,7 @@ class EventGroupsFailoverTest {
       await().atMost(10, SECONDS).until(() -> !a.shards().get(0).leading());
       // The last child's ack commits after that: no manager is told of it.
       Delivery last = kids.get(4);
-      exec(
+      db.exec(
           "UPDATE f_kids SET "
               + AckSql.set("2", QueueColumns.NOW_NS_SQL)
               + " WHERE id = "
@@ -165,7 +158,7 @@ class EventGroupsFailoverTest {
       a.stop();
       b.start();
       b.subscribe(doneB, "f_done", KeyRange.ALL);
-      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
+      db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
       b.lead();
       Delivery d = doneB.next(30_000);
       assertThat(d).isNotNull();

@@ -79,7 +79,7 @@ class EventGroupsTest {
   }
 
   static void children(String name, String options) throws Exception {
-    sql(
+    db.exec(
         QueueConvention.createTableSql(
                 name,
                 List.of(
@@ -92,7 +92,7 @@ class EventGroupsTest {
   }
 
   static void completions(String name, String options) throws Exception {
-    sql(
+    db.exec(
         QueueConvention.createTableSql(
                 name,
                 List.of("`n` INT NULL", QueueColumns.COMPLETES_GROUP_DEFINITION),
@@ -251,13 +251,6 @@ class EventGroupsTest {
     }
   }
 
-  static void sql(String statement) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(statement);
-    }
-  }
-
   /** The completion event's delivery, asserting that it is the only one of {@code done}. */
   static Delivery completion(Keeper done, long id) throws Exception {
     Delivery d = done.next(20_000);
@@ -410,7 +403,7 @@ class EventGroupsTest {
       // The last: acked by a writer the manager never hears from (a leader killed after its
       // ack committed and before it checked the group): the sweep completes the group.
       Delivery last = children.get(2);
-      sql(
+      db.exec(
           "UPDATE g_a SET "
               + AckSql.set("2", QueueColumns.NOW_NS_SQL)
               + " WHERE id = "

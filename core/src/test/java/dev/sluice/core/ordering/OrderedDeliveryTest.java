@@ -241,13 +241,6 @@ class OrderedDeliveryTest {
     }
   }
 
-  static void sql(String statement) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(statement);
-    }
-  }
-
   @Test
   void aKeysEventsGoOneAtATimeInIdOrderWhileOtherKeysGoAlongside() throws Exception {
     queue("ord_basic", "ack_wait=30s");
@@ -453,12 +446,12 @@ class OrderedDeliveryTest {
     table("ord_takeover", "plain table, not a queue yet");
     long a1 = insert("ord_takeover", "A", 1);
     long a2 = insert("ord_takeover", "A", 2);
-    sql(
+    db.exec(
         "UPDATE ord_takeover SET state = 1, epoch = 1, time_next = "
             + QueueConvention.NOW_NS_SQL
             + " + 2000000000 WHERE id = "
             + a1);
-    sql(
+    db.exec(
         "ALTER TABLE ord_takeover COMMENT = 'sluice_queue ordering=key ordering_column=k"
             + " min_backoff=0s'");
     await().atMost(10, SECONDS).until(() -> engine.find("ord_takeover").isPresent());
@@ -481,7 +474,7 @@ class OrderedDeliveryTest {
     insert("ord_alter", "A", 3);
     assertThat(out.next(5000).id()).isEqualTo(a1);
     await().atMost(5, SECONDS).until(() -> held("ord_alter") == 2);
-    sql("ALTER TABLE ord_alter COMMENT = 'sluice_queue ordering=none ack_wait=30s'");
+    db.exec("ALTER TABLE ord_alter COMMENT = 'sluice_queue ordering=none ack_wait=30s'");
     // The queue restarts unordered: the held events go, alongside (a1 is released and resent).
     await()
         .atMost(15, SECONDS)
@@ -499,7 +492,8 @@ class OrderedDeliveryTest {
     insert("ord_on", "A", 2);
     insert("ord_on", "A", 3);
     assertThat(out.take(3, 5000)).hasSize(3); // unordered: all at once
-    sql("ALTER TABLE ord_on COMMENT = 'sluice_queue ordering=key ordering_column=k ack_wait=30s'");
+    db.exec(
+        "ALTER TABLE ord_on COMMENT = 'sluice_queue ordering=key ordering_column=k ack_wait=30s'");
     // The restart releases the three; from then on one of key A at a time, a1 first.
     Delivery d = out.next(15_000);
     assertThat(d).isNotNull();
@@ -519,7 +513,7 @@ class OrderedDeliveryTest {
             List.of(
                 "`k` VARCHAR(64) NULL", "`n` INT NULL", "KEY `sluice_ordering` (`state`, `id`)"),
             "sluice_queue ordering=queue");
-    sql(create);
+    db.exec(create);
     await().atMost(10, SECONDS).until(() -> engine.find("ord_queue").isPresent());
     Keeper out = subscribe("ord_queue");
     long e1 = insert("ord_queue", "A", 1);

@@ -24,7 +24,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,14 +62,7 @@ class ScheduleRunnerTest {
   /** Each test's schedules go with it, so that a later test's runner does not run them. */
   @AfterEach
   void deleteSchedules() throws Exception {
-    exec("DELETE FROM sluice_schedule");
-  }
-
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    db.exec("DELETE FROM sluice_schedule");
   }
 
   static List<Long> longs(String sql) throws Exception {
@@ -87,7 +79,8 @@ class ScheduleRunnerTest {
 
   static String newQueue() throws Exception {
     String table = "rec_q" + (++n);
-    exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     return table;
   }
 
@@ -132,7 +125,7 @@ class ScheduleRunnerTest {
 
   static void exec0(String sql) {
     try {
-      exec(sql);
+      db.exec(sql);
     } catch (Exception e) {
       throw new RuntimeException(e);
     }
@@ -163,7 +156,7 @@ class ScheduleRunnerTest {
     Schedule s = new JdbcScheduleStore(ds).get("tick");
     assertThat(s.nextNs()).isEqualTo(times.get(times.size() - 1) + 200 * MS);
     assertThat(s.lastId()).isEqualTo(longs("SELECT MAX(id) FROM " + q).get(0));
-    exec("DELETE FROM sluice_schedule WHERE name = 'tick'");
+    db.exec("DELETE FROM sluice_schedule WHERE name = 'tick'");
   }
 
   /**
@@ -198,7 +191,7 @@ class ScheduleRunnerTest {
       assertThat(b.shards().get(0).leading()).isFalse();
 
       // A takeover by another manager (the lease and its fence move on): the first stops.
-      exec(
+      db.exec(
           "UPDATE sluice_lease l JOIN sluice_fence f ON f.shard = l.shard"
               + " SET l.owner = 'thief', l.token = l.token + 1, f.owner = 'thief',"
               + " f.token = l.token, l.expires_ns = l.expires_ns + 3600000000000"
@@ -210,7 +203,7 @@ class ScheduleRunnerTest {
       assertThat(times(q).size()).isLessThanOrEqualTo(before + 1);
 
       // The thief goes away; one of the two managers takes the shard and catches up.
-      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
+      db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
       await()
           .atMost(20, SECONDS)
           .until(() -> a.shards().get(0).leading() || b.shards().get(0).leading());
@@ -230,7 +223,7 @@ class ScheduleRunnerTest {
     List<Long> times = times(q);
     assertThat(times.size()).isGreaterThanOrEqualTo(18);
     assertGrid(times, 300 * MS);
-    exec("DELETE FROM sluice_schedule WHERE name = 'failover'");
+    db.exec("DELETE FROM sluice_schedule WHERE name = 'failover'");
   }
 
   // ---------------------------------------------------------------- after a downtime
@@ -241,7 +234,7 @@ class ScheduleRunnerTest {
     store.create(
         Schedule.create(
             name, queue, null, Duration.ofMinutes(1), null, Map.of("body", name), catchUp));
-    exec(
+    db.exec(
         "UPDATE sluice_schedule SET next_ns = "
             + (store.nowNs() - HOUR)
             + " WHERE name = '"
@@ -276,7 +269,7 @@ class ScheduleRunnerTest {
     store.create(
         Schedule.create("capped", q, null, Duration.ofSeconds(1), null, Map.of(), CatchUp.ALL));
     long next = store.nowNs() - HOUR;
-    exec("UPDATE sluice_schedule SET next_ns = " + next + " WHERE name = 'capped'");
+    db.exec("UPDATE sluice_schedule SET next_ns = " + next + " WHERE name = 'capped'");
     ScheduleRunner r = runner("c2");
     r.pass();
     long cut = missedBefore(store);
@@ -352,11 +345,11 @@ class ScheduleRunnerTest {
   @Test
   void aBadScheduleDoesNotStopTheOthers() throws Exception {
     String q = newQueue();
-    exec(
+    db.exec(
         "INSERT INTO sluice_schedule (name, queue, cron) VALUES ('bad-cron', '"
             + q
             + "', '61 * * * *'), ('no-queue', 'no_such_queue', '* * * * * *')");
-    exec(
+    db.exec(
         "INSERT INTO sluice_schedule (name, queue, every_ms, event_columns) VALUES ('good', '"
             + q
             + "', 1000, '{\"body\": \"good\"}')");
@@ -366,7 +359,7 @@ class ScheduleRunnerTest {
     assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body = 'good'").get(0)).isPositive();
     assertThat(longs("SELECT COUNT(*) FROM " + q + " WHERE body IS NULL")).containsExactly(0L);
     assertThat(new JdbcScheduleStore(ds).get("bad-cron").nextNs()).isZero();
-    exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'good')");
+    db.exec("DELETE FROM sluice_schedule WHERE name IN ('bad-cron', 'no-queue', 'good')");
   }
 
   /**
