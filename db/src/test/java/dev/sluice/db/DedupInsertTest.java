@@ -1,7 +1,9 @@
 package dev.sluice.db;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.client.EventProducer;
@@ -60,6 +62,20 @@ class DedupInsertTest {
     QueueTable q =
         new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
     store = new JdbcEventStore(ds, q);
+  }
+
+  /** Transactions of this test's database waiting for a lock. */
+  static long lockWaits() throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN"
+                    + " information_schema.processlist p ON p.id = t.trx_mysql_thread_id"
+                    + " WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()")) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   InsertOutcome insertUnique(String key, String body) throws Exception {
@@ -234,7 +250,8 @@ class DedupInsertTest {
                 }
               });
       started.await();
-      Thread.sleep(300); // let it block on the key (if it ran first, the assertions still hold)
+      // It blocks on the key: its transaction waits for the first one's lock.
+      await().atMost(10, SECONDS).until(() -> lockWaits() >= 1);
       first.rollback();
       InsertOutcome o = waiting.get(30, TimeUnit.SECONDS);
       assertThat(o.duplicate()).isFalse();
@@ -262,7 +279,8 @@ class DedupInsertTest {
                     go.await();
                     InsertOutcome o =
                         EventProducer.insertUnique(c, table, "same", Map.of("body", body));
-                    Thread.sleep(20); // hold the key a moment, so that others wait on it
+                    // Holds the key a moment, so that others wait on it (a load shape, not a wait).
+                    Thread.sleep(20);
                     c.commit();
                     return o;
                   }
