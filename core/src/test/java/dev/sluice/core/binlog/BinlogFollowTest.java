@@ -73,12 +73,9 @@ class BinlogFollowTest {
   }
 
   static void queue(TestDatabase db, QueueEngine e, String name) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              name, List.of("`order_id` BIGINT NULL"), "sluice_queue ack_wait=30s"));
-    }
+    db.exec(
+        QueueConvention.createTableSql(
+            name, List.of("`order_id` BIGINT NULL"), "sluice_queue ack_wait=30s"));
     await().atMost(10, SECONDS).until(() -> e.find(name).isPresent());
   }
 
@@ -152,22 +149,17 @@ class BinlogFollowTest {
    */
   @Test
   void rowsWithTextBinaryAndJsonValuesAreToldAsAnyOther() throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              "bl_wide",
-              List.of(
-                  "`code` CHAR(3) NULL",
-                  "`note` VARCHAR(300) NULL",
-                  "`body` MEDIUMTEXT NULL",
-                  "`doc` JSON NULL",
-                  "`img` BLOB NULL",
-                  "`at` DATETIME(6) NULL",
-                  "`amount` DECIMAL(12,2) NULL"),
-              "sluice_queue ack_wait=30s"));
-    }
-    await().atMost(10, SECONDS).until(() -> engine.find("bl_wide").isPresent());
+    harness.queue(
+        "bl_wide",
+        List.of(
+            "`code` CHAR(3) NULL",
+            "`note` VARCHAR(300) NULL",
+            "`body` MEDIUMTEXT NULL",
+            "`doc` JSON NULL",
+            "`img` BLOB NULL",
+            "`at` DATETIME(6) NULL",
+            "`amount` DECIMAL(12,2) NULL"),
+        "sluice_queue ack_wait=30s");
     CollectingOutlet out = new CollectingOutlet(100);
     engine.subscribe(out, "bl_wide", KeyRange.ALL);
     double errors = counter("sluice.binlog.errors");
@@ -225,17 +217,14 @@ class BinlogFollowTest {
 
   static double drain(TestDatabase db, QueueEngine engine, MeterRegistry registry, String q)
       throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              q, List.of("`order_id` BIGINT NULL"), "sluice_queue cache_size=200"));
-      StringBuilder sql = new StringBuilder("INSERT INTO " + q + " (order_id) VALUES (0)");
-      for (int i = 1; i < 1500; i++) {
-        sql.append(",(").append(i).append(')');
-      }
-      s.execute(sql.toString());
+    db.exec(
+        QueueConvention.createTableSql(
+            q, List.of("`order_id` BIGINT NULL"), "sluice_queue cache_size=200"));
+    StringBuilder sql = new StringBuilder("INSERT INTO " + q + " (order_id) VALUES (0)");
+    for (int i = 1; i < 1500; i++) {
+      sql.append(",(").append(i).append(')');
     }
+    db.exec(sql.toString());
     await().atMost(10, SECONDS).until(() -> engine.find(q).isPresent());
     CollectingOutlet out = new CollectingOutlet(50);
     engine.subscribe(out, q, KeyRange.ALL);

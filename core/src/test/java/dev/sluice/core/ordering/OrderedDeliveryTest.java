@@ -64,11 +64,8 @@ class OrderedDeliveryTest {
     String create =
         QueueConvention.createTableSql(
             name, List.of("`k` VARCHAR(64) NULL", "`n` INT NULL", KEY_INDEX), "sluice_queue");
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      // Written with the given comment, a queue's or not.
-      s.execute(create.replace("COMMENT='sluice_queue'", "COMMENT='" + comment + "'"));
-    }
+    // Written with the given comment, a queue's or not.
+    db.exec(create.replace("COMMENT='sluice_queue'", "COMMENT='" + comment + "'"));
   }
 
   static void queue(String name, String options) throws Exception {
