@@ -5,29 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.EventProducer;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.KeyRange;
-import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.testkit.TestDatabase;
-import dev.sluice.testkit.TestDatabases;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,98 +27,29 @@ import org.junit.jupiter.api.Test;
  * through the CAS on epoch, with the queue's one retry policy.
  */
 public class OutletPortTest {
+  static EngineHarness harness;
   static TestDatabase db;
   static QueueEngine engine;
 
   @BeforeAll
   static void start() {
-    db = TestDatabases.fresh(OutletPortTest.class);
-    engine =
-        new QueueEngine(
-            EngineConfig.builder()
-                .managerId("core-test")
-                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 4)))
-                .discoveryInterval(Duration.ofMillis(200))
-                .shutdownTimeout(Duration.ofSeconds(5))
-                .leaseTtl(Duration.ofSeconds(2))
-                .leaseRenew(Duration.ofMillis(500))
-                .forgetDelay(Duration.ofSeconds(1))
-                .build(),
-            Clock.systemUTC(),
-            new SimpleMeterRegistry());
-    engine.start();
-    engine.lead();
+    harness = EngineHarness.fresh(OutletPortTest.class).managerId("core-test").start();
+    db = harness.db();
+    engine = harness.engine();
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.stop();
-    }
-  }
-
-  /** An outlet that keeps what it is given. */
-  public static final class ListOutlet implements Outlet {
-    public final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
-    final List<Settled> settled = new CopyOnWriteArrayList<>();
-    final AtomicInteger inFlight = new AtomicInteger();
-    final int max;
-
-    public ListOutlet(int max) {
-      this.max = max;
-    }
-
-    @Override
-    public String id() {
-      return "list";
-    }
-
-    @Override
-    public long streamId() {
-      return 7;
-    }
-
-    @Override
-    public int maxInFlight() {
-      return max;
-    }
-
-    @Override
-    public int free() {
-      return Math.max(0, max - inFlight.get());
-    }
-
-    @Override
-    public boolean tryReserve(String workClass) {
-      return inFlight.incrementAndGet() <= max || inFlight.decrementAndGet() < 0;
-    }
-
-    @Override
-    public void unreserve(String workClass) {
-      inFlight.decrementAndGet();
-    }
-
-    @Override
-    public void deliver(String shard, List<Delivery> batch) {
-      got.addAll(batch);
-    }
-
-    @Override
-    public void settled(String shard, List<Settled> results) {
-      settled.addAll(results);
+    if (harness != null) {
+      harness.close();
     }
   }
 
   static void queue(String name, String options) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              name,
-              List.of("`order_id` BIGINT NULL", "`note` VARCHAR(64) NULL"),
-              "sluice_queue " + options));
-    }
-    await().atMost(10, SECONDS).until(() -> engine.find(name).isPresent());
+    harness.queue(
+        name,
+        List.of("`order_id` BIGINT NULL", "`note` VARCHAR(64) NULL"),
+        "sluice_queue " + options);
   }
 
   static long insert(String queue, long orderId) throws Exception {
@@ -166,7 +86,7 @@ public class OutletPortTest {
   @Test
   void anOutletGetsPlainValuesAndItsAckMakesTheRowAcked() throws Exception {
     queue("port_ack", "ack_wait=30s");
-    ListOutlet out = new ListOutlet(10);
+    CollectingOutlet out = new CollectingOutlet(10);
     engine.subscribe(out, "port_ack", KeyRange.ALL);
     long id = insert("port_ack", 42);
     Delivery d = out.got.poll(10, SECONDS);
@@ -188,7 +108,7 @@ public class OutletPortTest {
   @Test
   void nacksRetryWithBackoffAndTheLastOneIsDeadWithTheOutletsReason() throws Exception {
     queue("port_nack", "max_attempts=2 min_backoff=100ms max_backoff=200ms");
-    ListOutlet out = new ListOutlet(10);
+    CollectingOutlet out = new CollectingOutlet(10);
     engine.subscribe(out, "port_nack", KeyRange.ALL);
     long id = insert("port_nack", 1);
     Delivery first = out.got.poll(10, SECONDS);
@@ -210,7 +130,7 @@ public class OutletPortTest {
   @Test
   void aReleaseComesBackAtOnceAndNeverKillsTheEvent() throws Exception {
     queue("port_release", "max_attempts=1 min_backoff=1h max_backoff=1h");
-    ListOutlet out = new ListOutlet(10);
+    CollectingOutlet out = new CollectingOutlet(10);
     engine.subscribe(out, "port_release", KeyRange.ALL);
     long id = insert("port_release", 1);
     Delivery first = out.got.poll(10, SECONDS);
@@ -228,7 +148,7 @@ public class OutletPortTest {
   @Test
   void releasesSpendNoAttemptSoTheEventLivesForItsFullMaxAttempts() throws Exception {
     queue("port_release_n", "max_attempts=2 min_backoff=100ms max_backoff=200ms");
-    ListOutlet out = new ListOutlet(10);
+    CollectingOutlet out = new CollectingOutlet(10);
     engine.subscribe(out, "port_release_n", KeyRange.ALL);
     long id = insert("port_release_n", 1);
     // Given back three times by the outlet, unsent (a broker that is down, say): no attempt spent.
@@ -264,7 +184,7 @@ public class OutletPortTest {
     long id = insert("port_gone", 1);
     // A receiver that crashes on the event (its stream breaks) twice: a poison event must die.
     for (int i = 1; i <= 2; i++) {
-      ListOutlet out = new ListOutlet(10);
+      CollectingOutlet out = new CollectingOutlet(10);
       engine.subscribe(out, "port_gone", KeyRange.ALL);
       Delivery d = out.got.poll(10, SECONDS);
       assertThat(d).as("delivery %d", i).isNotNull();
@@ -279,7 +199,7 @@ public class OutletPortTest {
   @Test
   void noMoreThanTheOutletsCreditsAreInFlight() throws Exception {
     queue("port_credits", "ack_wait=30s");
-    ListOutlet out = new ListOutlet(3);
+    CollectingOutlet out = new CollectingOutlet(3);
     engine.subscribe(out, "port_credits", KeyRange.ALL);
     for (int i = 0; i < 10; i++) {
       insert("port_credits", i);

@@ -14,7 +14,6 @@ import dev.sluice.db.store.TenantCounts;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -50,17 +49,11 @@ class DeadLettersTest {
   @BeforeEach
   void newQueue() throws Exception {
     table = "dead_q" + (++n);
-    exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     QueueTable q =
         new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
     store = new JdbcEventStore(ds, q);
-  }
-
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   long insert(String body, String tenant) throws Exception {

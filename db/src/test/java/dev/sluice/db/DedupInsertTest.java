@@ -1,7 +1,9 @@
 package dev.sluice.db;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.client.EventProducer;
@@ -54,7 +56,7 @@ class DedupInsertTest {
   @BeforeEach
   void newQueue() throws Exception {
     table = "dedup_q" + (++n);
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             table, List.of("body VARCHAR(100) NULL"), "sluice_queue", true));
     QueueTable q =
@@ -62,10 +64,17 @@ class DedupInsertTest {
     store = new JdbcEventStore(ds, q);
   }
 
-  static void exec(String sql) throws Exception {
+  /** Transactions of this test's database waiting for a lock. */
+  static long lockWaits() throws Exception {
     try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN"
+                    + " information_schema.processlist p ON p.id = t.trx_mysql_thread_id"
+                    + " WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 
@@ -204,7 +213,7 @@ class DedupInsertTest {
   @Test
   void aDeadEventHoldsItsKey() throws Exception {
     InsertOutcome first = insertUnique("k", "one");
-    exec("UPDATE `" + table + "` SET state = 3 WHERE id = " + first.id());
+    db.exec("UPDATE `" + table + "` SET state = 3 WHERE id = " + first.id());
     store.purge(store.serverTimeNs() + 1_000_000_000L, 1000);
     assertThat(insertUnique("k", "two")).isEqualTo(new InsertOutcome(first.id(), true));
   }
@@ -241,7 +250,8 @@ class DedupInsertTest {
                 }
               });
       started.await();
-      Thread.sleep(300); // let it block on the key (if it ran first, the assertions still hold)
+      // It blocks on the key: its transaction waits for the first one's lock.
+      await().atMost(10, SECONDS).until(() -> lockWaits() >= 1);
       first.rollback();
       InsertOutcome o = waiting.get(30, TimeUnit.SECONDS);
       assertThat(o.duplicate()).isFalse();
@@ -269,7 +279,8 @@ class DedupInsertTest {
                     go.await();
                     InsertOutcome o =
                         EventProducer.insertUnique(c, table, "same", Map.of("body", body));
-                    Thread.sleep(20); // hold the key a moment, so that others wait on it
+                    // Holds the key a moment, so that others wait on it (a load shape, not a wait).
+                    Thread.sleep(20);
                     c.commit();
                     return o;
                   }
@@ -325,7 +336,8 @@ class DedupInsertTest {
   @Test
   void aQueueWithoutTheColumnIsNamedInTheError() throws Exception {
     String plain = table + "_plain";
-    exec(QueueConvention.createTableSql(plain, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(plain, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     try (Connection c = ds.getConnection()) {
       assertThatThrownBy(() -> EventProducer.insertUnique(c, plain, "k", Map.of("body", "x")))
           .isInstanceOf(SQLException.class)

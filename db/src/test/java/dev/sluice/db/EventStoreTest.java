@@ -14,7 +14,6 @@ import dev.sluice.db.store.Release;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -45,17 +44,11 @@ class EventStoreTest {
   @BeforeEach
   void newQueue() throws Exception {
     table = "store_q" + (++n);
-    exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     QueueTable q =
         new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
     store = new JdbcEventStore(ds, q);
-  }
-
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   long insert(String body) throws Exception {
@@ -96,7 +89,7 @@ class EventStoreTest {
     long a = insert("a");
     long b = insert("b");
     long c = insert("c");
-    exec("UPDATE " + table + " SET state = 4 WHERE id = " + b); // cancelled by SQL
+    db.exec("UPDATE " + table + " SET state = 4 WHERE id = " + b); // cancelled by SQL
     Map<EventRef, CasOutcome> out =
         store.fire(
             List.of(
@@ -219,7 +212,7 @@ class EventStoreTest {
     for (int i = 0; i < 1_100; i++) {
       sb.append(i == 0 ? "('b')" : ",('b')");
     }
-    exec(sb.toString());
+    db.exec(sb.toString());
     List<EventRow> rows = store.pollPending(now(), 2_000);
     assertThat(rows).hasSize(1_100);
     List<EventRef> all = rows.stream().map(r -> new EventRef(r.id(), r.epoch())).toList();

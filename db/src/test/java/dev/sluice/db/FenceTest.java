@@ -52,13 +52,6 @@ class FenceTest {
     ds.close();
   }
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static long queryLong(String sql) throws Exception {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql);
@@ -76,7 +69,8 @@ class FenceTest {
 
   static QueueTable newQueue() throws Exception {
     String table = "fence_q" + (++n);
-    exec(QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
+    db.exec(
+        QueueConvention.createTableSql(table, List.of("body VARCHAR(100) NULL"), "sluice_queue"));
     return new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(table, "sluice_queue")).queue();
   }
 
@@ -113,7 +107,7 @@ class FenceTest {
         .containsEntry(acked, CasOutcome.APPLIED);
 
     // The lease lapses and another manager takes it (and the fence with it).
-    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
+    db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1'");
     var theirs = leases.acquire("s1", "new", HOUR);
     assertThat(theirs.held()).isTrue();
     assertThat(theirs.token()).isGreaterThan(mine.token());
@@ -169,10 +163,10 @@ class FenceTest {
   @Test
   void aDeposedLeaderCannotHoldOrReleaseAnOrderedQueuesEvents() throws Exception {
     JdbcLeaseStore leases = new JdbcLeaseStore(ds);
-    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
     var mine = leases.acquire("s2", "old", HOUR);
     String table = "fence_ordered" + (++n);
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             table,
             List.of("k VARCHAR(20) NULL", "KEY `sluice_ordering` (`k`, `state`, `id`)"),
@@ -184,13 +178,13 @@ class FenceTest {
             .queue();
     assertThat(q.orderingIndex()).isEqualTo("sluice_ordering");
     JdbcEventStore store = new JdbcEventStore(ds, q, new Fence("s2", mine.token(), null));
-    exec("INSERT INTO " + table + " (k) VALUES ('a'), ('a'), ('a')");
+    db.exec("INSERT INTO " + table + " (k) VALUES ('a'), ('a'), ('a')");
     long first = queryLong("SELECT MIN(id) FROM " + table);
     EventRef second = new EventRef(first + 1, 0);
     EventRef third = new EventRef(first + 2, 0);
     assertThat(store.hold(List.of(third))).containsEntry(third, CasOutcome.APPLIED);
 
-    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
     assertThat(leases.acquire("s2", "new", HOUR).held()).isTrue();
     assertThatThrownBy(() -> store.hold(List.of(second))).isInstanceOf(FencedOffException.class);
     assertThatThrownBy(() -> store.unhold(List.of(third))).isInstanceOf(FencedOffException.class);
@@ -212,7 +206,7 @@ class FenceTest {
     for (int i = 0; i < 200; i++) {
       insert(q);
     }
-    exec("ANALYZE TABLE " + q.name());
+    db.exec("ANALYZE TABLE " + q.name());
     long token = new JdbcLeaseStore(ds).acquire("s3", "me", HOUR).token();
     JdbcEventStore store = new JdbcEventStore(ds, q, new Fence("s3", token, null));
     String sql = store.ackSql(List.of(5L, 6L, 7L), 1, 99);
@@ -283,7 +277,7 @@ class FenceTest {
       }
       ack = CompletableFuture.supplyAsync(() -> store.ack(List.of(first), store.serverTimeNs()));
       await().atMost(Duration.ofSeconds(10)).until(() -> lockWaits() > 0);
-      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's4'");
+      db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's4'");
       takeover = CompletableFuture.supplyAsync(() -> leases.acquire("s4", "new", HOUR).held());
       await().atMost(Duration.ofSeconds(10)).until(() -> lockWaits() > 1);
       assertThat(takeover).as("the takeover waits for the write in progress").isNotDone();

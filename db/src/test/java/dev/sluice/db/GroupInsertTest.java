@@ -33,7 +33,7 @@ class GroupInsertTest {
   static void setUp() throws Exception {
     db = TestDatabases.fresh(GroupInsertTest.class);
     ds = DataSources.pool("test", db.url(), db.user(), db.password(), 4);
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "chunks",
             List.of(
@@ -41,25 +41,18 @@ class GroupInsertTest {
                 QueueColumns.GROUP_KEY_DEFINITION,
                 QueueColumns.GROUP_INDEX_DEFINITION),
             "sluice_queue"));
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "chunks_done",
             List.of("body VARCHAR(100) NULL", QueueColumns.COMPLETES_GROUP_DEFINITION),
             "sluice_queue"));
-    exec(
+    db.exec(
         QueueConvention.createTableSql("plain", List.of("body VARCHAR(100) NULL"), "sluice_queue"));
   }
 
   @AfterAll
   static void tearDown() {
     ds.close();
-  }
-
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   static String column(String table, String column, long id) throws Exception {

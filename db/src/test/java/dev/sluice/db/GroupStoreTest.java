@@ -51,13 +51,6 @@ class GroupStoreTest {
     ds.close();
   }
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static long longOf(String sql) throws Exception {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
@@ -88,7 +81,7 @@ class GroupStoreTest {
     if (column.equals(QueueColumns.GROUP_KEY_DEFINITION)) {
       cols.add(QueueColumns.GROUP_INDEX_DEFINITION);
     }
-    exec(QueueConvention.createTableSql(name, cols, "sluice_queue"));
+    db.exec(QueueConvention.createTableSql(name, cols, "sluice_queue"));
     return new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(name, "sluice_queue")).queue();
   }
 
@@ -105,18 +98,18 @@ class GroupStoreTest {
             .append(k)
             .append("')");
         if (++rows % 5000 == 0) {
-          exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
+          db.exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
           sb.setLength(0);
         }
       }
     }
     if (sb.length() > 0) {
-      exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
+      db.exec("INSERT INTO " + table + " (n, group_key) VALUES " + sb);
     }
   }
 
   static long completion(String table, String key) throws Exception {
-    exec("INSERT INTO " + table + " (n, completes_group) VALUES (0, '" + key + "')");
+    db.exec("INSERT INTO " + table + " (n, completes_group) VALUES (0, '" + key + "')");
     return longOf("SELECT MAX(id) FROM " + table);
   }
 
@@ -142,11 +135,11 @@ class GroupStoreTest {
     // A second completion event of a sealed group finds it taken.
     assertThat(store.seal(done, new EventRef(completion("gs_done", "big"), 0), "big", false, now))
         .isEqualTo(JdbcGroupStore.Sealed.TAKEN);
-    exec("DELETE FROM gs_done WHERE id = (SELECT MAX(id) FROM (SELECT id FROM gs_done) x)");
+    db.exec("DELETE FROM gs_done WHERE id = (SELECT MAX(id) FROM (SELECT id FROM gs_done) x)");
     assertThat(store.openCount()).isEqualTo(301);
 
     // Every child but one of the big group acked: its check reads a few entries, not 10,000.
-    exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big' AND n > 0");
+    db.exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big' AND n > 0");
     // The store reads the grouped tables from the catalog at most once a second (on MySQL 8 the
     // data dictionary's reads count as index reads too): read them just before measuring (the
     // checks take well under a second).
@@ -162,7 +155,7 @@ class GroupStoreTest {
     assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
         .isEqualTo(301);
 
-    exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big'");
+    db.exec("UPDATE gs_kids SET state = 2 WHERE group_key = 'big'");
     store.grouped();
     before = indexReads();
     for (int i = 0; i < CHECKS; i++) {
@@ -177,9 +170,9 @@ class GroupStoreTest {
     assertThat(store.complete("big", now)).as("a group completes once").isNull();
 
     // The small groups: one child of each dead, then the rest acked; sweeps page through them.
-    exec("UPDATE gs_kids SET state = 3 WHERE group_key LIKE 'small-%' AND n = 0");
+    db.exec("UPDATE gs_kids SET state = 3 WHERE group_key LIKE 'small-%' AND n = 0");
     assertThat(store.completable(null, 1000)).isEmpty();
-    exec("UPDATE gs_kids SET state = 2 WHERE group_key LIKE 'small-%' AND n > 0");
+    db.exec("UPDATE gs_kids SET state = 2 WHERE group_key LIKE 'small-%' AND n > 0");
     int completed = 0;
     for (int pass = 0; pass < 10; pass++) {
       List<String> due = store.completable(null, 100);

@@ -41,13 +41,6 @@ class OrderedStoreTest {
     ds.close();
   }
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   /** The server's index reads so far (every session: this test is alone on its server). */
   static long indexReads() throws Exception {
     long n = 0;
@@ -66,7 +59,7 @@ class OrderedStoreTest {
 
   static JdbcEventStore queue(String table) throws Exception {
     String comment = "sluice_queue ordering=key ordering_column=k";
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             table,
             List.of("k VARCHAR(20) NULL", "KEY `sluice_ordering` (`k`, `state`, `id`)"),
@@ -82,7 +75,7 @@ class OrderedStoreTest {
     for (int i = 0; i < 5000; i++) {
       sb.append(",('hot')");
     }
-    exec(sb.toString());
+    db.exec(sb.toString());
     long now = store.serverTimeNs();
     // The first poll says where each row stands: the heads first, the rest behind.
     List<EventRow> rows = store.pollPending(now + HOUR, 10_000);

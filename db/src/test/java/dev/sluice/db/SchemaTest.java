@@ -38,18 +38,11 @@ class SchemaTest {
     ds.close();
   }
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   @Test
   void aZoneDependentTimeDefaultIsAWarningWithTheFixingAlterAndTheQueueIsStillServed()
       throws Exception {
     String old = "(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000000 AS SIGNED))";
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
                 "old_clock_q", List.of("order_id BIGINT NULL"), "sluice_queue ack_wait=5s")
             .replace("(" + QueueConvention.NOW_NS_SQL + ")", old));
@@ -62,11 +55,11 @@ class SchemaTest {
         .containsExactly("time_next", "time_created");
     assertThat(warnings.get(0).problem()).contains("time zone");
     for (SchemaProblem w : warnings) {
-      exec(w.fix());
+      db.exec(w.fix());
     }
     assertThat(catalog.warnings("old_clock_q")).isEmpty();
     assertThat(catalog.problems("old_clock_q")).isEmpty();
-    exec("INSERT INTO old_clock_q (order_id) VALUES (1)");
+    db.exec("INSERT INTO old_clock_q (order_id) VALUES (1)");
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
         ResultSet rs =
@@ -79,14 +72,14 @@ class SchemaTest {
 
   @Test
   void conventionTableIsValidAndPlainInsertWorks() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "good_q", List.of("order_id BIGINT NOT NULL"), "sluice_queue ack_wait=5s"));
     QueueCatalog.Discovered d =
         catalog.inspect(new QueueCatalog.Candidate("good_q", "sluice_queue ack_wait=5s"));
     assertThat(d.problem()).isNull();
     assertThat(d.queue().userColumns()).containsExactly("order_id");
-    exec("INSERT INTO good_q (order_id) VALUES (1)");
+    db.exec("INSERT INTO good_q (order_id) VALUES (1)");
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
         ResultSet rs =
@@ -107,8 +100,8 @@ class SchemaTest {
 
   @Test
   void discoveryFindsOnlyMarkedTables() throws Exception {
-    exec("CREATE TABLE not_a_queue (id BIGINT PRIMARY KEY) COMMENT='orders'");
-    exec(QueueConvention.createTableSql("found_q", List.of(), "sluice_queue"));
+    db.exec("CREATE TABLE not_a_queue (id BIGINT PRIMARY KEY) COMMENT='orders'");
+    db.exec(QueueConvention.createTableSql("found_q", List.of(), "sluice_queue"));
     assertThat(catalog.candidates())
         .extracting(QueueCatalog.Candidate::table)
         .contains("found_q")
@@ -117,7 +110,7 @@ class SchemaTest {
 
   @Test
   void validatorNamesEachProblemWithItsFix() throws Exception {
-    exec(
+    db.exec(
         "CREATE TABLE bad_q (id BIGINT NOT NULL PRIMARY KEY, time_next BIGINT NULL,"
             + " state VARCHAR(10) NOT NULL DEFAULT 'x', tenant VARCHAR(64) NOT NULL,"
             + " time_created BIGINT NOT NULL DEFAULT 0) COMMENT='sluice_queue'");
@@ -157,17 +150,17 @@ class SchemaTest {
     // Applying every fix makes the table valid.
     for (SchemaProblem x : p) {
       if (!x.column().equals("state")) {
-        exec(x.fix());
+        db.exec(x.fix());
       }
     }
-    exec("ALTER TABLE bad_q MODIFY `state` TINYINT NOT NULL DEFAULT 0");
+    db.exec("ALTER TABLE bad_q MODIFY `state` TINYINT NOT NULL DEFAULT 0");
     assertThat(catalog.problems("bad_q")).isEmpty();
   }
 
   @Test
   void enumStateColumnIsAccepted() throws Exception {
-    exec(QueueConvention.createTableSql("enum_q", List.of(), "sluice_queue"));
-    exec(
+    db.exec(QueueConvention.createTableSql("enum_q", List.of(), "sluice_queue"));
+    db.exec(
         "ALTER TABLE enum_q MODIFY `state` ENUM('pending','fired','acked','dead','cancelled') NOT NULL DEFAULT 'pending'");
     QueueCatalog.Discovered d =
         catalog.inspect(new QueueCatalog.Candidate("enum_q", "sluice_queue"));
@@ -177,7 +170,7 @@ class SchemaTest {
 
   @Test
   void pollQueryIsServedByTheIndexAtAnyBacklog() throws Exception {
-    exec(QueueConvention.createTableSql("explain_q", List.of("n INT NULL"), "sluice_queue"));
+    db.exec(QueueConvention.createTableSql("explain_q", List.of("n INT NULL"), "sluice_queue"));
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       StringBuilder sb = new StringBuilder("INSERT INTO explain_q (n, state, time_next) VALUES ");
@@ -210,11 +203,11 @@ class SchemaTest {
 
   @Test
   void pollsNameTheIndexesTheTableHasWhateverTheirNames() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql("renamed_q", List.of(), "sluice_queue")
             .replace("`" + QueueConvention.POLL_INDEX + "`", "`by_due`")
             .replace("`" + QueueConvention.TENANT_INDEX + "`", "`by_tenant_due`"));
-    exec("INSERT INTO renamed_q (tenant, time_next) VALUES ('a', 1), ('b', 2), ('a', 3)");
+    db.exec("INSERT INTO renamed_q (tenant, time_next) VALUES ('a', 1), ('b', 2), ('a', 3)");
     QueueTable q = catalog.inspect(new QueueCatalog.Candidate("renamed_q", "sluice_queue")).queue();
     assertThat(q.pollIndex()).isEqualTo("by_due");
     assertThat(q.tenantIndex()).isEqualTo("by_tenant_due");
@@ -232,7 +225,7 @@ class SchemaTest {
         1,
         "by_tenant_due");
 
-    exec("ALTER TABLE renamed_q DROP INDEX by_tenant_due");
+    db.exec("ALTER TABLE renamed_q DROP INDEX by_tenant_due");
     QueueTable without =
         catalog.inspect(new QueueCatalog.Candidate("renamed_q", "sluice_queue")).queue();
     assertThat(without.hasTenantIndex()).isFalse();
@@ -245,7 +238,7 @@ class SchemaTest {
 
   @Test
   void severalTenantsAreReadInOneStatementEachPartOnTheTenantIndex() throws Exception {
-    exec(QueueConvention.createTableSql("tenants_q", List.of(), "sluice_queue"));
+    db.exec(QueueConvention.createTableSql("tenants_q", List.of(), "sluice_queue"));
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       StringBuilder sb = new StringBuilder("INSERT INTO tenants_q (tenant, time_next) VALUES ");
@@ -281,7 +274,7 @@ class SchemaTest {
 
   @Test
   void aTenantReadAfterAPositionReadsOnlyTheRowsPastItOnTheTenantIndex() throws Exception {
-    exec(QueueConvention.createTableSql("tenants_after_q", List.of(), "sluice_queue"));
+    db.exec(QueueConvention.createTableSql("tenants_after_q", List.of(), "sluice_queue"));
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       StringBuilder sb =
@@ -329,7 +322,7 @@ class SchemaTest {
 
   @Test
   void tenantsWithPendingEventsAreListedByOneLooseIndexScan() throws Exception {
-    exec(QueueConvention.createTableSql("tenants_list_q", List.of(), "sluice_queue"));
+    db.exec(QueueConvention.createTableSql("tenants_list_q", List.of(), "sluice_queue"));
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       // A 6,000-row backlog of one tenant, 30 rows each of three others, done rows of a fifth.

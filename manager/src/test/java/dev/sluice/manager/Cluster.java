@@ -11,7 +11,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,10 +47,7 @@ final class Cluster implements AutoCloseable {
   }
 
   void exec(int shard, String sql) throws SQLException {
-    try (Connection c = shards.get(shard).connect();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    shards.get(shard).exec(sql);
   }
 
   long queryLong(int shard, String sql) throws SQLException {

@@ -81,6 +81,8 @@ class DedupDeliveryTest {
                       InsertOutcome o =
                           EventProducer.insertUnique(
                               c, "dedup_orders", key, Map.of("producer", producer));
+                      // Holds the key 0-2 ms before the commit, so that the producers
+                      // interleave (a load shape), not a wait.
                       Thread.sleep(ThreadLocalRandom.current().nextInt(3));
                       c.commit();
                       byKey.computeIfAbsent(key, x -> new CopyOnWriteArrayList<>()).add(o);

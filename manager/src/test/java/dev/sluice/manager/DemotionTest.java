@@ -44,8 +44,8 @@ class DemotionTest {
         h.exec(
             "UPDATE sluice_lease SET owner = 'usurper', token = token + 1,"
                 + " expires_ns = expires_ns + 600000000000 WHERE shard = 's1'");
-        // The keeper finds out at its next renewal (every 200 ms).
-        await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        // The keeper finds out at its next renewal (every 200 ms) and the shard stops leading.
+        await().atMost(Duration.ofSeconds(3)).until(() -> !shard.leading());
         h.exec("INSERT INTO dem_a (order_id) VALUES (1)");
         h.exec("INSERT INTO dem_b (order_id) VALUES (1)");
         await()

@@ -15,7 +15,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,10 +65,7 @@ public final class Harness implements AutoCloseable {
   }
 
   public void exec(String sql) throws SQLException {
-    try (Connection c = connect();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    db.exec(sql);
   }
 
   /** The first column of the first row as text, or null when there is no row. */

@@ -92,7 +92,7 @@ class LeaderKillTest {
                     e -> {
                       seen.computeIfAbsent(e.getLong("n"), k -> new AtomicInteger())
                           .incrementAndGet();
-                      Thread.sleep(5);
+                      Thread.sleep(5); // the handler's work time (a load shape), not a wait
                     })
                 .build()
                 .start();

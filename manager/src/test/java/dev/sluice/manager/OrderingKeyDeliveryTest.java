@@ -86,7 +86,9 @@ class OrderingKeyDeliveryTest {
         overlaps.add("key " + key + " at event " + e.id());
       }
       try {
-        Thread.sleep(20); // room for a second event of the key to arrive, were it sent
+        // The handler's work time (a load shape, not a wait): room for a second event of the key
+        // to arrive, were it sent.
+        Thread.sleep(20);
         if (retryFirstAttemptOf != null && e.id() == retryFirstAttemptOf && e.attempt() == 1) {
           throw new RetryLater(Duration.ofMillis(200), "first attempt of " + e.describe());
         }

@@ -52,9 +52,10 @@ class StuckTermCreditsTest {
               "UPDATE sluice_lease SET owner = 'usurper', token = token + 1,"
                   + " expires_ns = expires_ns + 600000000000 WHERE shard = 's1'");
           await().atMost(5, SECONDS).until(() -> !shard.leading());
-          // The step-down waits 2 s for the queue's threads; the poller is still stuck after it.
+          // The step-down waits 2 s for the queue's threads; the poller stays stuck through it and
+          // after it (checked all along, not once at the end).
           await()
-              .pollDelay(Duration.ofSeconds(3))
+              .during(Duration.ofSeconds(3))
               .atMost(5, SECONDS)
               .until(() -> waitingOnTable(h) > 0);
         } finally {

@@ -131,6 +131,9 @@ class ReceiverEndpointsTest extends ReceiverTestSupport {
     int port = server.port();
     server.close();
     release.countDown();
+    // A hold on purpose: the ack must outlive REROUTE_AFTER with no manager to reroute it to. The
+    // SDK shows no sign of that (no count of reroute attempts, no clock to tick), so nothing to
+    // wait on.
     Thread.sleep(2 * AckSender.REROUTE_AFTER.toMillis());
     TestSluiceServer restarted = extraServer(port);
     await().atMost(WAIT).until(() -> restarted.ackedIds().contains(7L));

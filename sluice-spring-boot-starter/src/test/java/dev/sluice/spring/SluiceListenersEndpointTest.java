@@ -151,7 +151,7 @@ class SluiceListenersEndpointTest {
       String label = (String) columns.get("label");
       started.add(label);
       if (label.equals("slow")) {
-        Thread.sleep(1000);
+        Thread.sleep(1000); // the slow handler's work time (what the test watches), not a wait
       }
       finished.add(label);
     }

@@ -3,6 +3,7 @@ package dev.sluice.testkit;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Properties;
 
 /**
@@ -14,6 +15,17 @@ public record TestDatabase(String name, String url, String user, String password
   /** A new connection; the caller closes it. */
   public Connection connect() throws SQLException {
     return connect(url, user, password);
+  }
+
+  /**
+   * Runs one statement (DDL or DML, no result) on a connection of its own, in autocommit: the
+   * tests' set-up and the changes they make behind the code's back.
+   */
+  public void exec(String sql) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
   }
 
   /**

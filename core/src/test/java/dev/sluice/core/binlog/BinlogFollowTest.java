@@ -1,16 +1,16 @@
 package dev.sluice.core.binlog;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sluice.client.EventProducer;
-import dev.sluice.core.EngineConfig;
-import dev.sluice.core.OutletPortTest.ListOutlet;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.config.BinlogMode;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
@@ -24,12 +24,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * the binlog followed: {@code DatabaseRestartTest}.)
  */
 class BinlogFollowTest {
+  static EngineHarness harness;
   static TestDatabase db;
   static QueueEngine engine;
   static MeterRegistry registry = new SimpleMeterRegistry();
@@ -56,41 +56,16 @@ class BinlogFollowTest {
       assumeTrue(
           rs.getInt(1) == 1, "the test server has no binlog (SLUICE_TEST_BINLOG=off, or external)");
     }
-    engine = engine("binlog-test", db, BinlogMode.AUTO, db.user(), db.password(), registry);
+    harness = EngineHarness.on(db).managerId("binlog-test").registry(registry).start();
+    engine = harness.engine();
     await().atMost(20, SECONDS).until(() -> shard(engine).binlog().following());
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.stop();
+    if (harness != null) {
+      harness.close();
     }
-  }
-
-  static QueueEngine engine(
-      String id,
-      TestDatabase db,
-      BinlogMode mode,
-      String user,
-      String password,
-      MeterRegistry registry) {
-    QueueEngine e =
-        new QueueEngine(
-            EngineConfig.builder()
-                .managerId(id)
-                .shards(
-                    List.of(new ShardConfig("s1", db.url(), user, password, 4, KeyRange.ALL, mode)))
-                .discoveryInterval(Duration.ofMillis(200))
-                .shutdownTimeout(Duration.ofSeconds(5))
-                .leaseTtl(Duration.ofSeconds(2))
-                .leaseRenew(Duration.ofMillis(500))
-                .forgetDelay(Duration.ofSeconds(1))
-                .build(),
-            Clock.systemUTC(),
-            registry);
-    e.start();
-    e.lead();
-    return e;
   }
 
   static ShardManager shard(QueueEngine e) {
@@ -98,12 +73,9 @@ class BinlogFollowTest {
   }
 
   static void queue(TestDatabase db, QueueEngine e, String name) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              name, List.of("`order_id` BIGINT NULL"), "sluice_queue ack_wait=30s"));
-    }
+    db.exec(
+        QueueConvention.createTableSql(
+            name, List.of("`order_id` BIGINT NULL"), "sluice_queue ack_wait=30s"));
     await().atMost(10, SECONDS).until(() -> e.find(name).isPresent());
   }
 
@@ -119,7 +91,7 @@ class BinlogFollowTest {
   }
 
   /** Takes every delivery until {@code ids} were all seen; acks each. */
-  static Set<Long> deliverAll(QueueEngine e, String queue, ListOutlet out, Set<Long> ids)
+  static Set<Long> deliverAll(QueueEngine e, String queue, CollectingOutlet out, Set<Long> ids)
       throws Exception {
     Set<Long> seen = new HashSet<>();
     while (!seen.containsAll(ids)) {
@@ -134,22 +106,33 @@ class BinlogFollowTest {
   @Test
   void anIdleFollowedQueuePollsOnlyForTheSafetyNetAndNewRowsWakeIt() throws Exception {
     queue(db, engine, "bl_idle");
-    ListOutlet out = new ListOutlet(100);
+    CollectingOutlet out = new CollectingOutlet(100);
     engine.subscribe(out, "bl_idle", KeyRange.ALL);
-    Thread.sleep(500); // the start's reads
+    // The start's reads are over: polled at least once, then the count stands still for 300 ms.
+    AtomicLong seenPolls = new AtomicLong(-1);
+    await()
+        .pollInterval(300, MILLISECONDS)
+        .atMost(5, SECONDS)
+        .until(
+            () -> {
+              long now = polls(registry, "bl_idle");
+              return now >= 1 && now == seenPolls.getAndSet(now);
+            });
+    long idleFrom = polls(registry, "bl_idle");
+    // Polling alone, the idle pace is poll_interval (100 ms): some 40 polls in 4 s. The count must
+    // stay low for the whole 4 s (a breach fails at once).
+    await("polls in 4 s idle with the binlog followed (safety poll every 2 s)")
+        .during(4, SECONDS)
+        .atMost(5, SECONDS)
+        .until(() -> polls(registry, "bl_idle") - idleFrom <= 3);
+
     long before = polls(registry, "bl_idle");
-    Thread.sleep(4_000);
-    long idle = polls(registry, "bl_idle") - before;
-    // Polling alone, the idle pace is poll_interval (100 ms): some 40 polls in 4 s.
-    assertThat(idle)
-        .as("polls in 4 s idle with the binlog followed (safety poll every 2 s)")
-        .isLessThanOrEqualTo(3);
 
     before = polls(registry, "bl_idle");
     Set<Long> ids = new HashSet<>();
     for (int i = 0; i < 20; i++) {
       ids.add(insert(db, "bl_idle", i));
-      Thread.sleep(50);
+      Thread.sleep(50); // spaces the inserts (one by one, each a wake-up), not a wait
     }
     deliverAll(engine, "bl_idle", out, ids);
     long spent = polls(registry, "bl_idle") - before;
@@ -166,23 +149,18 @@ class BinlogFollowTest {
    */
   @Test
   void rowsWithTextBinaryAndJsonValuesAreToldAsAnyOther() throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              "bl_wide",
-              List.of(
-                  "`code` CHAR(3) NULL",
-                  "`note` VARCHAR(300) NULL",
-                  "`body` MEDIUMTEXT NULL",
-                  "`doc` JSON NULL",
-                  "`img` BLOB NULL",
-                  "`at` DATETIME(6) NULL",
-                  "`amount` DECIMAL(12,2) NULL"),
-              "sluice_queue ack_wait=30s"));
-    }
-    await().atMost(10, SECONDS).until(() -> engine.find("bl_wide").isPresent());
-    ListOutlet out = new ListOutlet(100);
+    harness.queue(
+        "bl_wide",
+        List.of(
+            "`code` CHAR(3) NULL",
+            "`note` VARCHAR(300) NULL",
+            "`body` MEDIUMTEXT NULL",
+            "`doc` JSON NULL",
+            "`img` BLOB NULL",
+            "`at` DATETIME(6) NULL",
+            "`amount` DECIMAL(12,2) NULL"),
+        "sluice_queue ack_wait=30s");
+    CollectingOutlet out = new CollectingOutlet(100);
     engine.subscribe(out, "bl_wide", KeyRange.ALL);
     double errors = counter("sluice.binlog.errors");
     double told = counter("sluice.binlog.pending.rows");
@@ -210,7 +188,7 @@ class BinlogFollowTest {
                     "amount",
                     new java.math.BigDecimal("1234.56"))));
       }
-      Thread.sleep(50);
+      Thread.sleep(50); // spaces the inserts (one by one, each a wake-up), not a wait
     }
     deliverAll(engine, "bl_wide", out, ids);
     engine.unsubscribe(out, "test over");
@@ -239,26 +217,25 @@ class BinlogFollowTest {
 
   static double drain(TestDatabase db, QueueEngine engine, MeterRegistry registry, String q)
       throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(
-          QueueConvention.createTableSql(
-              q, List.of("`order_id` BIGINT NULL"), "sluice_queue cache_size=200"));
-      StringBuilder sql = new StringBuilder("INSERT INTO " + q + " (order_id) VALUES (0)");
-      for (int i = 1; i < 1500; i++) {
-        sql.append(",(").append(i).append(')');
-      }
-      s.execute(sql.toString());
+    db.exec(
+        QueueConvention.createTableSql(
+            q, List.of("`order_id` BIGINT NULL"), "sluice_queue cache_size=200"));
+    StringBuilder sql = new StringBuilder("INSERT INTO " + q + " (order_id) VALUES (0)");
+    for (int i = 1; i < 1500; i++) {
+      sql.append(",(").append(i).append(')');
     }
+    db.exec(sql.toString());
     await().atMost(10, SECONDS).until(() -> engine.find(q).isPresent());
-    ListOutlet out = new ListOutlet(50);
+    CollectingOutlet out = new CollectingOutlet(50);
     engine.subscribe(out, q, KeyRange.ALL);
     Set<Long> seen = new HashSet<>();
     while (seen.size() < 1500) {
       Delivery d = out.got.poll(20, SECONDS);
       assertThat(d).as("delivered: %s of 1500", seen.size()).isNotNull();
       seen.add(d.id());
-      Thread.sleep(2); // a drain of some 3 s: polling alone, the sweep would restart 3 times
+      // Spaces the acks, not a wait: a drain of some 3 s (polling alone, the sweep would restart 3
+      // times).
+      Thread.sleep(2);
       engine.outcomes(q, "s1").acked(out, List.of(new EventRef(d.id(), d.epoch())));
     }
     engine.unsubscribe(out, "test over");
@@ -268,7 +245,7 @@ class BinlogFollowTest {
   @Test
   void aDelayedRowIsRememberedAndReadWhenDue() throws Exception {
     queue(db, engine, "bl_delayed");
-    ListOutlet out = new ListOutlet(100);
+    CollectingOutlet out = new CollectingOutlet(100);
     engine.subscribe(out, "bl_delayed", KeyRange.ALL);
     var news = engine.find("bl_delayed").orElseThrow().rowNews();
     long id;
@@ -294,7 +271,7 @@ class BinlogFollowTest {
   @Test
   void aKilledConnectionAndAPurgedBinlogLoseNothing() throws Exception {
     queue(db, engine, "bl_gap");
-    ListOutlet out = new ListOutlet(1000);
+    CollectingOutlet out = new CollectingOutlet(1000);
     engine.subscribe(out, "bl_gap", KeyRange.ALL);
     double connects = registry.find("sluice.binlog.connects").counter().count();
     Set<Long> ids = new HashSet<>();
@@ -345,14 +322,17 @@ class BinlogFollowTest {
       s.execute("GRANT ALL ON `" + other.name() + "`.* TO 'sluice_nobinlog'@'%'");
     }
     MeterRegistry r = new SimpleMeterRegistry();
-    QueueEngine e = engine("nogrant", other, BinlogMode.AUTO, "sluice_nobinlog", "pw", r);
-    try {
+    try (EngineHarness h =
+        EngineHarness.on(other)
+            .managerId("nogrant")
+            .credentials("sluice_nobinlog", "pw")
+            .registry(r)
+            .start()) {
+      QueueEngine e = h.engine();
       await().atMost(20, SECONDS).until(() -> shard(e).binlog().detail().contains("privilege"));
       assertThat(shard(e).binlog().following()).isFalse();
       assertThat(r.find("sluice.binlog.following").gauge().value()).isZero();
       polledAloneAndDelivered(other, e, r, "ng_q");
-    } finally {
-      e.stop();
     }
   }
 
@@ -360,25 +340,24 @@ class BinlogFollowTest {
   void withBinlogOffQueuesPollAsBefore() throws Exception {
     TestDatabase third = TestDatabases.create(db.name() + "_off");
     MeterRegistry r2 = new SimpleMeterRegistry();
-    QueueEngine off = engine("off", third, BinlogMode.OFF, third.user(), third.password(), r2);
-    try {
+    try (EngineHarness h =
+        EngineHarness.on(third).managerId("off").binlog(BinlogMode.OFF).registry(r2).start()) {
+      QueueEngine off = h.engine();
       assertThat(shard(off).binlog().detail()).isEqualTo("off in the configuration");
       polledAloneAndDelivered(third, off, r2, "off_q");
-    } finally {
-      off.stop();
     }
   }
 
   private static void polledAloneAndDelivered(
       TestDatabase d, QueueEngine e, MeterRegistry r, String queue) throws Exception {
     queue(d, e, queue);
-    ListOutlet out = new ListOutlet(100);
+    CollectingOutlet out = new CollectingOutlet(100);
     e.subscribe(out, queue, KeyRange.ALL);
     long before = polls(r, queue);
-    Thread.sleep(2_000);
-    assertThat(polls(r, queue) - before)
-        .as("polling alone: every poll_interval (100 ms) while idle")
-        .isGreaterThanOrEqualTo(8);
+    // 8 polls come within some 0.8 s at poll_interval (100 ms); a followed queue makes one in 2 s.
+    await("polling alone: every poll_interval (100 ms) while idle")
+        .atMost(3, SECONDS)
+        .until(() -> polls(r, queue) - before >= 8);
     deliverAll(e, queue, out, Set.of(insert(d, queue, 1), insert(d, queue, 2)));
     e.unsubscribe(out, "test over");
   }

@@ -6,10 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.AckSql;
 import dev.sluice.client.QueueColumns;
-import dev.sluice.core.EngineConfig;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.config.ShardConfig;
-import dev.sluice.core.groups.EventGroupsTest.Keeper;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.GroupOutcome;
 import dev.sluice.db.KeyRange;
@@ -17,12 +16,10 @@ import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,23 +43,13 @@ class EventGroupsFailoverTest {
   @AfterAll
   static void stop() {}
 
-  static EngineConfig config(String managerId) {
-    return EngineConfig.builder()
+  /** A manager on the test's database (the shard pool, discovery and renewal of the original). */
+  static EngineHarness.Builder manager(String managerId) {
+    return EngineHarness.on(db)
         .managerId(managerId)
-        .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 6)))
+        .poolSize(6)
         .discoveryInterval(Duration.ofMillis(300))
-        .shutdownTimeout(Duration.ofSeconds(5))
-        .leaseTtl(Duration.ofSeconds(2))
-        .leaseRenew(Duration.ofMillis(200))
-        .forgetDelay(Duration.ofSeconds(1))
-        .build();
-  }
-
-  static void exec(String statement) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(statement);
-    }
+        .leaseRenew(Duration.ofMillis(200));
   }
 
   static long longOf(String query) throws Exception {
@@ -75,7 +62,7 @@ class EventGroupsFailoverTest {
 
   @Test
   void aLeaderLostAfterTheLastAckLeavesTheCompletionToTheNextOneOnce() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "f_kids",
             List.of(
@@ -83,21 +70,18 @@ class EventGroupsFailoverTest {
                 QueueColumns.GROUP_KEY_DEFINITION,
                 QueueColumns.GROUP_INDEX_DEFINITION),
             "sluice_queue ack_wait=60s"));
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "f_done",
             List.of("`n` INT NULL", QueueColumns.COMPLETES_GROUP_DEFINITION),
             "sluice_queue"));
-    QueueEngine a =
-        new QueueEngine(config("groups-a"), Clock.systemUTC(), new SimpleMeterRegistry());
-    QueueEngine b =
-        new QueueEngine(config("groups-b"), Clock.systemUTC(), new SimpleMeterRegistry());
-    Keeper kidsA = new Keeper();
-    Keeper doneA = new Keeper();
-    Keeper doneB = new Keeper();
+    CollectingOutlet kidsA = new CollectingOutlet(1000);
+    CollectingOutlet doneA = new CollectingOutlet(1000);
+    CollectingOutlet doneB = new CollectingOutlet(1000);
+    EngineHarness ha = manager("groups-a").start();
+    EngineHarness hb = null;
+    QueueEngine a = ha.engine();
     try {
-      a.start();
-      a.lead();
       await()
           .atMost(20, SECONDS)
           .until(() -> a.find("f_kids").isPresent() && a.find("f_done").isPresent());
@@ -143,7 +127,7 @@ class EventGroupsFailoverTest {
           .until(() -> longOf("SELECT COUNT(*) FROM f_kids WHERE state = 2") == 4);
 
       // The lease is taken from under the leader (as when it is killed): it stops at once.
-      exec(
+      db.exec(
           "UPDATE sluice_lease l JOIN sluice_fence f ON f.shard = l.shard"
               + " SET l.owner = 'thief', l.token = l.token + 1, f.owner = 'thief',"
               + " f.token = l.token, l.expires_ns = l.expires_ns + 3600000000000"
@@ -151,7 +135,7 @@ class EventGroupsFailoverTest {
       await().atMost(10, SECONDS).until(() -> !a.shards().get(0).leading());
       // The last child's ack commits after that: no manager is told of it.
       Delivery last = kids.get(4);
-      exec(
+      db.exec(
           "UPDATE f_kids SET "
               + AckSql.set("2", QueueColumns.NOW_NS_SQL)
               + " WHERE id = "
@@ -163,9 +147,10 @@ class EventGroupsFailoverTest {
 
       // The thief goes; another manager takes the shard and completes the group.
       a.stop();
-      b.start();
+      hb = manager("groups-b").follower().start();
+      QueueEngine b = hb.engine();
       b.subscribe(doneB, "f_done", KeyRange.ALL);
-      exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
+      db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's1' AND owner = 'thief'");
       b.lead();
       Delivery d = doneB.next(30_000);
       assertThat(d).isNotNull();
@@ -178,8 +163,10 @@ class EventGroupsFailoverTest {
       assertThat(doneA.got).isEmpty();
       assertThat(doneB.next(300)).isNull();
     } finally {
-      a.stop();
-      b.stop();
+      ha.close();
+      if (hb != null) {
+        hb.close();
+      }
     }
   }
 }

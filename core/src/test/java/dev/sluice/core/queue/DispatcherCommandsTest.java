@@ -18,9 +18,7 @@ import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,7 +91,7 @@ class DispatcherCommandsTest {
   @Test
   void oneEventFromPollToAckPassesThroughTheCommands() throws Exception {
     QueueContext ctx = queue("path_one");
-    exec("INSERT INTO path_one (tenant, time_next) VALUES ('t', 0)");
+    db.exec("INSERT INTO path_one (tenant, time_next) VALUES ('t', 0)");
     Inbox inbox = new Inbox();
     List<FireBatch> toFire = new ArrayList<>();
     List<Completion> toWrite = new ArrayList<>();
@@ -147,7 +145,7 @@ class DispatcherCommandsTest {
   }
 
   static QueueContext queue(String name) throws SQLException {
-    exec(QueueConvention.createTableSql(name, List.of(), "sluice_queue cache_size=10"));
+    db.exec(QueueConvention.createTableSql(name, List.of(), "sluice_queue cache_size=10"));
     QueueTable table =
         new QueueCatalog(ds)
             .discover().stream()
@@ -162,12 +160,5 @@ class DispatcherCommandsTest {
         new DbClock(Clock.systemUTC()),
         new QueueMetrics(new SimpleMeterRegistry(), "s", name),
         TenantLimits.of(table.options()));
-  }
-
-  static void exec(String sql) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 }

@@ -5,33 +5,25 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.core.EngineConfig;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
 import dev.sluice.core.QueueEngine;
-import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
-import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.testkit.TestDatabase;
-import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,108 +35,26 @@ import org.junit.jupiter.api.Test;
  * ordering option changed by ALTER; and a key's backlog read about once.
  */
 class OrderedDeliveryTest {
+  static EngineHarness harness;
   static TestDatabase db;
   static QueueEngine engine;
   static SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   @BeforeAll
   static void start() {
-    db = TestDatabases.fresh(OrderedDeliveryTest.class);
-    engine =
-        new QueueEngine(
-            EngineConfig.builder()
-                .managerId("ordered-test")
-                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 4)))
-                .discoveryInterval(Duration.ofMillis(200))
-                .shutdownTimeout(Duration.ofSeconds(5))
-                .leaseTtl(Duration.ofSeconds(2))
-                .leaseRenew(Duration.ofMillis(500))
-                .forgetDelay(Duration.ofSeconds(1))
-                .build(),
-            Clock.systemUTC(),
-            registry);
-    engine.start();
-    engine.lead();
+    harness =
+        EngineHarness.fresh(OrderedDeliveryTest.class)
+            .managerId("ordered-test")
+            .registry(registry)
+            .start();
+    db = harness.db();
+    engine = harness.engine();
   }
 
   @AfterAll
   static void stop() {
-    if (engine != null) {
-      engine.stop();
-    }
-  }
-
-  /** An outlet that keeps what it is given and counts what it holds. */
-  static final class Keeper implements Outlet {
-    final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
-    final AtomicInteger inFlight = new AtomicInteger();
-
-    @Override
-    public String id() {
-      return "keeper";
-    }
-
-    @Override
-    public long streamId() {
-      return 11;
-    }
-
-    @Override
-    public int maxInFlight() {
-      return 1000;
-    }
-
-    @Override
-    public int free() {
-      return Math.max(0, 1000 - inFlight.get());
-    }
-
-    @Override
-    public boolean tryReserve(String workClass) {
-      inFlight.incrementAndGet();
-      return true;
-    }
-
-    @Override
-    public void unreserve(String workClass) {
-      inFlight.decrementAndGet();
-    }
-
-    @Override
-    public void deliver(String shard, List<Delivery> batch) {
-      got.addAll(batch);
-    }
-
-    @Override
-    public void settled(String shard, List<Settled> results) {}
-
-    /** The next delivery, or null after {@code ms}. */
-    Delivery next(long ms) throws InterruptedException {
-      return got.poll(ms, MILLISECONDS);
-    }
-
-    /** The next {@code n} deliveries, each within {@code ms} of the one before (fewer if not). */
-    List<Delivery> take(int n, long ms) throws InterruptedException {
-      List<Delivery> out = new ArrayList<>();
-      Delivery d;
-      while (out.size() < n && (d = next(ms)) != null) {
-        out.add(d);
-      }
-      return out;
-    }
-
-    /** Deliveries that arrive within {@code ms}. */
-    List<Delivery> within(long ms) throws InterruptedException {
-      List<Delivery> out = new ArrayList<>();
-      long end = System.nanoTime() + MILLISECONDS.toNanos(ms);
-      Delivery d;
-      while ((d =
-              got.poll(
-                  Math.max(1, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS))
-          != null) {
-        out.add(d);
-      }
-      return out;
+    if (harness != null) {
+      harness.close();
     }
   }
 
@@ -154,20 +64,17 @@ class OrderedDeliveryTest {
     String create =
         QueueConvention.createTableSql(
             name, List.of("`k` VARCHAR(64) NULL", "`n` INT NULL", KEY_INDEX), "sluice_queue");
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      // Written with the given comment, a queue's or not.
-      s.execute(create.replace("COMMENT='sluice_queue'", "COMMENT='" + comment + "'"));
-    }
+    // Written with the given comment, a queue's or not.
+    db.exec(create.replace("COMMENT='sluice_queue'", "COMMENT='" + comment + "'"));
   }
 
   static void queue(String name, String options) throws Exception {
     table(name, "sluice_queue ordering=key ordering_column=k " + options);
-    await().atMost(10, SECONDS).until(() -> engine.find(name).isPresent());
+    harness.awaitQueue(name);
   }
 
-  static Keeper subscribe(String queue) {
-    Keeper out = new Keeper();
+  static CollectingOutlet subscribe(String queue) {
+    CollectingOutlet out = new CollectingOutlet(1000);
     engine.subscribe(out, queue, KeyRange.ALL);
     return out;
   }
@@ -198,11 +105,11 @@ class OrderedDeliveryTest {
     }
   }
 
-  static void ack(String queue, Keeper out, Delivery d) {
+  static void ack(String queue, CollectingOutlet out, Delivery d) {
     engine.outcomes(queue, "s1").acked(out, List.of(new EventRef(d.id(), d.epoch())));
   }
 
-  static void nack(String queue, Keeper out, Delivery d, long retryAfterMs) {
+  static void nack(String queue, CollectingOutlet out, Delivery d, long retryAfterMs) {
     engine
         .outcomes(queue, "s1")
         .nacked(
@@ -241,17 +148,10 @@ class OrderedDeliveryTest {
     }
   }
 
-  static void sql(String statement) throws Exception {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement()) {
-      s.execute(statement);
-    }
-  }
-
   @Test
   void aKeysEventsGoOneAtATimeInIdOrderWhileOtherKeysGoAlongside() throws Exception {
     queue("ord_basic", "ack_wait=30s");
-    Keeper out = subscribe("ord_basic");
+    CollectingOutlet out = subscribe("ord_basic");
     List<Long> a = new ArrayList<>();
     List<Long> b = new ArrayList<>();
     for (int i = 1; i <= 4; i++) {
@@ -297,7 +197,7 @@ class OrderedDeliveryTest {
   @Test
   void aNackAndATimeoutKeepTheKeyWaitingForTheSameEvent() throws Exception {
     queue("ord_retry", "ack_wait=1s min_backoff=50ms max_backoff=100ms");
-    Keeper out = subscribe("ord_retry");
+    CollectingOutlet out = subscribe("ord_retry");
     long a1 = insert("ord_retry", "A", 1);
     long a2 = insert("ord_retry", "A", 2);
     Delivery d = out.next(5000);
@@ -321,7 +221,7 @@ class OrderedDeliveryTest {
   @Test
   void aHeadAckedAtAnotherManagerLetsTheNextGoWithoutWaitingForItsDeadline() throws Exception {
     queue("ord_elsewhere", "ack_wait=60s");
-    Keeper out = subscribe("ord_elsewhere");
+    CollectingOutlet out = subscribe("ord_elsewhere");
     long a1 = insert("ord_elsewhere", "A", 1);
     long a2 = insert("ord_elsewhere", "A", 2);
     Delivery d = out.next(5000);
@@ -348,7 +248,7 @@ class OrderedDeliveryTest {
   void aKeyColumnNamedInAnotherCaseStillOrdersAndTurns() throws Exception {
     table("ord_case", "sluice_queue ordering=key ordering_column=K");
     await().atMost(10, SECONDS).until(() -> engine.find("ord_case").isPresent());
-    Keeper out = subscribe("ord_case");
+    CollectingOutlet out = subscribe("ord_case");
     long a1 = insert("ord_case", "A", 1);
     long a2 = insert("ord_case", "A", 2);
     Delivery d = out.next(5000);
@@ -366,7 +266,7 @@ class OrderedDeliveryTest {
   @Test
   void aDeadHeadLetsTheNextGoWithSkip() throws Exception {
     queue("ord_skip", "max_attempts=1");
-    Keeper out = subscribe("ord_skip");
+    CollectingOutlet out = subscribe("ord_skip");
     long a1 = insert("ord_skip", "A", 1);
     long a2 = insert("ord_skip", "A", 2);
     Delivery d = out.next(5000);
@@ -383,7 +283,7 @@ class OrderedDeliveryTest {
   @Test
   void aDeadHeadHaltsTheKeyUntilItIsSkippedOrReplayed() throws Exception {
     queue("ord_halt", "max_attempts=1 ordering_on_dead=halt");
-    Keeper out = subscribe("ord_halt");
+    CollectingOutlet out = subscribe("ord_halt");
     long a1 = insert("ord_halt", "A", 1);
     long a2 = insert("ord_halt", "A", 2);
     long a3 = insert("ord_halt", "A", 3);
@@ -432,7 +332,7 @@ class OrderedDeliveryTest {
   @Test
   void aFutureHeadHoldsItsKeyAndCancellingItReleasesTheKey() throws Exception {
     queue("ord_future", "");
-    Keeper out = subscribe("ord_future");
+    CollectingOutlet out = subscribe("ord_future");
     long a1 = insert("ord_future", "A", 1, 3_600_000); // due in an hour
     long a2 = insert("ord_future", "A", 2);
     long b1 = insert("ord_future", "B", 1);
@@ -453,16 +353,16 @@ class OrderedDeliveryTest {
     table("ord_takeover", "plain table, not a queue yet");
     long a1 = insert("ord_takeover", "A", 1);
     long a2 = insert("ord_takeover", "A", 2);
-    sql(
+    db.exec(
         "UPDATE ord_takeover SET state = 1, epoch = 1, time_next = "
             + QueueConvention.NOW_NS_SQL
             + " + 2000000000 WHERE id = "
             + a1);
-    sql(
+    db.exec(
         "ALTER TABLE ord_takeover COMMENT = 'sluice_queue ordering=key ordering_column=k"
             + " min_backoff=0s'");
     await().atMost(10, SECONDS).until(() -> engine.find("ord_takeover").isPresent());
-    Keeper out = subscribe("ord_takeover");
+    CollectingOutlet out = subscribe("ord_takeover");
     Delivery d = out.next(10_000);
     assertThat(d).isNotNull();
     assertThat(d.id()).as("the new leader waits for the head in flight").isEqualTo(a1);
@@ -475,13 +375,13 @@ class OrderedDeliveryTest {
   @Test
   void turningOrderingOffReleasesTheHeldEvents() throws Exception {
     queue("ord_alter", "ack_wait=30s");
-    Keeper out = subscribe("ord_alter");
+    CollectingOutlet out = subscribe("ord_alter");
     long a1 = insert("ord_alter", "A", 1);
     insert("ord_alter", "A", 2);
     insert("ord_alter", "A", 3);
     assertThat(out.next(5000).id()).isEqualTo(a1);
     await().atMost(5, SECONDS).until(() -> held("ord_alter") == 2);
-    sql("ALTER TABLE ord_alter COMMENT = 'sluice_queue ordering=none ack_wait=30s'");
+    db.exec("ALTER TABLE ord_alter COMMENT = 'sluice_queue ordering=none ack_wait=30s'");
     // The queue restarts unordered: the held events go, alongside (a1 is released and resent).
     await()
         .atMost(15, SECONDS)
@@ -494,12 +394,13 @@ class OrderedDeliveryTest {
   void turningOrderingOnMakesTheKeysEventsGoOneAtATimeFromThen() throws Exception {
     table("ord_on", "sluice_queue ack_wait=30s");
     await().atMost(10, SECONDS).until(() -> engine.find("ord_on").isPresent());
-    Keeper out = subscribe("ord_on");
+    CollectingOutlet out = subscribe("ord_on");
     long a1 = insert("ord_on", "A", 1);
     insert("ord_on", "A", 2);
     insert("ord_on", "A", 3);
     assertThat(out.take(3, 5000)).hasSize(3); // unordered: all at once
-    sql("ALTER TABLE ord_on COMMENT = 'sluice_queue ordering=key ordering_column=k ack_wait=30s'");
+    db.exec(
+        "ALTER TABLE ord_on COMMENT = 'sluice_queue ordering=key ordering_column=k ack_wait=30s'");
     // The restart releases the three; from then on one of key A at a time, a1 first.
     Delivery d = out.next(15_000);
     assertThat(d).isNotNull();
@@ -519,9 +420,9 @@ class OrderedDeliveryTest {
             List.of(
                 "`k` VARCHAR(64) NULL", "`n` INT NULL", "KEY `sluice_ordering` (`state`, `id`)"),
             "sluice_queue ordering=queue");
-    sql(create);
+    db.exec(create);
     await().atMost(10, SECONDS).until(() -> engine.find("ord_queue").isPresent());
-    Keeper out = subscribe("ord_queue");
+    CollectingOutlet out = subscribe("ord_queue");
     long e1 = insert("ord_queue", "A", 1);
     long e2 = insert("ord_queue", "B", 2);
     long e3 = insert("ord_queue", null, 3);
@@ -555,7 +456,7 @@ class OrderedDeliveryTest {
       }
       c.commit();
     }
-    Keeper out = subscribe("ord_backlog");
+    CollectingOutlet out = subscribe("ord_backlog");
     int delivered = 0;
     int hot = 0;
     int lastHot = 0;

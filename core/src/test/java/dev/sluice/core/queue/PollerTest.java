@@ -15,9 +15,7 @@ import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -44,15 +42,8 @@ class PollerTest {
     ds.close();
   }
 
-  static void exec(String sql) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static void insert(String table, String tenant, long timeNextNs) throws SQLException {
-    exec(
+    db.exec(
         "INSERT INTO "
             + table
             + " (tenant, time_next) VALUES ('"
@@ -89,7 +80,8 @@ class PollerTest {
   }
 
   static QueueContext queue(String name, int cacheSize) throws SQLException {
-    exec(QueueConvention.createTableSql(name, List.of(), "sluice_queue cache_size=" + cacheSize));
+    db.exec(
+        QueueConvention.createTableSql(name, List.of(), "sluice_queue cache_size=" + cacheSize));
     QueueTable table =
         new QueueCatalog(ds)
             .discover().stream()
@@ -113,7 +105,7 @@ class PollerTest {
     for (int i = 0; i < 300; i++) {
       sb.append(i == 0 ? "" : ",").append("('noisy',").append(old + i).append(")");
     }
-    exec(sb.toString());
+    db.exec(sb.toString());
     return old;
   }
 
@@ -183,7 +175,7 @@ class PollerTest {
         sb.append(String.format("('t%04d',%d)", t, old + t * 3 + i));
       }
     }
-    exec(sb.toString());
+    db.exec(sb.toString());
     insert("poll_many", "zzz_late", old + 10_000_000);
     pass(p, d); // one poll for all: the window (1,000) holds the first 334 tenants
     p.rounds().roundDueNow();

@@ -77,7 +77,7 @@ class PurgerDedupWindowTest {
 
   @Test
   void keyedRowsStayUntilTheWindowAndTheOthersGoAfterPurgeAfter() throws Exception {
-    PollerTest.exec(
+    PollerTest.db.exec(
         QueueConvention.createTableSql(
             "dedup_purge", List.of(), "sluice_queue purge_after=1h dedup_window=1d", true));
     QueueTable table = RetryCollectorTest.discover("dedup_purge");
@@ -107,7 +107,7 @@ class PurgerDedupWindowTest {
     try (Connection c = PollerTest.ds.getConnection()) {
       dead = EventProducer.insertUnique(c, "dedup_purge", "k-dead", Map.of()).id();
     }
-    PollerTest.exec(
+    PollerTest.db.exec(
         "UPDATE dedup_purge SET state = 3, time_next = time_next - "
             + (72 * HOUR)
             + " WHERE id = "
@@ -127,12 +127,12 @@ class PurgerDedupWindowTest {
           .isEqualTo(new InsertOutcome(id.get("keyed 2h"), true));
       InsertOutcome freed = EventProducer.insertUnique(c, "dedup_purge", "k-2d", Map.of());
       assertThat(freed.duplicate()).as("the window is over: the key is free").isFalse();
-      PollerTest.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
+      PollerTest.db.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
     }
 
     // A shorter purge_after, applied in place: the next pass reads the unkeyed rows that aged
     // past it since the previous pass (the 45-minute-old row), and still keeps the keyed ones.
-    PollerTest.exec(
+    PollerTest.db.exec(
         "ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m dedup_window=1d'");
     QueueTable shorter = RetryCollectorTest.discover("dedup_purge");
     ctx.update(shorter, new JdbcEventStore(PollerTest.ds, shorter));
@@ -142,7 +142,7 @@ class PurgerDedupWindowTest {
             id.get("keyed 2h"), id.get("keyed cancelled 2h"), id.get("keyed 10m"), dead);
 
     // Without the window, keyed rows go after purge_after like the others; dead rows stay.
-    PollerTest.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
+    PollerTest.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
     QueueTable plain = RetryCollectorTest.discover("dedup_purge");
     ctx.update(plain, new JdbcEventStore(PollerTest.ds, plain));
     purger.run();

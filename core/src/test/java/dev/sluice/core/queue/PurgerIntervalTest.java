@@ -31,7 +31,7 @@ class PurgerIntervalTest {
 
   @Test
   void anInPlaceAlterOfPurgeAfterTakesEffectInHowOftenThePurgeRuns() throws Exception {
-    PollerTest.exec(
+    PollerTest.db.exec(
         dev.sluice.db.QueueConvention.createTableSql(
             "purge_alter", java.util.List.of(), "sluice_queue purge_after=1h"));
     QueueTable table = RetryCollectorTest.discover("purge_alter");
@@ -46,7 +46,7 @@ class PurgerIntervalTest {
     Purger purger = new Purger(ctx);
     assertThat(purger.intervalMs()).isEqualTo(60_000);
 
-    PollerTest.exec("ALTER TABLE purge_alter COMMENT = 'sluice_queue purge_after=20s'");
+    PollerTest.db.exec("ALTER TABLE purge_alter COMMENT = 'sluice_queue purge_after=20s'");
     QueueTable altered = RetryCollectorTest.discover("purge_alter");
     ctx.update(altered, new JdbcEventStore(PollerTest.ds, altered));
 

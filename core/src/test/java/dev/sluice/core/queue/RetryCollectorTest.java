@@ -33,7 +33,7 @@ class RetryCollectorTest {
 
   @Test
   void anInPlaceAlterOfAckWaitTakesEffectInTheCollector() throws Exception {
-    PollerTest.exec(
+    PollerTest.db.exec(
         dev.sluice.db.QueueConvention.createTableSql(
             "collect_alter", java.util.List.of(), "sluice_queue ack_wait=60s"));
     QueueTable table = discover("collect_alter");
@@ -48,7 +48,7 @@ class RetryCollectorTest {
     RetryCollector collector = new RetryCollector(ctx, new Inbox());
     assertThat(collector.intervalNs()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
 
-    PollerTest.exec("ALTER TABLE collect_alter COMMENT = 'sluice_queue ack_wait=200ms'");
+    PollerTest.db.exec("ALTER TABLE collect_alter COMMENT = 'sluice_queue ack_wait=200ms'");
     QueueTable altered = discover("collect_alter");
     ctx.update(altered, new JdbcEventStore(PollerTest.ds, altered));
 

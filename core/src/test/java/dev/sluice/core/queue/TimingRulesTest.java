@@ -53,13 +53,6 @@ class TimingRulesTest {
     ds.close();
   }
 
-  static void exec(String sql) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static long count(String sql) throws SQLException {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
@@ -73,7 +66,7 @@ class TimingRulesTest {
 
   /** A queue whose clock runs on the test's ticker, anchored once to the database's time. */
   QueueContext queue(String name, String options) throws SQLException {
-    exec(QueueConvention.createTableSql(name, List.of(), ("sluice_queue " + options).strip()));
+    db.exec(QueueConvention.createTableSql(name, List.of(), ("sluice_queue " + options).strip()));
     QueueTable table =
         new QueueCatalog(ds)
             .discover().stream()
@@ -96,7 +89,7 @@ class TimingRulesTest {
   /** One event due now, fired as the firer fires it: its deadline is now + ack_wait. */
   static EventRef fireOne(QueueContext ctx) throws SQLException {
     long now = ctx.clock().nowNs();
-    exec("INSERT INTO " + ctx.queue() + " (tenant, time_next) VALUES ('t', " + now + ")");
+    db.exec("INSERT INTO " + ctx.queue() + " (tenant, time_next) VALUES ('t', " + now + ")");
     EventRow row = ctx.dispatch().pollPending(now, 10).get(0);
     EventRef ref = new EventRef(row.id(), row.epoch());
     long deadline = Backoff.at(ctx.clock().nowNs(), ctx.options().ackWait().toNanos());

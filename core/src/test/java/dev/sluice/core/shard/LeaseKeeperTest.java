@@ -12,9 +12,7 @@ import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,13 +43,6 @@ class LeaseKeeperTest {
   @AfterAll
   static void stop() {
     ds.close();
-  }
-
-  static void exec(String sql) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   /** What the keeper told its shard, in order. */
@@ -111,7 +102,7 @@ class LeaseKeeperTest {
     LeaseKeeper k = keeper("unrenewed");
     k.tick();
     assertThat(k.leader()).isTrue();
-    exec("RENAME TABLE sluice_lease TO sluice_lease_away"); // every renewal now fails
+    db.exec("RENAME TABLE sluice_lease TO sluice_lease_away"); // every renewal now fails
     try {
       for (int i = 1; i <= 3; i++) {
         ticker.advance(RENEW);
@@ -129,7 +120,7 @@ class LeaseKeeperTest {
       assertThat(told.said).containsExactly("lead", "stop: could not renew the lease in time");
       assertThat(leaseErrors("unrenewed")).isEqualTo(5);
     } finally {
-      exec("RENAME TABLE sluice_lease_away TO sluice_lease");
+      db.exec("RENAME TABLE sluice_lease_away TO sluice_lease");
     }
   }
 }

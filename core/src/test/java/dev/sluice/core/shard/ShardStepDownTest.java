@@ -4,18 +4,14 @@ import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.core.EngineConfig;
-import dev.sluice.core.QueueEngine;
-import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.EngineHarness;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,19 +29,6 @@ class ShardStepDownTest {
   @Test
   void aShardWithStuckQueuesStopsThemAllAtOnceAndKeepsItsLockFree() throws Exception {
     TestDatabase db = TestDatabases.fresh(ShardStepDownTest.class);
-    QueueEngine engine =
-        new QueueEngine(
-            EngineConfig.builder()
-                .managerId("stepdown-test")
-                .shards(List.of(new ShardConfig("s1", db.url(), db.user(), db.password(), 12)))
-                .discoveryInterval(Duration.ofMillis(300))
-                .shutdownTimeout(Duration.ofSeconds(5))
-                .leaseTtl(Duration.ofSeconds(10))
-                .leaseRenew(Duration.ofMillis(200))
-                .forgetDelay(Duration.ofSeconds(1))
-                .build(),
-            Clock.systemUTC(),
-            new SimpleMeterRegistry());
     List<String> names = new ArrayList<>();
     try (Connection c = db.connect();
         Statement s = c.createStatement()) {
@@ -58,10 +41,15 @@ class ShardStepDownTest {
                 "sluice_queue poll_interval=50ms"));
       }
     }
-    try {
-      engine.start();
-      engine.lead();
-      ShardManager shard = engine.shards().get(0);
+    try (EngineHarness harness =
+        EngineHarness.on(db)
+            .managerId("stepdown-test")
+            .poolSize(12)
+            .discoveryInterval(Duration.ofMillis(300))
+            .leaseTtl(Duration.ofSeconds(10))
+            .leaseRenew(Duration.ofMillis(200))
+            .start()) {
+      ShardManager shard = harness.shard();
       await().atMost(10, SECONDS).until(() -> shard.leading() && shard.queues().size() == QUEUES);
       try (Connection lock = db.connect();
           Statement s = lock.createStatement()) {
@@ -91,8 +79,6 @@ class ShardStepDownTest {
           s.execute("UNLOCK TABLES");
         }
       }
-    } finally {
-      engine.stop();
     }
   }
 

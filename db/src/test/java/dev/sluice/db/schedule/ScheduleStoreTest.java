@@ -16,7 +16,6 @@ import dev.sluice.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,13 +47,6 @@ class ScheduleStoreTest {
     ds.close();
   }
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static long queryLong(String sql) throws Exception {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql);
@@ -65,7 +57,7 @@ class ScheduleStoreTest {
 
   static String newQueue() throws Exception {
     String table = "sched_q" + (++n);
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             table, List.of("body VARCHAR(100) NULL", "n INT NULL"), "sluice_queue"));
     return table;
@@ -111,7 +103,7 @@ class ScheduleStoreTest {
   @Test
   void aDeposedLeadersInsertIsRefusedByTheFence() throws Exception {
     JdbcLeaseStore leases = new JdbcLeaseStore(ds);
-    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
     var mine = leases.acquire("s2", "old", HOUR);
     List<FencedOffException> told = new CopyOnWriteArrayList<>();
     JdbcScheduleStore old = new JdbcScheduleStore(ds, new Fence("s2", mine.token(), told::add));
@@ -120,7 +112,7 @@ class ScheduleStoreTest {
     Schedule s = started(old, "deposed", q, t0);
 
     // Another manager takes the lease (and the fence with it).
-    exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
+    db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 's2'");
     var theirs = leases.acquire("s2", "new", HOUR);
     assertThat(theirs.held()).isTrue();
 
@@ -185,7 +177,7 @@ class ScheduleStoreTest {
   @Test
   void aMigrationMayInsertASchedule() throws Exception {
     String q = newQueue();
-    exec(
+    db.exec(
         "INSERT INTO sluice_schedule (name, queue, cron, zone, event_columns, catch_up)"
             + " VALUES ('from-sql', '"
             + q

@@ -10,8 +10,6 @@ import dev.sluice.manager.config.ChannelConfig;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -207,13 +205,6 @@ class ChannelBindingTest {
 
   // ------------------------------------------------------------ real tables
 
-  static void exec(String sql) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
   static QueueCatalog.Discovered discover(String table) {
     return catalog.discover().stream()
         .filter(d -> d.table().equals(table))
@@ -231,7 +222,7 @@ class ChannelBindingTest {
 
   @Test
   void aTableCommentBindsItsQueue() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "bound_q",
             List.of("order_id BIGINT NOT NULL", "dest VARCHAR(64) NULL", "payload BLOB NULL"),
@@ -249,7 +240,7 @@ class ChannelBindingTest {
 
   @Test
   void aColumnTheTableLacksKeepsTheQueueUnserved() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "lacking_q",
             List.of("order_id BIGINT NOT NULL"),
@@ -262,13 +253,13 @@ class ChannelBindingTest {
             "queue lacking_q: channel binding: channel_key_column=customer_id: the table has no"
                 + " such column (its own columns: order_id)");
     // A migration that adds the column makes it servable.
-    exec("ALTER TABLE lacking_q ADD COLUMN customer_id VARCHAR(32) NULL");
+    db.exec("ALTER TABLE lacking_q ADD COLUMN customer_id VARCHAR(32) NULL");
     assertThat(ChannelBinding.check(discover("lacking_q").queue(), config(Map.of())).ok()).isTrue();
   }
 
   @Test
   void aMalformedChannelOptionIsAMalformedComment() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
                 "malformed_q", List.of("order_id BIGINT NOT NULL"), "sluice_queue")
             .replace("COMMENT='sluice_queue'", "COMMENT='sluice_queue channel=#bad'"));
@@ -281,7 +272,7 @@ class ChannelBindingTest {
 
   @Test
   void theConfigurationBindsAQueueOverItsComment() throws Exception {
-    exec(
+    db.exec(
         QueueConvention.createTableSql(
             "configured_q",
             List.of("order_id BIGINT NOT NULL", "dest VARCHAR(64) NULL"),

@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -299,7 +300,7 @@ class RabbitPublisherTest {
     RabbitPublisher publisher = publisher(own.uri(), timeout);
     Topology t = declare(own.uri());
 
-    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    List<CompletableFuture<Void>> futures = new CopyOnWriteArrayList<>();
     AtomicBoolean producing = new AtomicBoolean(true);
     Thread producer =
         new Thread(
@@ -307,7 +308,7 @@ class RabbitPublisherTest {
               for (int i = 0; producing.get(); i++) {
                 futures.add(publisher.publish(message(t.exchange, t.routingKey, i)));
                 try {
-                  Thread.sleep(2);
+                  Thread.sleep(2); // paces the producer (a load shape), not a wait
                 } catch (InterruptedException e) {
                   return;
                 }
@@ -315,10 +316,21 @@ class RabbitPublisherTest {
             },
             "test-producer");
     producer.start();
-    Thread.sleep(300);
+    // Some are confirmed before the broker goes.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                futures.stream().filter(f -> f.isDone() && !f.isCompletedExceptionally()).count()
+                    >= 5);
     own.stop();
     await().atMost(Duration.ofSeconds(5)).until(() -> !publisher.connected());
-    Thread.sleep(timeout.toMillis() + 500); // messages published meanwhile time out
+    // Messages published meanwhile fail (time out): the first one after the disconnect has.
+    int afterStop = futures.size();
+    await()
+        .atMost(timeout.plusSeconds(5))
+        .until(
+            () -> futures.size() > afterStop && futures.get(afterStop).isCompletedExceptionally());
     producing.set(false);
     producer.join();
 
