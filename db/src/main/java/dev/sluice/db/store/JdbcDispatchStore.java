@@ -26,27 +26,16 @@ import org.jooq.impl.DSL;
  * here), the fire, acks and releases, the orphans and {@link #markDead}. A leader's writes here are
  * fenced ({@link EventCas}).
  */
-final class JdbcDispatchStore implements DispatchStore {
-  private final EventCas c;
+final class JdbcDispatchStore extends CasStore implements DispatchStore {
   private final FireTransaction fireTx;
 
   /** An ordered queue's key reads; null for an unordered queue. */
   private final KeyReads keyReads;
 
   JdbcDispatchStore(EventCas cas, FireTransaction fireTx, KeyReads keyReads) {
-    this.c = cas;
+    super(cas);
     this.fireTx = fireTx;
     this.keyReads = keyReads;
-  }
-
-  @Override
-  public String queue() {
-    return c.q.name();
-  }
-
-  @Override
-  public long serverTimeNs() {
-    return c.serverTimeNs();
   }
 
   @Override

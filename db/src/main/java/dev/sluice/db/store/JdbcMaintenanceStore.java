@@ -14,21 +14,10 @@ import org.jooq.impl.DSL;
  * The {@link MaintenanceStore} of one queue table: the purger's bounded deletes (fenced for a
  * leader's store) and the counts by state and tenant.
  */
-final class JdbcMaintenanceStore implements MaintenanceStore {
-  private final EventCas c;
+final class JdbcMaintenanceStore extends CasStore implements MaintenanceStore {
 
   JdbcMaintenanceStore(EventCas cas) {
-    this.c = cas;
-  }
-
-  @Override
-  public String queue() {
-    return c.q.name();
-  }
-
-  @Override
-  public long serverTimeNs() {
-    return c.serverTimeNs();
+    super(cas);
   }
 
   @Override

@@ -18,23 +18,12 @@ import org.jooq.impl.SQLDataType;
  * The {@link OperatorStore} of one queue table. Every write here is an operator's command, unfenced
  * even through a leader's store: its compare-and-set on the epoch makes it right whoever leads.
  */
-final class JdbcOperatorStore implements OperatorStore {
-  private final EventCas c;
+final class JdbcOperatorStore extends CasStore implements OperatorStore {
   private final JdbcOrderingStore ordering;
 
   JdbcOperatorStore(EventCas cas, JdbcOrderingStore ordering) {
-    this.c = cas;
+    super(cas);
     this.ordering = ordering;
-  }
-
-  @Override
-  public String queue() {
-    return c.q.name();
-  }
-
-  @Override
-  public long serverTimeNs() {
-    return c.serverTimeNs();
   }
 
   @Override

@@ -14,25 +14,14 @@ import org.jooq.impl.DSL;
  * compare-and-set on the epoch ({@link EventCas#shiftHeld}), fenced for a leader's store. For an
  * unordered queue the reads find nothing.
  */
-final class JdbcOrderingStore implements OrderingStore {
-  private final EventCas c;
+final class JdbcOrderingStore extends CasStore implements OrderingStore {
 
   /** An ordered queue's key reads; null for an unordered queue. */
   private final KeyReads keyReads;
 
   JdbcOrderingStore(EventCas cas, KeyReads keyReads) {
-    this.c = cas;
+    super(cas);
     this.keyReads = keyReads;
-  }
-
-  @Override
-  public String queue() {
-    return c.q.name();
-  }
-
-  @Override
-  public long serverTimeNs() {
-    return c.serverTimeNs();
   }
 
   @Override
