@@ -1,7 +1,6 @@
 package dev.sluice.core.groups;
 
 import dev.sluice.core.loop.ShardGate;
-import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.GroupStore;
@@ -19,7 +18,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -67,7 +66,7 @@ public final class GroupCloser implements Groups, Runnable {
   private final ShardGate gate;
   private final LongSupplier nowNs;
   private final Supplier<Map<String, QueueTable>> tables;
-  private final Function<String, QueueManager> queues;
+  private final Consumer<String> wakeQueue;
 
   private final ConcurrentLinkedQueue<Report> reports = new ConcurrentLinkedQueue<>();
   private final Object sleeper = new Object();
@@ -97,7 +96,7 @@ public final class GroupCloser implements Groups, Runnable {
    * @param store the term's group store: its writes are fenced by the term's lease token
    * @param gate the term's gate: closed at the step-down, after which nothing is written
    * @param tables the shard's served queue tables, by name
-   * @param queues a served queue's manager by name (null when not served), to wake its poller
+   * @param wakeQueue wakes the poller of a queue, by name, if this process serves it
    */
   public GroupCloser(
       String shard,
@@ -105,7 +104,7 @@ public final class GroupCloser implements Groups, Runnable {
       ShardGate gate,
       LongSupplier nowNs,
       Supplier<Map<String, QueueTable>> tables,
-      Function<String, QueueManager> queues,
+      Consumer<String> wakeQueue,
       MeterRegistry registry,
       AtomicLong open) {
     this.shard = shard;
@@ -113,7 +112,7 @@ public final class GroupCloser implements Groups, Runnable {
     this.gate = gate;
     this.nowNs = nowNs;
     this.tables = tables;
-    this.queues = queues;
+    this.wakeQueue = wakeQueue;
     this.open = open;
     this.completed =
         Counter.builder("sluice_groups_completed")
@@ -309,10 +308,7 @@ public final class GroupCloser implements Groups, Runnable {
           g.cancelled(),
           g.completionId(),
           g.completionQueue());
-      QueueManager q = queues.apply(g.completionQueue());
-      if (q != null) {
-        q.pollSoon();
-      }
+      wakeQueue.accept(g.completionQueue());
     }
   }
 

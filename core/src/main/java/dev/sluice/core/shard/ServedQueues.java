@@ -116,6 +116,14 @@ public final class ServedQueues {
     return queues.get(name);
   }
 
+  /** Wakes the poller of the named queue, if this process serves it (a group was completed). */
+  private void wake(String name) {
+    QueueManager q = queues.get(name);
+    if (q != null) {
+      q.pollSoon();
+    }
+  }
+
   Map<String, QueueManager> all() {
     return Map.copyOf(queues);
   }
@@ -165,7 +173,7 @@ public final class ServedQueues {
             next.gate(),
             pool.clock()::nowNs,
             this::servedTables,
-            this::get,
+            this::wake,
             registry,
             groupsOpen);
     groups = closer;
