@@ -7,9 +7,11 @@ import com.github.shyiko.mysql.binlog.event.TableMapEventData;
 import com.github.shyiko.mysql.binlog.event.UpdateRowsEventData;
 import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.queue.QueueManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -34,11 +36,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread: {@code sluice-<shard>-binlog}, started per leadership term ({@code ServedQueues}):
  * checks the server's settings over JDBC, connects, and reads events until the connection ends;
- * then waits (1 s, growing to 30 s while connects fail) and starts again. A watchdog on the shard's
- * maintenance thread drops a connection that has been silent past {@link #SILENT_NS} (the server
- * sends a heartbeat every second). Settings missing (binlog off, not ROW format, no grant) leave
- * the queues polling alone, said once in the log and in {@link BinlogState}, and are checked again
- * every {@link #RECHECK_NS}.
+ * then waits (1 s, growing to 30 s with jitter while connects fail: {@link #RECONNECT}) and starts
+ * again. A watchdog on the shard's maintenance thread drops a connection that has been silent past
+ * {@link #SILENT_NS} (the server sends a heartbeat every second). Settings missing (binlog off, not
+ * ROW format, no grant) leave the queues polling alone, said once in the log and in {@link
+ * BinlogState}, and are checked again every {@link #RECHECK_NS}.
  */
 public final class BinlogFollower {
   private static final Logger log = LoggerFactory.getLogger(BinlogFollower.class);
@@ -46,7 +48,9 @@ public final class BinlogFollower {
   static final long HEARTBEAT_MS = 1000;
   static final long SILENT_NS = TimeUnit.SECONDS.toNanos(5);
   static final long RECHECK_NS = TimeUnit.SECONDS.toNanos(30);
-  static final long MAX_BACKOFF_NS = TimeUnit.SECONDS.toNanos(30);
+
+  /** Between failed connects: 1 s growing to 30 s, with jitter (every shard's follower at once). */
+  static final Backoff RECONNECT = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30));
 
   private final ShardConfig config;
   private final DataSource dataSource;
@@ -107,29 +111,31 @@ public final class BinlogFollower {
   }
 
   private void run() {
-    long backoff = TimeUnit.SECONDS.toNanos(1);
+    long failures = 0;
     while (running) {
       long started = clock.monoNs();
-      long pause = backoff;
+      long pause;
       try {
         String schema = schemaIfFollowable();
         if (schema == null) {
           pause = RECHECK_NS;
         } else {
           follow(schema);
+          pause = -1;
         }
       } catch (Exception e) {
         state.errors.increment();
         polling("binlog connection to " + where() + " failed: " + message(e));
+        pause = -1;
       }
       if (!running) {
         break;
       }
-      // A connection that lasted starts the next attempt quickly; failing ones back off.
-      backoff =
-          clock.monoNs() - started > TimeUnit.SECONDS.toNanos(10)
-              ? TimeUnit.SECONDS.toNanos(1)
-              : Math.min(MAX_BACKOFF_NS, backoff * 2);
+      if (pause < 0) {
+        // A connection that lasted starts the next attempt quickly; failing ones back off.
+        failures = clock.monoNs() - started > TimeUnit.SECONDS.toNanos(10) ? 1 : failures + 1;
+        pause = RECONNECT.delayNs(failures);
+      }
       try {
         TimeUnit.NANOSECONDS.sleep(pause);
       } catch (InterruptedException e) {

@@ -1,6 +1,7 @@
 package dev.sluice.core.groups;
 
 import dev.sluice.core.loop.ShardGate;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.GroupStore;
@@ -65,6 +66,7 @@ public final class GroupCloser implements Groups, Runnable {
   private final GroupStore store;
   private final ShardGate gate;
   private final LongSupplier nowNs;
+  private final Ticker ticker;
   private final Supplier<Map<String, QueueTable>> tables;
   private final Consumer<String> wakeQueue;
 
@@ -97,6 +99,7 @@ public final class GroupCloser implements Groups, Runnable {
    * @param gate the term's gate: closed at the step-down, after which nothing is written
    * @param tables the shard's served queue tables, by name
    * @param wakeQueue wakes the poller of a queue, by name, if this process serves it
+   * @param ticker the monotonic clock of its pacing (the sweep's gap, the error log's rate)
    */
   public GroupCloser(
       String shard,
@@ -106,7 +109,9 @@ public final class GroupCloser implements Groups, Runnable {
       Supplier<Map<String, QueueTable>> tables,
       Consumer<String> wakeQueue,
       MeterRegistry registry,
-      AtomicLong open) {
+      AtomicLong open,
+      Ticker ticker) {
+    this.ticker = ticker;
     this.shard = shard;
     this.store = store;
     this.gate = gate;
@@ -207,7 +212,7 @@ public final class GroupCloser implements Groups, Runnable {
 
   private void loop() {
     while (running && gate.open()) {
-      long started = System.nanoTime();
+      long started = ticker.nanos();
       try {
         pass();
         lastError = null;
@@ -225,7 +230,7 @@ public final class GroupCloser implements Groups, Runnable {
       try {
         // Reports that come while a pass runs, or within GAP of its start, wait for the next one
         // together: under a stream of acks one read of keys per GAP, not one per ack batch.
-        long gapLeftMs = (GAP.toNanos() - (System.nanoTime() - started)) / 1_000_000;
+        long gapLeftMs = (GAP.toNanos() - (ticker.nanos() - started)) / 1_000_000;
         if (gapLeftMs > 0) {
           Thread.sleep(gapLeftMs);
         }
@@ -244,7 +249,7 @@ public final class GroupCloser implements Groups, Runnable {
 
   /** One pass (its thread; tests drive it). */
   void pass() {
-    long mono = System.nanoTime();
+    long mono = ticker.nanos();
     Set<String> keys = reportedKeys();
     if (!keys.isEmpty()) {
       completeAll(store.completable(keys, keys.size()));

@@ -175,7 +175,8 @@ public final class ServedQueues {
             this::servedTables,
             this::wake,
             registry,
-            groupsOpen);
+            groupsOpen,
+            pool.ticker());
     groups = closer;
     closer.start();
     BinlogFollower previousBinlog = binlog;
