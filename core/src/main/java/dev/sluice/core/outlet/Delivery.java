@@ -41,40 +41,6 @@ public record Delivery(
     GroupOutcome group,
     boolean lastAttempt) {
 
-  /** A delivery that is not known to be the event's last attempt. */
-  public Delivery(
-      String shard,
-      String queue,
-      long id,
-      long epoch,
-      String tenant,
-      int priority,
-      long dueNs,
-      long createdNs,
-      long firedNs,
-      String workClass,
-      List<String> actorPath,
-      Map<String, Object> columns,
-      String orderingKey,
-      GroupOutcome group) {
-    this(
-        shard,
-        queue,
-        id,
-        epoch,
-        tenant,
-        priority,
-        dueNs,
-        createdNs,
-        firedNs,
-        workClass,
-        actorPath,
-        columns,
-        orderingKey,
-        group,
-        false);
-  }
-
   /** A delivery of an event that completes no group. */
   public Delivery(
       String shard,
@@ -104,7 +70,8 @@ public record Delivery(
         actorPath,
         columns,
         orderingKey,
-        null);
+        null,
+        false);
   }
 
   /** A delivery of an unordered queue's event. */
@@ -123,7 +90,7 @@ public record Delivery(
       Map<String, Object> columns) {
     this(
         shard, queue, id, epoch, tenant, priority, dueNs, createdNs, firedNs, workClass, actorPath,
-        columns, null, null);
+        columns, null, null, false);
   }
 
   /** "queue orders_events, shard s1, event 42 (attempt 3)": for errors and logs. */

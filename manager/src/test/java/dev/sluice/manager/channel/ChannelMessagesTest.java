@@ -246,7 +246,8 @@ class ChannelMessagesTest {
             d.actorPath(),
             d.columns(),
             null,
-            new dev.sluice.core.outlet.GroupOutcome("run-7", 98, 2, 1));
+            new dev.sluice.core.outlet.GroupOutcome("run-7", 98, 2, 1),
+            false);
     assertThat(rabbit("ex", "rk", null).toMessage(completion).headers())
         .containsEntry(ChannelHeaders.GROUP_KEY, "run-7")
         .containsEntry(ChannelHeaders.GROUP_ACKED, "98")
