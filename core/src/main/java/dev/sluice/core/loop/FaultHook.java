@@ -10,7 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * manager, a test); {@code sluice serve} never does.
  *
  * <p>Loops: {@value #POLLER}, {@value #DISPATCHER}, {@value #FIRER} (whichever firer thread comes
- * first), {@value #ACKS}, {@value #PURGER}.
+ * first), {@value #ACKS}, {@value #PURGER}; and a shard's own {@value #SCHEDULES} and {@value
+ * #GROUPS}, whose queue is {@code ""}.
  *
  * <p>Cost when nothing is armed: one read of a volatile boolean per iteration. Thread-safe.
  */
@@ -20,6 +21,12 @@ public final class FaultHook {
   public static final String FIRER = "firer";
   public static final String ACKS = "acks";
   public static final String PURGER = "purger";
+
+  /** A shard's recurring events; armed for queue {@code ""} (a shard's own loop, every shard's). */
+  public static final String SCHEDULES = "schedules";
+
+  /** A shard's event groups; armed for queue {@code ""} (a shard's own loop, every shard's). */
+  public static final String GROUPS = "groups";
 
   /** Thrown by an armed loop. An {@code Error}, so that it goes past {@code catch (Exception)}. */
   public static final class InjectedFault extends Error {
@@ -31,8 +38,8 @@ public final class FaultHook {
           (fatal ? "injected fatal fault" : "injected fault")
               + " in the "
               + loop
-              + " loop of queue "
-              + queue);
+              + " loop of "
+              + (queue.isEmpty() ? "a shard" : "queue " + queue));
       this.fatal = fatal;
     }
 

@@ -9,15 +9,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How the worker loops of one queue survive what they did not expect. Each loop catches {@code
- * Throwable} at its top and hands it to {@link #caught}: counted in {@code
- * sluice_loop_errors_total{shard,queue,loop}}, logged (the stack at most every {@link
- * #STACK_EVERY_NS} per loop), and, for an {@code Error}, reported to the {@link Listener} (the
- * shard evicts its pooled connections: a read that died half-way may have left its connection
+ * How the worker loops of one queue (or a shard's own loops: {@link #ofShard}) survive what they
+ * did not expect. Each loop catches {@code Throwable} at its top and hands it to {@link #caught}:
+ * counted in {@code sluice_loop_errors_total{shard,queue,loop}}, logged (the stack at most every
+ * {@link #STACK_EVERY_NS} per loop), and, for an {@code Error}, reported to the {@link Listener}
+ * (the shard evicts its pooled connections: a read that died half-way may have left its connection
  * mid-result). The loop then backs off and goes on.
  *
- * <p>A worker thread that dies anyway reaches {@link #uncaught} through its uncaught-exception
- * handler, and the listener gives the shard up (see {@code ShardManager}).
+ * <p>A worker thread that dies anyway reaches {@link #handler} through its uncaught-exception
+ * handler, and the listener gives the shard up (see {@code ShardManager}). A shard's own loops
+ * ({@link #ofShard}) have no listener: the lease keeper asks the term's workers whether one of
+ * their threads died ({@code TermWorkers.fault}).
  *
  * <p>Thread-safe: any worker thread calls in; the listener is set once before the threads start.
  */
@@ -108,22 +110,25 @@ public final class LoopFaults {
     }
   }
 
+  /**
+   * Counts a failure the loop dealt with and logged itself, and goes on without a pause: one item
+   * of a pass (a schedule whose step failed, a binlog event that could not be used) whose fault
+   * concerns that item alone, so that the rest of the pass is not held up by it.
+   */
+  public void handled(String loop) {
+    counter(loop).increment();
+  }
+
   /** "queue X on shard Y", or "shard Y" for the shard's own loops. */
   private String where() {
     return queue.isEmpty() ? "shard " + shard : "queue " + queue + " on shard " + shard;
   }
 
-  /** The uncaught-exception handler of every worker thread of the queue. */
+  /** The uncaught-exception handler of every worker thread of the queue (or of the shard). */
   public Thread.UncaughtExceptionHandler handler(String loop) {
     return (thread, t) -> {
       counter(loop).increment();
-      log.error(
-          "queue {} on shard {}: worker thread {} died: {}",
-          queue,
-          shard,
-          thread.getName(),
-          t.toString(),
-          t);
+      log.error("{}: worker thread {} died: {}", where(), thread.getName(), t.toString(), t);
       listener.workerDied(queue, thread.getName(), t);
     };
   }
