@@ -9,6 +9,8 @@ import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.loop.LoopFaults;
+import dev.sluice.core.loop.LoopThread;
 import dev.sluice.core.queue.QueueManager;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -34,13 +36,20 @@ import org.slf4j.LoggerFactory;
  * committed during the gap; it needs no position kept across connections, so a purged binlog or a
  * new primary is no different from a restart.
  *
- * <p>Thread: {@code sluice-<shard>-binlog}, started per leadership term ({@code ServedQueues}):
+ * <p>Thread: {@code sluice-<shard>-binlog}, started per leadership term ({@code TermWorkers}):
  * checks the server's settings over JDBC, connects, and reads events until the connection ends;
  * then waits (1 s, growing to 30 s with jitter while connects fail: {@link #RECONNECT}) and starts
  * again. A watchdog on the shard's maintenance thread drops a connection that has been silent past
  * {@link #SILENT_NS} (the server sends a heartbeat every second). Settings missing (binlog off, not
  * ROW format, no grant) leave the queues polling alone, said once in the log and in {@link
  * BinlogState}, and are checked again every {@link #RECHECK_NS}.
+ *
+ * <p>Errors: a connection refused or lost is the binlog's own business (logged once per reason,
+ * counted in {@code sluice_binlog_errors_total}, retried on {@link #RECONNECT}). What the follower
+ * did not expect goes through the shard's {@link LoopFaults} as any loop's ({@code
+ * sluice_loop_errors_total{loop="binlog"}}): an event it could not use (counted there too, and in
+ * {@code sluice_binlog_errors_total}), and whatever else escapes an attempt (an {@code Error}),
+ * after which its {@link LoopThread} backs off and tries again.
  */
 public final class BinlogFollower {
   private static final Logger log = LoggerFactory.getLogger(BinlogFollower.class);
@@ -52,6 +61,9 @@ public final class BinlogFollower {
   /** Between failed connects: 1 s growing to 30 s, with jitter (every shard's follower at once). */
   static final Backoff RECONNECT = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30));
 
+  /** The loop's name in {@code sluice_loop_errors_total}. */
+  static final String LOOP = "binlog";
+
   private final ShardConfig config;
   private final DataSource dataSource;
   private final DbClock clock;
@@ -59,14 +71,17 @@ public final class BinlogFollower {
   private final Supplier<Collection<QueueManager>> all;
   private final ScheduledExecutorService maintenance;
   private final BinlogState state;
+  private final LoopFaults faults;
+  private final LoopThread loop;
 
-  private volatile boolean running = true;
   private volatile boolean following;
   private volatile BinaryLogClient client;
   private volatile long lastEventNs;
   private volatile String lastWhy;
-  private Thread thread;
   private ScheduledFuture<?> watchdog;
+
+  /** Connects that failed in a row, or 1 after a connection that lasted (this thread only). */
+  private long failures;
 
   public BinlogFollower(
       ShardConfig config,
@@ -75,7 +90,8 @@ public final class BinlogFollower {
       Function<String, QueueManager> queues,
       Supplier<Collection<QueueManager>> all,
       ScheduledExecutorService maintenance,
-      BinlogState state) {
+      BinlogState state,
+      LoopFaults faults) {
     this.config = config;
     this.dataSource = dataSource;
     this.clock = clock;
@@ -83,6 +99,8 @@ public final class BinlogFollower {
     this.all = all;
     this.maintenance = maintenance;
     this.state = state;
+    this.faults = faults;
+    this.loop = new LoopThread("sluice-" + config.name() + "-binlog", LOOP, faults, clock.ticker());
   }
 
   /** Whether the binlog is followed now (the queues' pollers ask on each pass). */
@@ -91,59 +109,47 @@ public final class BinlogFollower {
   }
 
   public void start() {
-    thread = new Thread(this::run, "sluice-" + config.name() + "-binlog");
-    thread.setDaemon(true);
-    thread.start();
+    loop.start(() -> loop.run(() -> true, this::attempt));
     watchdog = maintenance.scheduleWithFixedDelay(this::watch, 1, 1, TimeUnit.SECONDS);
   }
 
   /** No lock needed, no database call; returns without waiting for the thread. */
   public void stop() {
-    running = false;
+    loop.stop();
     if (watchdog != null) {
       watchdog.cancel(false);
     }
     disconnect();
-    if (thread != null) {
-      thread.interrupt();
-    }
+    loop.interrupt();
     setFollowing(false, "not leading");
   }
 
-  private void run() {
-    long failures = 0;
-    while (running) {
-      long started = clock.monoNs();
-      long pause;
-      try {
-        String schema = schemaIfFollowable();
-        if (schema == null) {
-          pause = RECHECK_NS;
-        } else {
-          follow(schema);
-          pause = -1;
-        }
-      } catch (Exception e) {
-        state.errors.increment();
-        polling("binlog connection to " + where() + " failed: " + message(e));
+  /**
+   * One turn of the loop: one connection (until it ends) or one look at settings that are not met;
+   * then the pause before the next.
+   */
+  private void attempt() throws InterruptedException {
+    long started = clock.monoNs();
+    long pause;
+    try {
+      String schema = schemaIfFollowable();
+      if (schema == null) {
+        pause = RECHECK_NS;
+      } else {
+        follow(schema);
         pause = -1;
       }
-      if (!running) {
-        break;
-      }
-      if (pause < 0) {
-        // A connection that lasted starts the next attempt quickly; failing ones back off.
-        failures = clock.monoNs() - started > TimeUnit.SECONDS.toNanos(10) ? 1 : failures + 1;
-        pause = RECONNECT.delayNs(failures);
-      }
-      try {
-        TimeUnit.NANOSECONDS.sleep(pause);
-      } catch (InterruptedException e) {
-        if (!running) {
-          break;
-        }
-      }
+    } catch (Exception e) {
+      state.errors.increment();
+      polling("binlog connection to " + where() + " failed: " + message(e));
+      pause = -1;
     }
+    if (pause < 0) {
+      // A connection that lasted starts the next attempt quickly; failing ones back off.
+      failures = clock.monoNs() - started > TimeUnit.SECONDS.toNanos(10) ? 1 : failures + 1;
+      pause = RECONNECT.delayNs(failures);
+    }
+    loop.pause(pause);
   }
 
   /** The shard's schema when the server's settings let the binlog be followed; else null. */
@@ -185,7 +191,7 @@ public final class BinlogFollower {
           @Override
           public void onCommunicationFailure(BinaryLogClient client, Exception ex) {
             state.errors.increment();
-            if (running) {
+            if (loop.running()) {
               log.warn(
                   "shard {}: binlog connection to {} failed: {}", name(), endpoint, message(ex));
             }
@@ -194,19 +200,20 @@ public final class BinlogFollower {
           @Override
           public void onEventDeserializationFailure(BinaryLogClient client, Exception ex) {
             state.errors.increment();
+            faults.handled(LOOP);
             log.warn("shard {}: a binlog event could not be read: {}", name(), message(ex));
             wakeAll();
           }
         });
     client = c;
-    if (!running) {
+    if (!loop.running()) {
       return;
     }
     try {
       c.connect(); // reads events on this thread until the connection ends
     } finally {
       client = null;
-      if (running && following) {
+      if (loop.running() && following) {
         polling("binlog connection to " + endpoint + " ended; connecting again");
       }
     }
@@ -228,6 +235,7 @@ public final class BinlogFollower {
       flushCounts(rows);
     } catch (RuntimeException ex) {
       state.errors.increment();
+      faults.handled(LOOP);
       log.warn("shard {}: a binlog {} event could not be used: {}", name(), type, message(ex), ex);
       wakeAll();
     }

@@ -1,7 +1,11 @@
 package dev.sluice.core.groups;
 
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopFaults;
+import dev.sluice.core.loop.LoopThread;
 import dev.sluice.core.loop.ShardGate;
 import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.loop.Waiter;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.GroupStore;
@@ -37,11 +41,15 @@ import org.slf4j.LoggerFactory;
  * child's ack and the completion). Each check is an existence probe per grouped table on its
  * ({@code group_key}, {@code state}) index.
  *
- * <p>Thread: its own, {@code sluice-<shard>-groups}, one per leadership term: started when the term
- * begins, stopped at the step-down (or when the fence refuses a write). The reports are queued from
- * any thread and read only by it.
+ * <p>Thread: its own, {@code sluice-<shard>-groups}, one per leadership term ({@code TermWorkers}):
+ * started when the term begins, before its queues, stopped at the step-down (or when the fence
+ * refuses a write, which ends it). The reports are queued from any thread and read only by it. Its
+ * loop is a {@link LoopThread}: a pass that fails is counted in {@code
+ * sluice_loop_errors_total{loop="groups"}}, logged, and retried after the shard's backoff; between
+ * passes it waits on the shard's {@link Ticker}: at least {@link #GAP} from the start of one pass
+ * to the next, at most {@link #TICK} when nothing is reported.
  */
-public final class GroupCloser implements Groups, Runnable {
+public final class GroupCloser implements Groups {
   private static final Logger log = LoggerFactory.getLogger(GroupCloser.class);
 
   /** The longest pause between passes when nothing is reported. */
@@ -71,17 +79,14 @@ public final class GroupCloser implements Groups, Runnable {
   private final Consumer<String> wakeQueue;
 
   private final ConcurrentLinkedQueue<Report> reports = new ConcurrentLinkedQueue<>();
-  private final Object sleeper = new Object();
-  private volatile boolean running = true;
-  private volatile boolean woken;
-  private volatile Thread thread;
 
-  /** What ended the thread, when not a stop: an Error. */
-  private volatile Throwable died;
+  /** Woken by a report (and by a stop): the loop's wait between passes ends. */
+  private final Waiter reported;
+
+  private final LoopThread loop;
 
   private final Counter completed;
   private final Counter sealedCount;
-  private final Counter errors;
 
   /** The open-groups gauge's value: shared by the shard's terms (a gauge registers once). */
   private final AtomicLong open;
@@ -89,7 +94,6 @@ public final class GroupCloser implements Groups, Runnable {
   private long lastSweep = Long.MIN_VALUE / 2;
   private long lastPurge = Long.MIN_VALUE / 2;
   private long lastCount = Long.MIN_VALUE / 2;
-  private String lastError;
 
   /** Children of a table that settled, or a group sealed (table null). */
   private record Report(QueueTable table, Collection<Long> ids, String key) {}
@@ -99,7 +103,8 @@ public final class GroupCloser implements Groups, Runnable {
    * @param gate the term's gate: closed at the step-down, after which nothing is written
    * @param tables the shard's served queue tables, by name
    * @param wakeQueue wakes the poller of a queue, by name, if this process serves it
-   * @param ticker the monotonic clock of its pacing (the sweep's gap, the error log's rate)
+   * @param faults the shard's loop faults: where failed passes are counted
+   * @param ticker the shard's monotonic clock, which paces the passes and the sweeps
    */
   public GroupCloser(
       String shard,
@@ -110,8 +115,11 @@ public final class GroupCloser implements Groups, Runnable {
       Consumer<String> wakeQueue,
       MeterRegistry registry,
       AtomicLong open,
+      LoopFaults faults,
       Ticker ticker) {
     this.ticker = ticker;
+    this.reported = new Waiter(ticker);
+    this.loop = new LoopThread("sluice-" + shard + "-groups", FaultHook.GROUPS, faults, ticker);
     this.shard = shard;
     this.store = store;
     this.gate = gate;
@@ -127,11 +135,6 @@ public final class GroupCloser implements Groups, Runnable {
     this.sealedCount =
         Counter.builder("sluice_groups_sealed")
             .description("Event groups sealed by this manager as leader (completion event read)")
-            .tag("shard", shard)
-            .register(registry);
-    this.errors =
-        Counter.builder("sluice_groups_errors")
-            .description("Checks of event groups that failed (retried)")
             .tag("shard", shard)
             .register(registry);
     Gauge.builder("sluice_groups_open", open, AtomicLong::get)
@@ -165,85 +168,51 @@ public final class GroupCloser implements Groups, Runnable {
 
   // ---------------------------------------------------------------- life
 
+  /**
+   * Starts the closer's thread. A thread that dies (not stopped) is a fault of the shard ({@link
+   * #fault}): the lease keeper gives the lease up.
+   */
   public void start() {
-    Thread t = new Thread(this, "sluice-" + shard + "-groups");
-    t.setDaemon(true);
-    thread = t;
-    t.start();
+    loop.start(() -> loop.run(gate::open, this::cycle));
   }
 
   /** No lock, no database call: the thread ends after its current pass. */
   public void stop() {
-    running = false;
-    wake();
+    loop.stop();
+    reported.wake();
   }
 
-  /** Waits up to {@code timeout} for the thread to end. */
-  void await(Duration timeout) throws InterruptedException {
-    Thread t = thread;
-    if (t != null) {
-      t.join(Math.max(1, timeout.toMillis()));
-    }
+  /** Waits at most {@code ms} for the thread to end (never under the shard's lock). */
+  public boolean join(long ms) {
+    return loop.join(ms);
   }
 
   private void wake() {
-    woken = true;
-    synchronized (sleeper) {
-      sleeper.notifyAll();
-    }
-  }
-
-  @Override
-  public void run() {
-    try {
-      loop();
-    } catch (Error e) {
-      died = e;
-      log.error("shard {}: the event groups thread died: {}", shard, e.toString(), e);
-      throw e;
-    }
+    reported.wake();
   }
 
   /** Why the thread died (not stopped), or null: a worker fault of the shard. */
   public String fault() {
-    Throwable e = died;
+    Throwable e = loop.died();
     return e == null ? null : "the event groups thread of shard " + shard + " died: " + e;
   }
 
-  private void loop() {
-    while (running && gate.open()) {
-      long started = ticker.nanos();
-      try {
-        pass();
-        lastError = null;
-      } catch (FencedOffException e) {
-        log.info("shard {}: event groups stop: {}", shard, e.getMessage());
-        return;
-      } catch (RuntimeException e) {
-        errors.increment();
-        String msg = e.toString();
-        if (!msg.equals(lastError)) {
-          log.warn("shard {}: checking event groups failed, retrying: {}", shard, msg);
-          lastError = msg;
-        }
-      }
-      try {
-        // Reports that come while a pass runs, or within GAP of its start, wait for the next one
-        // together: under a stream of acks one read of keys per GAP, not one per ack batch.
-        long gapLeftMs = (GAP.toNanos() - (ticker.nanos() - started)) / 1_000_000;
-        if (gapLeftMs > 0) {
-          Thread.sleep(gapLeftMs);
-        }
-        synchronized (sleeper) {
-          if (!woken && running) {
-            sleeper.wait(TICK.toMillis());
-          }
-          woken = false;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
+  /** One turn of the loop: a pass, then the wait for the next (the fence's refusal ends it). */
+  private void cycle() throws InterruptedException {
+    FaultHook.check(FaultHook.GROUPS, "");
+    long started = ticker.nanos();
+    try {
+      pass();
+    } catch (FencedOffException e) {
+      log.info("shard {}: event groups stop: {}", shard, e.getMessage());
+      loop.stop();
+      return;
+    }
+    // Reports that come while a pass runs, or within GAP of its start, wait for the next one
+    // together: under a stream of acks one read of keys per GAP, not one per ack batch.
+    loop.pause(GAP.toNanos() - (ticker.nanos() - started));
+    if (loop.running()) {
+      reported.await(TICK.toNanos());
     }
   }
 
@@ -295,7 +264,7 @@ public final class GroupCloser implements Groups, Runnable {
 
   private void completeAll(List<String> keys) {
     for (String key : keys) {
-      if (!running || !gate.open()) {
+      if (!loop.running() || !gate.open()) {
         return;
       }
       GroupStore.Group g = store.complete(key, nowNs.getAsLong());

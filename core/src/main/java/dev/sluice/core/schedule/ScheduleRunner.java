@@ -1,6 +1,10 @@
 package dev.sluice.core.schedule;
 
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopFaults;
+import dev.sluice.core.loop.LoopThread;
 import dev.sluice.core.loop.ShardGate;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.db.schedule.Occurrences;
 import dev.sluice.db.schedule.Recurrence;
 import dev.sluice.db.schedule.Schedule;
@@ -25,9 +29,13 @@ import org.slf4j.LoggerFactory;
  * the schedule's queue, with {@code time_next} = the occurrence's time, so the queue's dispatch,
  * fairness, retries, dead letters and channels apply to it.
  *
- * <p>Thread: its own, {@code sluice-<shard>-schedules}, one per leadership term: started by {@code
- * ShardLeadership.lead} with the term's fence, stopped at the step-down (or when a write of it is
- * refused by the fence). Everything but {@link #stop} runs on that thread.
+ * <p>Thread: its own, {@code sluice-<shard>-schedules}, one per leadership term ({@code
+ * TermWorkers}): started with the term's fence and gate, stopped at the step-down (or when a write
+ * of it is refused by the fence, which ends it). Everything but {@link #start}, {@link #stop},
+ * {@link #join} and {@link #fault} runs on that thread. Its loop is a {@link LoopThread}: a pass
+ * that fails is counted in {@code sluice_loop_errors_total{loop="schedules"}}, logged, and retried
+ * after the shard's backoff; one schedule whose step fails is counted there too and logged once,
+ * and the others go on.
  *
  * <p>Exactly once: each pass inserts a schedule's occurrences and moves its {@code next_ns} in one
  * transaction, a compare-and-set on the {@code next_ns} it read, conditioned on the term's fence
@@ -39,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * <p>Missed occurrences: one due more than {@link #GRACE} ago (no leader ran then, longer than a
  * failover takes) follows the schedule's {@code catch_up}; a later one is inserted late, as due.
  */
-public final class ScheduleRunner implements Runnable {
+public final class ScheduleRunner {
   private static final Logger log = LoggerFactory.getLogger(ScheduleRunner.class);
 
   /** How often the schedules are read. */
@@ -55,21 +63,11 @@ public final class ScheduleRunner implements Runnable {
   private final ScheduleStore store;
   private final Predicate<String> knownQueue;
   private final ShardGate gate;
-  private final long tickMs;
+  private final long tickNs;
   private final Counter inserted;
   private final Counter skipped;
-  private final Counter errors;
-
-  private final Object sleeper = new Object();
-  private volatile boolean running = true;
-
-  /** What ended the thread, when not a stop: an Error. */
-  private volatile Throwable died;
-
-  private volatile Thread thread;
-
-  /** The last failure of a whole pass logged (this thread only): logged once until it changes. */
-  private String lastPassError;
+  private final LoopFaults faults;
+  private final LoopThread loop;
 
   /**
    * The last problem logged per schedule (this thread only): each is logged once, not each pass.
@@ -80,28 +78,37 @@ public final class ScheduleRunner implements Runnable {
    * @param store the term's store: its leader writes are fenced by the term's lease token
    * @param knownQueue whether a valid queue table of that name was discovered on the shard
    * @param gate the term's gate: closed at the step-down, after which nothing is written
+   * @param faults the shard's loop faults: where failed passes are counted
+   * @param ticker the shard's monotonic clock, which paces the passes
    */
   public ScheduleRunner(
       String shard,
       ScheduleStore store,
       Predicate<String> knownQueue,
       ShardGate gate,
-      MeterRegistry registry) {
-    this(shard, store, knownQueue, gate, registry, TICK);
+      MeterRegistry registry,
+      LoopFaults faults,
+      Ticker ticker) {
+    this(shard, store, knownQueue, gate, registry, faults, ticker, TICK);
   }
 
-  public ScheduleRunner(
+  ScheduleRunner(
       String shard,
       ScheduleStore store,
       Predicate<String> knownQueue,
       ShardGate gate,
       MeterRegistry registry,
+      LoopFaults faults,
+      Ticker ticker,
       Duration tick) {
     this.shard = shard;
     this.store = store;
     this.knownQueue = knownQueue;
     this.gate = gate;
-    this.tickMs = Math.max(1, tick.toMillis());
+    this.tickNs = Math.max(1, tick.toNanos());
+    this.faults = faults;
+    this.loop =
+        new LoopThread("sluice-" + shard + "-schedules", FaultHook.SCHEDULES, faults, ticker);
     this.inserted =
         Counter.builder("sluice_schedule_occurrences")
             .description("Occurrences of recurring events inserted by this manager as leader")
@@ -112,101 +119,64 @@ public final class ScheduleRunner implements Runnable {
             .description("Missed occurrences of recurring events skipped by their catch_up policy")
             .tag("shard", shard)
             .register(registry);
-    this.errors =
-        Counter.builder("sluice_schedule_errors")
-            .description("Passes of a recurring event that failed (retried at the next pass)")
-            .tag("shard", shard)
-            .register(registry);
   }
 
-  /** Starts the runner's thread. */
+  /**
+   * Starts the runner's thread. A thread that dies (not stopped) is a fault of the shard ({@link
+   * #fault}): the lease keeper gives the lease up, and the next leader goes on from {@code
+   * next_ns}.
+   */
   public void start() {
-    Thread t = new Thread(this, "sluice-" + shard + "-schedules");
-    t.setDaemon(true);
-    // An Error ends the runner: the shard reports it as a worker fault (ShardLeadership.fault), so
-    // the lease is given up and the next leader goes on from next_ns.
-    t.setUncaughtExceptionHandler(
-        (th, e) -> {
-          running = false;
-          died = e;
-          log.error("shard {}: recurring events died: {}", shard, e.toString(), e);
+    loop.start(
+        () -> {
+          log.info("shard {}: recurring events started", shard);
+          loop.run(gate::open, this::cycle);
+          log.info("shard {}: recurring events stopped", shard);
         });
-    thread = t;
-    t.start();
   }
 
   /** Any thread, no lock: the runner ends after its current pass (nothing is written after it). */
   public void stop() {
-    running = false;
-    synchronized (sleeper) {
-      sleeper.notifyAll();
-    }
+    loop.stop();
   }
 
   /** Waits at most {@code ms} for the thread to end (never under the shard's lock). */
-  public void join(long ms) {
-    Thread t = thread;
-    if (t != null && t != Thread.currentThread()) {
-      try {
-        t.join(ms);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+  public boolean join(long ms) {
+    return loop.join(ms);
   }
 
   boolean running() {
-    return running;
+    return loop.running();
   }
 
   /** Why the thread died (not stopped), or null. */
   public String fault() {
-    Throwable e = died;
+    Throwable e = loop.died();
     return e == null ? null : "the recurring events thread of shard " + shard + " died: " + e;
   }
 
-  @Override
-  public void run() {
-    log.info("shard {}: recurring events started", shard);
-    while (running && gate.open()) {
-      try {
-        pass();
-      } catch (FencedOffException e) {
-        // The store told the shard (which steps down); nothing of this pass was written.
-        log.warn("shard {}: recurring events stopped: {}", shard, e.getMessage());
-        break;
-      } catch (RuntimeException e) {
-        errors.increment();
-        String why = e.toString();
-        if (!why.equals(lastPassError)) {
-          log.warn("shard {}: recurring events: a pass failed (retried): {}", shard, why);
-        }
-        lastPassError = why;
-      }
-      synchronized (sleeper) {
-        if (running) {
-          try {
-            sleeper.wait(tickMs);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            break;
-          }
-        }
-      }
+  /** One turn of the loop: a pass, then the pause to the next (the fence's refusal ends it). */
+  private void cycle() throws InterruptedException {
+    FaultHook.check(FaultHook.SCHEDULES, "");
+    try {
+      pass();
+    } catch (FencedOffException e) {
+      // The store told the shard (which steps down); nothing of this pass was written.
+      log.warn("shard {}: recurring events stop: {}", shard, e.getMessage());
+      loop.stop();
+      return;
     }
-    running = false;
-    log.info("shard {}: recurring events stopped", shard);
+    loop.pause(tickNs);
   }
 
   /** One pass over the shard's schedules; package-private for tests. */
   void pass() {
     List<Schedule> all = store.list();
     long now = store.nowNs();
-    lastPassError = null;
     Set<String> seen = new HashSet<>();
     for (Schedule s : all) {
       seen.add(s.name());
-      if (s.paused() || !running || !gate.open()) {
+      if (s.paused() || !loop.running() || !gate.open()) {
         continue;
       }
       try {
@@ -216,8 +186,8 @@ public final class ScheduleRunner implements Runnable {
       } catch (FencedOffException e) {
         throw e;
       } catch (RuntimeException e) {
-        errors.increment();
-        problem(s, e.getMessage());
+        faults.handled(FaultHook.SCHEDULES);
+        problem(s, String.valueOf(e.getMessage()));
       }
     }
     problems.keySet().retainAll(seen);

@@ -176,6 +176,7 @@ public final class ServedQueues {
             this::wake,
             registry,
             groupsOpen,
+            pool.faults(),
             pool.ticker());
     groups = closer;
     closer.start();
@@ -192,7 +193,8 @@ public final class ServedQueues {
               this::get,
               queues::values,
               pool.maintenance(),
-              binlogState);
+              binlogState,
+              pool.faults());
       binlog = follower;
       follower.start();
     }

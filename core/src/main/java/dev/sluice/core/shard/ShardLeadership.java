@@ -152,7 +152,9 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
             term.scheduleStore(pool.stores()),
             q -> discovery.table(q) != null,
             term.gate(),
-            registry);
+            registry,
+            pool.faults(),
+            pool.ticker());
     schedules = r;
     r.start();
   }

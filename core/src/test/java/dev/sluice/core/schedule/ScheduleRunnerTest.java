@@ -8,7 +8,10 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.EngineHarness;
 import dev.sluice.core.QueueEngine;
+import dev.sluice.core.loop.FaultHook;
+import dev.sluice.core.loop.LoopFaults;
 import dev.sluice.core.loop.ShardGate;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.SluiceMigrations;
@@ -20,6 +23,8 @@ import dev.sluice.db.store.JdbcLeaseStore;
 import dev.sluice.db.store.JdbcScheduleStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -109,14 +114,32 @@ class ScheduleRunnerTest {
 
   /** A runner of a lease of its own on shard {@code shard} (the tests below call its passes). */
   static ScheduleRunner runner(String shard) {
+    return runner(shard, q -> true, new SimpleMeterRegistry());
+  }
+
+  /** A runner of a lease of its own, passing every 50 ms when started, counting in {@code reg}. */
+  static ScheduleRunner runner(
+      String shard, java.util.function.Predicate<String> knownQueue, MeterRegistry reg) {
     exec0("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = '" + shard + "'");
     var lease = new JdbcLeaseStore(ds).acquire(shard, "test", HOUR);
     return new ScheduleRunner(
         shard,
         new JdbcScheduleStore(ds, new Fence(shard, lease.token(), null)),
-        q -> true,
+        knownQueue,
         new ShardGate(),
-        new SimpleMeterRegistry());
+        reg,
+        LoopFaults.ofShard(reg, shard, Ticker.SYSTEM),
+        Ticker.SYSTEM,
+        Duration.ofMillis(50));
+  }
+
+  /** {@code sluice_loop_errors_total} of a shard's recurring events, or 0 before the first. */
+  static double loopErrors(MeterRegistry reg, String shard) {
+    Counter c =
+        reg.find("sluice.loop.errors")
+            .tags("shard", shard, "queue", "", "loop", FaultHook.SCHEDULES)
+            .counter();
+    return c == null ? 0 : c.count();
   }
 
   static void exec0(String sql) {
@@ -354,31 +377,93 @@ class ScheduleRunnerTest {
   }
 
   /**
-   * An Error that ends the runner's thread is a fault of the shard (the lease keeper gives the
-   * lease up on it), not a silent stop of every schedule.
+   * A pass that fails (the schedules cannot be read) is counted among the shard's loop errors and
+   * retried after the backoff: once the table is back, the runner inserts again, on its own.
    */
   @Test
-  void aRunnerKilledByAnErrorReportsAFault() throws Exception {
+  void aFailingPassIsCountedAndTheRunnerGoesOn() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(Schedule.create("survives", q, null, Duration.ofMillis(100), null, Map.of(), null));
+    SimpleMeterRegistry reg = new SimpleMeterRegistry();
+    ScheduleRunner r = runner("c8", queue -> true, reg);
+    db.exec("RENAME TABLE sluice_schedule TO sluice_schedule_away");
+    try {
+      r.start();
+      await().atMost(10, SECONDS).until(() -> loopErrors(reg, "c8") >= 2);
+      assertThat(times(q)).isEmpty();
+    } finally {
+      db.exec("RENAME TABLE sluice_schedule_away TO sluice_schedule");
+    }
+    try {
+      await().atMost(20, SECONDS).until(() -> times(q).size() >= 3);
+      assertThat(r.running()).isTrue();
+      assertThat(r.fault()).isNull();
+      assertGrid(times(q), 100 * MS);
+    } finally {
+      r.stop();
+      assertThat(r.join(5_000)).as("the runner's thread ends at a stop").isTrue();
+    }
+  }
+
+  /**
+   * An Error in a pass (as a failed read that ran out of memory) is counted and survived like any
+   * failure: the runner goes on, and the schedule is served once the error is gone.
+   */
+  @Test
+  void anErrorInAPassIsCountedAndTheRunnerGoesOn() throws Exception {
+    String q = newQueue();
+    new JdbcScheduleStore(ds)
+        .create(Schedule.create("errs", q, null, Duration.ofMillis(100), null, Map.of(), null));
+    SimpleMeterRegistry reg = new SimpleMeterRegistry();
+    java.util.concurrent.atomic.AtomicInteger errors =
+        new java.util.concurrent.atomic.AtomicInteger(3);
+    ScheduleRunner r =
+        runner(
+            "c9",
+            queue -> {
+              if (errors.getAndDecrement() > 0) {
+                throw new OutOfMemoryError("simulated");
+              }
+              return true;
+            },
+            reg);
+    try {
+      r.start();
+      await().atMost(20, SECONDS).until(() -> times(q).size() >= 3);
+      assertThat(loopErrors(reg, "c9")).isEqualTo(3);
+      assertThat(r.fault()).isNull();
+      assertThat(r.running()).isTrue();
+    } finally {
+      r.stop();
+      r.join(5_000);
+    }
+  }
+
+  /**
+   * A runner whose thread dies (a fault its loop could not survive) reports a fault of the shard
+   * (the lease keeper gives the lease up on it), not a silent stop of every schedule.
+   */
+  @Test
+  void aRunnerWhoseThreadDiesReportsAFault() throws Exception {
     String q = newQueue();
     new JdbcScheduleStore(ds)
         .create(Schedule.create("dies", q, null, Duration.ofSeconds(1), null, Map.of(), null));
-    exec0("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = 'c8'");
-    var lease = new JdbcLeaseStore(ds).acquire("c8", "test", HOUR);
-    ScheduleRunner r =
-        new ScheduleRunner(
-            "c8",
-            new JdbcScheduleStore(ds, new Fence("c8", lease.token(), null)),
-            queue -> {
-              throw new OutOfMemoryError("simulated");
-            },
-            new ShardGate(),
-            new SimpleMeterRegistry(),
-            Duration.ofMillis(50));
+    SimpleMeterRegistry reg = new SimpleMeterRegistry();
+    ScheduleRunner r = runner("c10", queue -> true, reg);
     assertThat(r.fault()).isNull();
-    r.start();
-    await().atMost(10, SECONDS).until(() -> r.fault() != null);
-    assertThat(r.fault()).contains("shard c8").contains("simulated");
+    FaultHook.armFatal(FaultHook.SCHEDULES, "");
+    try {
+      r.start();
+      await().atMost(10, SECONDS).until(() -> r.fault() != null);
+    } finally {
+      FaultHook.reset();
+    }
+    assertThat(r.fault()).contains("shard c10").contains("injected fatal fault");
     assertThat(r.running()).isFalse();
+    assertThat(loopErrors(reg, "c10"))
+        .as("counted, by the loop and by its thread's end")
+        .isEqualTo(2);
     assertThat(times(q)).isEmpty();
   }
 }
