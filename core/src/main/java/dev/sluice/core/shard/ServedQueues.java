@@ -3,11 +3,7 @@ package dev.sluice.core.shard;
 import dev.sluice.core.EngineConfig;
 import dev.sluice.core.QueueListener;
 import dev.sluice.core.Subscriptions;
-import dev.sluice.core.binlog.BinlogFollower;
-import dev.sluice.core.binlog.BinlogState;
-import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
-import dev.sluice.core.groups.GroupCloser;
 import dev.sluice.core.loop.LoopFaults;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueConvention;
@@ -26,7 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The queue set of one shard: whether this process leads it, the current {@link LeaderTerm}, and —
- * only while it leads — a {@link QueueManager} per served queue table.
+ * only while it leads — a {@link QueueManager} per served queue table. A term's other workers are
+ * the shard's {@link TermWorkers}: begun here with the term, before its queues, and stopped here at
+ * the step-down and the shard's stop.
  *
  * <p>This object's monitor is the shard's lock (the second in the lock order of ARCHITECTURE.md):
  * it guards {@code leading}, the term, the queue map's changes, the pause switches and {@code
@@ -49,6 +47,9 @@ public final class ServedQueues {
   /** Who hears of the queues' worker faults; set once, before the shard starts. */
   private LoopFaults.Listener faults;
 
+  /** What lives for a term beside its queues; set once, before the shard starts. */
+  private TermWorkers workers;
+
   private final Map<String, QueueManager> queues = new ConcurrentHashMap<>();
 
   /** The last pause switches read; kept when a read fails, so a blip never resumes a queue. */
@@ -60,19 +61,6 @@ public final class ServedQueues {
   private volatile boolean leading;
   private volatile long leadingSinceNs;
   private volatile boolean stopped;
-
-  /** This term's closer of event groups; null before the first term. */
-  private volatile GroupCloser groups;
-
-  /** Whether the binlog is followed, across terms (what operators see). */
-  private final BinlogState binlogState;
-
-  /** This term's binlog follower; null before the first term and when the shard's binlog is off. */
-  private volatile BinlogFollower binlog;
-
-  /** The open-groups gauge's value, kept across terms. */
-  private final java.util.concurrent.atomic.AtomicLong groupsOpen =
-      new java.util.concurrent.atomic.AtomicLong();
 
   ServedQueues(
       ShardConfig config,
@@ -87,17 +75,16 @@ public final class ServedQueues {
     this.subscriptions = subscriptions;
     this.listeners = listeners;
     this.pool = pool;
-    this.binlogState = new BinlogState(config.name(), config.binlog(), registry);
-  }
-
-  /** Whether the shard's binlog is followed now, and why not. */
-  BinlogState binlog() {
-    return binlogState;
   }
 
   /** Who hears of the queues' worker faults (the shard's leadership); before the shard starts. */
   void onFault(LoopFaults.Listener listener) {
     this.faults = listener;
+  }
+
+  /** The shard's term workers, begun and stopped with each term; before the shard starts. */
+  void termWorkers(TermWorkers termWorkers) {
+    this.workers = termWorkers;
   }
 
   boolean leading() {
@@ -116,88 +103,19 @@ public final class ServedQueues {
     return queues.get(name);
   }
 
-  /** Wakes the poller of the named queue, if this process serves it (a group was completed). */
-  private void wake(String name) {
-    QueueManager q = queues.get(name);
-    if (q != null) {
-      q.pollSoon();
-    }
-  }
-
   Map<String, QueueManager> all() {
     return Map.copyOf(queues);
   }
 
-  /** The served queues' tables, by name (the event groups' view of the shard). */
-  Map<String, QueueTable> servedTables() {
-    Map<String, QueueTable> out = new java.util.LinkedHashMap<>();
-    for (QueueManager q : queues.values()) {
-      out.put(q.queue(), q.table());
-    }
-    return out;
-  }
-
   /**
-   * No lock needed, no database call: this term's closer of event groups and its binlog follower
-   * stop.
+   * A term begins: its workers first (each queue is given the group closer and the binlog's flag),
+   * then every table given that is not served yet.
    */
-  void stopTermWorkers() {
-    GroupCloser g = groups;
-    if (g != null) {
-      g.stop();
-    }
-    BinlogFollower b = binlog;
-    if (b != null) {
-      b.stop();
-    }
-  }
-
-  /** This term's closer of event groups (null before the first term); for tests. */
-  GroupCloser groups() {
-    return groups;
-  }
-
-  /** A term begins: serves every table given that is not served yet. */
   synchronized void lead(LeaderTerm next, Collection<QueueTable> tables) {
     term = next;
     leading = true;
     leadingSinceNs = pool.ticker().nanos();
-    GroupCloser previous = groups;
-    if (previous != null) {
-      previous.stop();
-    }
-    GroupCloser closer =
-        new GroupCloser(
-            config.name(),
-            next.groupStore(pool.stores()),
-            next.gate(),
-            pool.clock()::nowNs,
-            this::servedTables,
-            this::wake,
-            registry,
-            groupsOpen,
-            pool.faults(),
-            pool.ticker());
-    groups = closer;
-    closer.start();
-    BinlogFollower previousBinlog = binlog;
-    if (previousBinlog != null) {
-      previousBinlog.stop();
-    }
-    if (config.binlog() == BinlogMode.AUTO) {
-      BinlogFollower follower =
-          new BinlogFollower(
-              config,
-              pool.dataSource(),
-              pool.clock(),
-              this::get,
-              queues::values,
-              pool.maintenance(),
-              binlogState,
-              pool.faults());
-      binlog = follower;
-      follower.start();
-    }
+    workers.begin(next);
     for (QueueTable t : tables) {
       if (!queues.containsKey(t.name())) {
         start(t);
@@ -211,7 +129,7 @@ public final class ServedQueues {
    */
   synchronized List<QueueManager> stepDown() {
     term.close();
-    stopTermWorkers();
+    workers.stop();
     leading = false;
     List<QueueManager> taken = new ArrayList<>();
     for (String name : Set.copyOf(queues.keySet())) {
@@ -229,7 +147,7 @@ public final class ServedQueues {
       return false;
     }
     stopped = true;
-    stopTermWorkers();
+    workers.stop();
     return true;
   }
 
@@ -241,11 +159,6 @@ public final class ServedQueues {
 
   /** A served queue whose worker thread is gone, as a reason; null when none. */
   String workerFault() {
-    GroupCloser g = groups;
-    String closer = g != null && leading ? g.fault() : null;
-    if (closer != null) {
-      return closer;
-    }
     for (QueueManager q : queues.values()) {
       if (!q.workersAlive()) {
         return "a worker thread of queue " + q.queue() + " is gone";
@@ -294,11 +207,7 @@ public final class ServedQueues {
     qm.setPaused(paused.getOrDefault(table.name(), false));
     qm.onFault(faults);
     qm.gate(term.gate());
-    qm.groups(groups);
-    BinlogFollower follower = binlog;
-    if (follower != null) {
-      qm.rowNews().following(follower::following);
-    }
+    workers.equip(qm);
     queues.put(table.name(), qm);
     if (table.options().fair() && !table.hasTenantIndex()) {
       log.warn(

@@ -4,9 +4,7 @@ import dev.sluice.core.EngineConfig;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.loop.LoopFaults;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.schedule.ScheduleRunner;
 import dev.sluice.db.store.FencedOffException;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,9 +21,11 @@ import org.slf4j.LoggerFactory;
  * step-down takes the queues out under the shard's lock, then stops them all at once outside it
  * ({@link QueueStops#abandon}).
  *
- * <p>Recurring events: each term runs a {@link ScheduleRunner} on its own thread ({@code
- * sluice-<shard>-schedules}), started by {@link #lead} under the shard's lock and stopped (told,
- * never waited for under the lock) at the step-down.
+ * <p>A term's workers beside its queues (recurring events, event groups, the binlog follower) are
+ * the shard's {@link TermWorkers}: {@link #lead} begins them with the term (through {@link
+ * ServedQueues#lead}, under the shard's lock); {@link #halt} and {@link #fencedOff} stop its
+ * writers (told, never waited for); the step-down stops them all; {@link #fault} asks whether one
+ * died; the graceful stop waits for them ({@link #awaitTermWorkers}) before the lease is given up.
  */
 public final class ShardLeadership implements LeaseKeeper.Leadership {
   private static final Logger log = LoggerFactory.getLogger(ShardLeadership.class);
@@ -38,10 +38,7 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
   private final ShardHealth health;
   private final ShardDiscovery discovery;
   private final ServedQueues served;
-  private final MeterRegistry registry;
-
-  /** The current (or last) term's runner of recurring events; null before the first term. */
-  private volatile ScheduleRunner schedules;
+  private final TermWorkers workers;
 
   private volatile LeaseKeeper keeper;
   private Thread keeperThread;
@@ -55,9 +52,9 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
       ShardHealth health,
       ShardDiscovery discovery,
       ServedQueues served,
-      MeterRegistry registry) {
+      TermWorkers workers) {
     this.config = config;
-    this.registry = registry;
+    this.workers = workers;
     this.manager = manager;
     this.balancer = balancer;
     this.instance = instance;
@@ -132,65 +129,33 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
         return;
       }
       served.lead(LeaderTerm.of(config.name(), token, this::fencedOff), discovery.tables());
-      startSchedules(served.term());
     }
     health.servedAgain(null);
   }
 
   /**
-   * Under the shard's lock: this term's recurring events start (an earlier term's are told to
-   * stop).
+   * The graceful stop, once the shard is marked stopped (which told the term's workers to stop):
+   * its writers are waited for (2 s at most), with no lock held.
    */
-  private void startSchedules(LeaderTerm term) {
-    ScheduleRunner previous = schedules;
-    if (previous != null) {
-      previous.stop();
-    }
-    ScheduleRunner r =
-        new ScheduleRunner(
-            config.name(),
-            term.scheduleStore(pool.stores()),
-            q -> discovery.table(q) != null,
-            term.gate(),
-            registry,
-            pool.faults(),
-            pool.ticker());
-    schedules = r;
-    r.start();
-  }
-
-  /** No lock, no database call: this term's recurring events stop after their current pass. */
-  void stopSchedules() {
-    ScheduleRunner r = schedules;
-    if (r != null) {
-      r.stop();
-    }
-  }
-
-  /** The graceful stop: the runner is told to stop and waited for (2 s at most); no lock held. */
-  void stopSchedulesAndWait() {
-    ScheduleRunner r = schedules;
-    if (r != null) {
-      r.stop();
-      r.join(2_000);
-    }
+  void awaitTermWorkers() {
+    workers.awaitStopped();
   }
 
   /** No lock, no database call: every queue of the shard stops firing now. */
   @Override
   public void halt(String why) {
     served.term().close();
-    stopSchedules();
+    workers.halt();
   }
 
   /**
-   * Not leading any more: the queues are taken out under the shard's lock, then, with no lock held,
-   * they all stop at once (each handed an unfenced store for what it still writes).
+   * Not leading any more: the term's gate is closed, its workers told to stop and its queues taken
+   * out under the shard's lock, then, with no lock held, the queues all stop at once (each handed
+   * an unfenced store for what it still writes).
    */
   @Override
   public void stopLeading(String why) {
     List<QueueManager> taken = served.stepDown();
-    stopSchedules();
     QueueStops.abandon(
         taken, q -> pool.unfenced(q.table()), "shard " + config.name() + ": " + why, pool.ticker());
   }
@@ -208,8 +173,8 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
   }
 
   /**
-   * The lease keeper's check each round: a served queue whose worker thread is gone, or this term's
-   * recurring events thread.
+   * The lease keeper's check each round: a served queue whose worker thread is gone, or a thread of
+   * this term's workers (recurring events, event groups).
    */
   @Override
   public String fault() {
@@ -217,8 +182,7 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
     if (queues != null) {
       return queues;
     }
-    ScheduleRunner r = schedules;
-    return r != null && served.leading() ? r.fault() : null;
+    return served.leading() ? workers.fault() : null;
   }
 
   /** The lease keeper read the primary's read-only flag: shown in health while it is set. */
@@ -264,7 +228,7 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
       return;
     }
     term.close();
-    stopSchedules();
+    workers.halt();
     String why = e.getMessage();
     health.fencedOff(why);
     LeaseKeeper k = keeper;

@@ -9,7 +9,6 @@ import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.schedule.ScheduleRunner;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,9 +34,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link LeaderTerm}: fencing, the gate and the lease token of the current term;
  *   <li>{@link ServedQueues}: whether this process leads the shard and — only while it does — a
  *       {@link QueueManager} per valid queue table; its monitor is the shard's lock;
- *   <li>{@link QueueStops}: stopping many queues at once, with no lock held;
- *   <li>{@link ScheduleRunner}: the recurring events of the shard, while it leads (started and
- *       stopped by {@link ShardLeadership}).
+ *   <li>{@link TermWorkers}: what else lives for one term while it leads (recurring events, event
+ *       groups, the binlog follower), begun and stopped with the term by {@link ServedQueues},
+ *       halted, asked for faults and waited for by {@link ShardLeadership};
+ *   <li>{@link QueueStops}: stopping many queues at once, with no lock held.
  * </ul>
  *
  * <p>This class wires them and is what the rest of the process talks to; it holds no lock of its
@@ -56,6 +56,7 @@ public final class ShardManager {
   private final ShardHealth health;
   private final ServedQueues served;
   private final ShardDiscovery discovery;
+  private final TermWorkers workers;
   private final ShardLeadership leadership;
 
   public ShardManager(
@@ -74,10 +75,19 @@ public final class ShardManager {
     this.health = new ShardHealth(config.name(), registry);
     this.served = new ServedQueues(config, manager, registry, subscriptions, listeners, pool);
     this.discovery = new ShardDiscovery(config, manager, registry, listeners, pool, served);
+    this.workers =
+        new TermWorkers(
+            config,
+            pool,
+            registry,
+            q -> discovery.table(q) != null,
+            served::get,
+            () -> served.all().values());
     this.leadership =
         new ShardLeadership(
-            config, manager, balancer, instance, pool, health, discovery, served, registry);
+            config, manager, balancer, instance, pool, health, discovery, served, workers);
     served.onFault(leadership.faults);
+    served.termWorkers(workers);
   }
 
   public String name() {
@@ -95,7 +105,7 @@ public final class ShardManager {
 
   /** Whether the shard's binlog is followed here (only while leading), and why not. */
   public BinlogState binlog() {
-    return served.binlog();
+    return workers.binlog();
   }
 
   /** Whether this process holds the shard's lease and dispatches its queues. */
@@ -213,9 +223,11 @@ public final class ShardManager {
     leadership.stopKeeper();
     // A planned hand-over: no new fires from here, and the lease is free before the queues drain,
     // so the next manager takes the shard at its next round instead of after the drain. What our
-    // receivers still hold is acked here through the CAS (or released) meanwhile.
+    // receivers still hold is acked here through the CAS (or released) meanwhile. The term's
+    // workers were told to stop when the shard was marked stopped; their last writes end before
+    // the lease is given up.
     served.term().close();
-    leadership.stopSchedulesAndWait();
+    leadership.awaitTermWorkers();
     // What the queues still write (acks of what receivers hold, releases) is no longer a leader's:
     // unfenced, as a non-leader's acks are, so that the next leader's take does not refuse it.
     Map<String, QueueManager> queues = served.all();
