@@ -14,6 +14,9 @@ import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,8 +26,8 @@ import java.util.List;
  * A real {@link QueueEngine} on one shard ({@value #SHARD}) of a real database, for core's tests:
  * built with test-sized timings (discovery every 200 ms, a 2 s lease renewed every 500 ms), started
  * and leading, with helpers to create a queue and wait for the engine to find it, to attach a
- * {@link CollectingOutlet} and to ack. One database per test class ({@link #fresh}); two engines
- * share one with {@link #on}. Closing stops the engine.
+ * {@link CollectingOutlet}, to ack and to read a number from the database. One database per test
+ * class ({@link #fresh}); two engines share one with {@link #on}. Closing stops the engine.
  */
 public final class EngineHarness implements AutoCloseable {
   /** The one shard's name. */
@@ -93,6 +96,19 @@ public final class EngineHarness implements AutoCloseable {
   /** Acks {@code d} as {@code out}'s. */
   public void ack(String queue, CollectingOutlet out, Delivery d) {
     engine.outcomes(queue, SHARD).acked(out, List.of(new EventRef(d.id(), d.epoch())));
+  }
+
+  /** The first column of the first row of {@code sql} (bound to {@code args}); 0 when no row. */
+  public long queryLong(String sql, Object... args) throws SQLException {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
   }
 
   @Override
