@@ -3,13 +3,16 @@ package dev.sluice.core;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.shard.ShardManager;
+import dev.sluice.db.DataSources;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.JdbcLeaseStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,8 +29,9 @@ import java.util.List;
  * A real {@link QueueEngine} on one shard ({@value #SHARD}) of a real database, for core's tests:
  * built with test-sized timings (discovery every 200 ms, a 2 s lease renewed every 500 ms), started
  * and leading, with helpers to create a queue and wait for the engine to find it, to attach a
- * {@link CollectingOutlet}, to ack and to read a number from the database. One database per test
- * class ({@link #fresh}); two engines share one with {@link #on}. Closing stops the engine.
+ * {@link CollectingOutlet}, to ack, to read a number from the database and to have another manager
+ * take the shard's lease. One database per test class ({@link #fresh}); two engines share one with
+ * {@link #on}. Closing stops the engine.
  */
 public final class EngineHarness implements AutoCloseable {
   /** The one shard's name. */
@@ -108,6 +112,26 @@ public final class EngineHarness implements AutoCloseable {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : 0;
       }
+    }
+  }
+
+  /**
+   * Another manager, {@code owner}, takes the shard's lease for {@code ttl} behind the engine's
+   * back (a long pause, a partition): the lease lapses as the database's clock sees it, and {@code
+   * owner} acquires it through the real lease store, which moves the fence. The engine is not told;
+   * it learns it at its next renewal or from its first write the fence refuses. Tried again when
+   * the engine's own renewal came in between.
+   */
+  public void leaseTakenBy(String owner, Duration ttl) {
+    try (HikariDataSource ds = DataSources.pool(owner, db.url(), db.user(), db.password(), 1)) {
+      JdbcLeaseStore leases = new JdbcLeaseStore(ds);
+      await()
+          .atMost(10, SECONDS)
+          .until(
+              () -> {
+                db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = '" + SHARD + "'");
+                return leases.acquire(SHARD, owner, ttl.toNanos()).held();
+              });
     }
   }
 
