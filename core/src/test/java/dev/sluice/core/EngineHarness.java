@@ -152,6 +152,7 @@ public final class EngineHarness implements AutoCloseable {
     private Duration leaseTtl = Duration.ofSeconds(2);
     private Duration leaseRenew = Duration.ofMillis(500);
     private MeterRegistry registry = new SimpleMeterRegistry();
+    private Clock clock = Clock.systemUTC();
     private boolean lead = true;
 
     private Builder(TestDatabase db) {
@@ -202,6 +203,15 @@ public final class EngineHarness implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The host's wall clock the engine is given (one skewed or stepped by the test); the system's
+     * by default. Elapsed time stays on the system's monotonic ticker.
+     */
+    public Builder clock(Clock c) {
+      this.clock = c;
+      return this;
+    }
+
     /** Started but not asked to lead (the test calls {@code engine().lead()}). */
     public Builder follower() {
       this.lead = false;
@@ -224,7 +234,7 @@ public final class EngineHarness implements AutoCloseable {
 
     /** Builds, starts and (unless {@link #follower}) leads. */
     public EngineHarness start() {
-      QueueEngine engine = new QueueEngine(config(), Clock.systemUTC(), registry);
+      QueueEngine engine = new QueueEngine(config(), clock, registry);
       engine.start();
       if (lead) {
         engine.lead();
