@@ -3,17 +3,23 @@ package dev.sluice.core;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.shard.ShardManager;
+import dev.sluice.db.DataSources;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.JdbcLeaseStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,8 +29,9 @@ import java.util.List;
  * A real {@link QueueEngine} on one shard ({@value #SHARD}) of a real database, for core's tests:
  * built with test-sized timings (discovery every 200 ms, a 2 s lease renewed every 500 ms), started
  * and leading, with helpers to create a queue and wait for the engine to find it, to attach a
- * {@link CollectingOutlet} and to ack. One database per test class ({@link #fresh}); two engines
- * share one with {@link #on}. Closing stops the engine.
+ * {@link CollectingOutlet}, to ack, to read a number from the database and to have another manager
+ * take the shard's lease. One database per test class ({@link #fresh}); two engines share one with
+ * {@link #on}. Closing stops the engine.
  */
 public final class EngineHarness implements AutoCloseable {
   /** The one shard's name. */
@@ -95,6 +102,39 @@ public final class EngineHarness implements AutoCloseable {
     engine.outcomes(queue, SHARD).acked(out, List.of(new EventRef(d.id(), d.epoch())));
   }
 
+  /** The first column of the first row of {@code sql} (bound to {@code args}); 0 when no row. */
+  public long queryLong(String sql, Object... args) throws SQLException {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
+  }
+
+  /**
+   * Another manager, {@code owner}, takes the shard's lease for {@code ttl} behind the engine's
+   * back (a long pause, a partition): the lease lapses as the database's clock sees it, and {@code
+   * owner} acquires it through the real lease store, which moves the fence. The engine is not told;
+   * it learns it at its next renewal or from its first write the fence refuses. Tried again when
+   * the engine's own renewal came in between.
+   */
+  public void leaseTakenBy(String owner, Duration ttl) {
+    try (HikariDataSource ds = DataSources.pool(owner, db.url(), db.user(), db.password(), 1)) {
+      JdbcLeaseStore leases = new JdbcLeaseStore(ds);
+      await()
+          .atMost(10, SECONDS)
+          .until(
+              () -> {
+                db.exec("UPDATE sluice_lease SET expires_ns = 0 WHERE shard = '" + SHARD + "'");
+                return leases.acquire(SHARD, owner, ttl.toNanos()).held();
+              });
+    }
+  }
+
   @Override
   public void close() {
     engine.stop();
@@ -112,6 +152,7 @@ public final class EngineHarness implements AutoCloseable {
     private Duration leaseTtl = Duration.ofSeconds(2);
     private Duration leaseRenew = Duration.ofMillis(500);
     private MeterRegistry registry = new SimpleMeterRegistry();
+    private Clock clock = Clock.systemUTC();
     private boolean lead = true;
 
     private Builder(TestDatabase db) {
@@ -162,6 +203,15 @@ public final class EngineHarness implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The host's wall clock the engine is given (one skewed or stepped by the test); the system's
+     * by default. Elapsed time stays on the system's monotonic ticker.
+     */
+    public Builder clock(Clock c) {
+      this.clock = c;
+      return this;
+    }
+
     /** Started but not asked to lead (the test calls {@code engine().lead()}). */
     public Builder follower() {
       this.lead = false;
@@ -184,7 +234,7 @@ public final class EngineHarness implements AutoCloseable {
 
     /** Builds, starts and (unless {@link #follower}) leads. */
     public EngineHarness start() {
-      QueueEngine engine = new QueueEngine(config(), Clock.systemUTC(), registry);
+      QueueEngine engine = new QueueEngine(config(), clock, registry);
       engine.start();
       if (lead) {
         engine.lead();

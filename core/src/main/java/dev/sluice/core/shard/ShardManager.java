@@ -244,4 +244,12 @@ public final class ShardManager {
   public Duration leadingFor() {
     return served.leadingFor();
   }
+
+  /**
+   * For tests in this package: the shard's lock (the {@link ServedQueues} monitor), to hold as a
+   * long discovery round's apply step does. Nothing else may take it from outside.
+   */
+  Object lockForTests() {
+    return served;
+  }
 }

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * A shard whose queues are slow to stop (each poller is stuck in the database: its table is locked
  * by another session) steps down when its lease is taken: every queue stops dispatching at once,
  * not one after another, and the shard's lock is not held while the stuck threads are waited for.
+ * Nor does a step-down wait for a discovery round stuck in the database.
  */
 class ShardStepDownTest {
   static final int QUEUES = 4;
@@ -79,6 +80,49 @@ class ShardStepDownTest {
           s.execute("UNLOCK TABLES");
         }
       }
+    }
+  }
+
+  /**
+   * A discovery stuck in the database (here: waiting on a table lock to read the pause switches)
+   * must not hold up a step-down, which takes the shard's lock.
+   */
+  @Test
+  void stopLeadingDoesNotWaitForADiscoveryBlockedInTheDatabase() throws Exception {
+    try (EngineHarness h = EngineHarness.fresh(ShardStepDownTest.class).start()) {
+      h.queue("disc_q", List.of(), "sluice_queue");
+      ShardManager shard = h.shard();
+      await().atMost(10, SECONDS).until(() -> shard.leading() && shard.queue("disc_q") != null);
+      CompletableFuture<Void> down;
+      try (Connection lock = h.db().connect();
+          Statement s = lock.createStatement()) {
+        s.execute("LOCK TABLES sluice_queue_control WRITE");
+        try {
+          // The next discovery round (every 200 ms) waits on that lock.
+          await()
+              .atMost(5, SECONDS)
+              .until(
+                  () ->
+                      h.queryLong(
+                              "SELECT COUNT(*) FROM information_schema.processlist WHERE db = ?"
+                                  + " AND info LIKE '%sluice_queue_control%' AND state LIKE"
+                                  + " 'Waiting for table%'",
+                              h.db().name())
+                          > 0);
+          down = CompletableFuture.runAsync(() -> shard.stopLeading("test: step-down"));
+          await().atMost(5, SECONDS).until(down::isDone);
+          assertThat(shard.leading()).isFalse();
+          assertThat(shard.queues()).isEmpty();
+        } finally {
+          s.execute("UNLOCK TABLES");
+        }
+      }
+      down.join();
+      // The discovery that was waiting finishes without serving anything for a shard not led.
+      await()
+          .during(Duration.ofMillis(700))
+          .atMost(3, SECONDS)
+          .until(() -> shard.queues().isEmpty());
     }
   }
 

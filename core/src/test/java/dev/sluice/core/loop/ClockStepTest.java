@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.core.loop;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -6,25 +6,31 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.outlet.Settled;
 import dev.sluice.db.QueueConvention;
-import dev.sluice.proto.v1.AckStatus;
-import dev.sluice.proto.v1.Event;
+import dev.sluice.db.store.CasOutcome;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
  * The host clock stepping forward (an NTP correction, a VM resumed, an operator's {@code date -s})
- * must not make anything fire early nor time out a healthy receiver: elapsed time is measured on
- * the monotonic clock, the time of day comes from the database.
+ * must not make anything fire early nor time out a healthy outlet: elapsed time is measured on the
+ * monotonic ticker, the time of day comes from the database ({@link DbClock}).
  */
 class ClockStepTest {
+  private static final List<String> COLUMNS = List.of("`order_id` BIGINT NULL");
+
   /** The system clock, plus steps: once armed, every read steps it {@code step} further ahead. */
   static final class SteppingClock extends Clock {
     final AtomicLong offsetNs = new AtomicLong();
@@ -49,13 +55,11 @@ class ClockStepTest {
 
   @Test
   void aHostClockSteppingForwardNeverFiresEarly() throws Exception {
-    try (Harness h = new Harness(ClockStepTest.class)) {
-      h.createQueue("step_q", "poll_interval=50ms");
-      SteppingClock clock = new SteppingClock();
-      h.startManager(clock);
-      RawReceiver r = h.rawReceiver("step_q", "r", 50);
-      await().atMost(10, SECONDS).until(() -> r.subscribed);
-      try (Connection c = h.connect()) {
+    SteppingClock clock = new SteppingClock();
+    try (EngineHarness h = EngineHarness.fresh(ClockStepTest.class).clock(clock).start()) {
+      h.queue("step_q", COLUMNS, "sluice_queue poll_interval=50ms");
+      CollectingOutlet out = h.subscribe("step_q", 50);
+      try (Connection c = h.db().connect()) {
         for (int i = 0; i < 5; i++) {
           EventProducer.insert(
               c,
@@ -66,38 +70,38 @@ class ClockStepTest {
       }
       clock.stepNs = Duration.ofSeconds(1).toNanos(); // the host clock runs away from now on
       for (int i = 0; i < 5; i++) {
-        Event e = r.events.poll(20, SECONDS);
-        assertThat(e).as("event %d delivered", i).isNotNull();
+        Delivery d = out.next(20_000);
+        assertThat(d).as("event %d delivered", i).isNotNull();
         long dbNow = h.queryLong("SELECT " + QueueConvention.NOW_NS_SQL);
         assertThat(dbNow)
             .as("event %d delivered at or after its due time (db clock)", i)
-            .isGreaterThanOrEqualTo(e.getTimeDueNs());
-        r.ack(e);
+            .isGreaterThanOrEqualTo(d.dueNs());
+        h.ack("step_q", out, d);
       }
     }
   }
 
   @Test
-  void aHostClockSteppingForwardDoesNotTimeOutAHealthyReceiver() throws Exception {
-    try (Harness h = new Harness(ClockStepTest.class)) {
-      h.createQueue("hold_q", "poll_interval=50ms ack_wait=30s min_backoff=100ms");
-      SteppingClock clock = new SteppingClock();
-      h.startManager(clock);
-      RawReceiver r = h.rawReceiver("hold_q", "r", 50);
-      h.exec("INSERT INTO hold_q (order_id) VALUES (1)");
-      Event e = r.events.poll(20, SECONDS);
+  void aHostClockSteppingForwardDoesNotTimeOutAHealthyOutlet() throws Exception {
+    SteppingClock clock = new SteppingClock();
+    try (EngineHarness h = EngineHarness.fresh(ClockStepTest.class).clock(clock).start()) {
+      h.queue("hold_q", COLUMNS, "sluice_queue poll_interval=50ms ack_wait=30s min_backoff=100ms");
+      CollectingOutlet out = h.subscribe("hold_q", 50);
+      h.db().exec("INSERT INTO hold_q (order_id) VALUES (1)");
+      Delivery e = out.next(20_000);
       assertThat(e).isNotNull();
 
       clock.offsetNs.addAndGet(Duration.ofHours(1).toNanos()); // the host clock steps an hour on
-      // The receiver is healthy and still has 30 s: nothing comes back meanwhile.
+      // The outlet is healthy and still has 30 s: nothing comes back meanwhile.
       await()
           .during(Duration.ofSeconds(2))
           .atMost(Duration.ofSeconds(5))
-          .until(() -> r.events.isEmpty());
-      r.ack(e);
-      await().atMost(10, SECONDS).until(() -> !r.results.isEmpty());
-      assertThat(r.results.get(0).getStatus()).isEqualTo(AckStatus.ACK_STATUS_OK);
-      assertThat(h.queryLong("SELECT state FROM hold_q WHERE id = ?", e.getId()))
+          .until(() -> out.got.isEmpty() && out.settled.isEmpty());
+      h.ack("hold_q", out, e);
+      await().atMost(10, SECONDS).until(() -> !out.settled.isEmpty());
+      assertThat(out.settled.get(0).outcome()).isEqualTo(CasOutcome.APPLIED);
+      assertThat(out.settled.get(0).result()).isEqualTo(Settled.Result.ACKED);
+      assertThat(h.queryLong("SELECT state FROM hold_q WHERE id = ?", e.id()))
           .as("acked")
           .isEqualTo(2); // pending 0, fired 1, acked 2
     }
