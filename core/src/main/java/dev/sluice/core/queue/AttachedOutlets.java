@@ -3,6 +3,7 @@ package dev.sluice.core.queue;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.EventRef;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.context.RetryPolicy;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.Release;
 

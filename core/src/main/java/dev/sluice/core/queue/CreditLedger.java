@@ -1,6 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.fairness.TenantCredits;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import java.util.List;
 import java.util.function.IntSupplier;

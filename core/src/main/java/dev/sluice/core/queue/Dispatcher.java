@@ -20,6 +20,8 @@ import dev.sluice.core.queue.DispatcherCommand.Released;
 import dev.sluice.core.queue.DispatcherCommand.Settled;
 import dev.sluice.core.queue.DispatcherCommand.StopSending;
 import dev.sluice.core.queue.DispatcherCommand.Trim;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.QueueOptions;
 import java.util.ArrayList;

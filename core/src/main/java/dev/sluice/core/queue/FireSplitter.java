@@ -1,5 +1,7 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.context.BadRows;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;

@@ -4,6 +4,8 @@ import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.loop.ShardGate;
+import dev.sluice.core.queue.context.BadRows;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;

@@ -1,6 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.store.CasOutcome;
 import java.util.ArrayList;

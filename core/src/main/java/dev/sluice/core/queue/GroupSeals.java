@@ -2,6 +2,7 @@ package dev.sluice.core.queue;
 
 import dev.sluice.client.QueueColumns;
 import dev.sluice.core.outlet.GroupOutcome;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;

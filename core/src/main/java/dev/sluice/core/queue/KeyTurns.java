@@ -3,6 +3,7 @@ package dev.sluice.core.queue;
 import static dev.sluice.db.QueueConvention.HELD_NS;
 
 import dev.sluice.core.loop.Waiter;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.OrderingKey;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;

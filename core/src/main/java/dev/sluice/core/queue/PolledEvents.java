@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.EventSize;
 import dev.sluice.db.store.CasOutcome;

@@ -3,6 +3,7 @@ package dev.sluice.core.queue;
 import dev.sluice.core.fairness.TenantCredits;
 import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.queue.context.QueueMetrics;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.EventRef;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -1,6 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.queue.DispatcherCommand.Polled;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.db.store.TenantRead;

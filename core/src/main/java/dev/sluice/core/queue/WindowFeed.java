@@ -1,6 +1,7 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.queue.DispatcherCommand.Polled;
+import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.KeyLedger;
 import dev.sluice.core.window.WindowCache;

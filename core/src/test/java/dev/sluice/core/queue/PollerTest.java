@@ -7,6 +7,8 @@ import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConvention;

@@ -6,6 +6,8 @@ import dev.sluice.client.EventProducer;
 import dev.sluice.client.InsertOutcome;
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventRef;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.JdbcEventStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

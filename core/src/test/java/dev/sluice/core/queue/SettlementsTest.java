@@ -8,6 +8,8 @@ import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;

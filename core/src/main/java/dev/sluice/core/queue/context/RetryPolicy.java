@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.context;
 
 import dev.sluice.core.loop.Backoff;
 import dev.sluice.db.QueueOptions;

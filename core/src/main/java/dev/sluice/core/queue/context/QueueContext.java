@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.context;
 
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.groups.Groups;
@@ -17,7 +17,7 @@ import dev.sluice.db.store.OrderingStore;
  * comment's options, with per-tenant limits that config may override).
  *
  * <p>The table, its store and the backoff change in place when a migration alters the table in a
- * way the running queue can follow ({@link QueueManager#update}): they are volatile and replaced
+ * way the running queue can follow ({@code QueueManager.update}): they are volatile and replaced
  * together by {@link #update}, so each reader sees the old or the new table, and any thread may
  * read them. Everything else is fixed for the queue manager's life. Without a {@link LoopFaults}
  * given, loop errors are counted and logged only.
@@ -36,7 +36,7 @@ public final class QueueContext {
   /** The parts that change together when the table is altered in place. */
   private record Live(QueueTable table, EventStore store, RetryPolicy retry) {}
 
-  QueueContext(
+  public QueueContext(
       String shard,
       QueueTable table,
       EventStore store,
@@ -53,7 +53,7 @@ public final class QueueContext {
         new LoopFaults(metrics.registry(), shard, table.name(), clock.ticker()));
   }
 
-  QueueContext(
+  public QueueContext(
       String shard,
       QueueTable table,
       EventStore store,
@@ -70,7 +70,7 @@ public final class QueueContext {
   }
 
   /** The altered table, its store and its backoff replace the old ones for every later read. */
-  void update(QueueTable table, EventStore store) {
+  public void update(QueueTable table, EventStore store) {
     QueueOptions o = table.options();
     this.live = new Live(table, store, RetryPolicy.of(o));
   }
@@ -83,7 +83,7 @@ public final class QueueContext {
     this.groups = g == null ? Groups.NONE : g;
   }
 
-  String shard() {
+  public String shard() {
     return shard;
   }
 
@@ -115,7 +115,7 @@ public final class QueueContext {
     return clock;
   }
 
-  RetryPolicy retry() {
+  public RetryPolicy retry() {
     return live.retry();
   }
 
@@ -123,12 +123,12 @@ public final class QueueContext {
     return metrics;
   }
 
-  TenantLimits tenantLimits() {
+  public TenantLimits tenantLimits() {
     return tenantLimits;
   }
 
   /** Counts and reports the errors of this queue's loops and the death of its workers. */
-  LoopFaults faults() {
+  public LoopFaults faults() {
     return faults;
   }
 

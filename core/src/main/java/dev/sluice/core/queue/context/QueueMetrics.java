@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.context;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -20,30 +20,30 @@ import java.util.function.Supplier;
  * restarted queue does not report through a stopped one.
  */
 public final class QueueMetrics {
-  final Counter dispatched;
-  final Counter acked;
-  final Counter nacked;
-  final Counter retried;
+  public final Counter dispatched;
+  public final Counter acked;
+  public final Counter nacked;
+  public final Counter retried;
   public final Counter dead;
-  final Counter timeouts;
-  final Counter released;
-  final Counter purged;
+  public final Counter timeouts;
+  public final Counter released;
+  public final Counter purged;
   public final Counter dbErrors;
-  final Counter staleAcks;
-  final Counter polledRows;
-  final Counter casMisses;
+  public final Counter staleAcks;
+  public final Counter polledRows;
+  public final Counter casMisses;
 
   /**
    * Rows read whose actor path was deeper than the queue's actor_max_depth (each read counts: a row
    * may be read more than once before it fires).
    */
-  final Counter actorTooDeep;
+  public final Counter actorTooDeep;
 
   /** Events made dead unsent because they were larger than max_event_bytes. */
-  final Counter tooLarge;
+  public final Counter tooLarge;
 
   /** Events a tenant gave up from the window so that tenants waiting on disk could come in. */
-  final Counter windowTrimmed;
+  public final Counter windowTrimmed;
 
   /** Ordered queues: events held behind an earlier event of their key, and released again. */
   public final Counter keyHeld;
@@ -51,13 +51,13 @@ public final class QueueMetrics {
   public final Counter keyReleased;
 
   /** From the time an event became due to the time it was fired. */
-  final Timer dueToDispatch;
+  public final Timer dueToDispatch;
 
   /** A due row's wait until it was read into the window: the first stage of due → dispatch. */
-  final Timer dueToWindow;
+  public final Timer dueToWindow;
 
   /** From fire to the ack's arrival at the manager. */
-  final Timer dispatchToAck;
+  public final Timer dispatchToAck;
 
   public final Timer pollDuration;
 
@@ -65,9 +65,9 @@ public final class QueueMetrics {
    * Events per fire UPDATE group and per ack/release write: each write is one commit, so these say
    * how much of the database's commit load batching saves (count = writes, sum = events).
    */
-  final DistributionSummary fireBatch;
+  public final DistributionSummary fireBatch;
 
-  final DistributionSummary ackBatch;
+  public final DistributionSummary ackBatch;
 
   private final MeterRegistry registry;
   private final Tags tags;
@@ -137,7 +137,7 @@ public final class QueueMetrics {
   }
 
   /** Registers a gauge for this queue that lives as long as the queue runs. */
-  void gauge(String name, String description, Supplier<Number> value) {
+  public void gauge(String name, String description, Supplier<Number> value) {
     gauges.add(
         Gauge.builder(name, value)
             .description(description)
@@ -146,7 +146,7 @@ public final class QueueMetrics {
             .register(registry));
   }
 
-  void removeGauges() {
+  public void removeGauges() {
     for (Meter m : gauges) {
       registry.remove(m);
     }

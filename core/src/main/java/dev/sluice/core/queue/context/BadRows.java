@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.context;
 
 import dev.sluice.db.store.BadRowListener;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: the store calls it from the poller, firer and ack threads; the warning's pace is
  * kept under this object's lock (no database call is made under it).
  */
-final class BadRows implements BadRowListener {
+public final class BadRows implements BadRowListener {
   private static final Logger log = LoggerFactory.getLogger(BadRows.class);
   static final long WARN_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
 
@@ -23,7 +23,7 @@ final class BadRows implements BadRowListener {
   private long unwarned;
   private long nextWarnMono = Long.MIN_VALUE / 2;
 
-  BadRows(QueueContext ctx) {
+  public BadRows(QueueContext ctx) {
     this.ctx = ctx;
   }
 
