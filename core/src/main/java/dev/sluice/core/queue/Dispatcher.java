@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * {@link #MAX_FIRING_BATCHES} batches are being fired at once; while one is in the database the
  * next is prepared. Only when a batch's UPDATE has applied ({@link FiringBatches}) are its events
  * in flight and sent. An event whose CAS fails (acked, cancelled or fired elsewhere meanwhile) is
- * dropped silently. Every failed attempt goes back through the {@link RetryPolicy}.
+ * dropped silently. Every failed attempt goes back through the {@code RetryPolicy}.
  */
 public final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -96,7 +96,7 @@ public final class Dispatcher implements Runnable {
    * The workers' ends the dispatcher hands work to, each safe from any thread: the firer's queue of
    * batches to fire, the ack batcher's queue of changes to write, and the poller's wake-up (the
    * window drained while the last poll came back full), and where an ordered queue's freed keys go
-   * ({@link KeyTurns#freed}).
+   * ({@code KeyTurns.freed}).
    */
   record Ports(
       Consumer<FireBatch> fire,

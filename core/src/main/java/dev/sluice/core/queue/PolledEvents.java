@@ -1,6 +1,8 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.ordering.GroupSeals;
+import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.EventSize;
 import dev.sluice.db.store.CasOutcome;

@@ -5,6 +5,7 @@ import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -18,6 +18,7 @@ import dev.sluice.core.queue.DispatcherCommand.StopSending;
 import dev.sluice.core.queue.context.BadRows;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An event in flight starts settling once: then its credit goes back ({@link CreditLedger#free})
  * and its change goes to the {@link AckBatcher}; every failed attempt (nack, timeout, detach,
- * orphan) goes through the queue's one {@link RetryPolicy}; a release through no fault of the
+ * orphan) goes through the queue's one {@code RetryPolicy}; a release through no fault of the
  * event's goes back to pending at once and is never dead: one never sent (the outlet left before
  * the send, or gave it back unsent) spends no attempt, one a receiver still holds at a graceful
  * stop does. The event leaves the {@link InFlightTable} when the database has answered (or when the
@@ -65,7 +65,7 @@ final class Settlements {
     return true;
   }
 
-  /** A failed attempt, on its way to pending with backoff or to dead: see {@link RetryPolicy}. */
+  /** A failed attempt, on its way to pending with backoff or to dead: see {@code RetryPolicy}. */
   private Completion failed(
       EventRef ref, long now, long retryAfterNs, AttachedOutlet from, String reason) {
     return Completion.failed(

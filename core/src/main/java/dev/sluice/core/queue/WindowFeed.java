@@ -75,7 +75,7 @@ public final class WindowFeed {
   }
 
   /**
-   * @param keyFreed told the key of an ordered queue's event that left (for {@link KeyTurns})
+   * @param keyFreed told the key of an ordered queue's event that left (for {@code KeyTurns})
    */
   WindowFeed(QueueContext ctx, InFlightTable table, java.util.function.Consumer<Object> keyFreed) {
     this.ctx = ctx;

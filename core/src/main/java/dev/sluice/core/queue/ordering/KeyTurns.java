@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.ordering;
 
 import static dev.sluice.db.QueueConvention.HELD_NS;
 

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.ordering;
 
 import dev.sluice.client.QueueColumns;
 import dev.sluice.core.outlet.GroupOutcome;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Its group has another completion event: it is made dead, with that reason.
  * </ul>
  *
- * <p>Owned by the poller's thread (through {@link PolledEvents}). A failed read or seal is logged
+ * <p>Owned by the poller's thread (through {@code PolledEvents}). A failed read or seal is logged
  * and counted; those events stay as they are, out of the window, and the next poll tries again.
  */
 public final class GroupSeals {
