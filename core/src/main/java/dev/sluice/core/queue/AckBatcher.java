@@ -7,6 +7,10 @@ import dev.sluice.core.outlet.Settled;
 import dev.sluice.core.queue.context.BadRows;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.AttachedOutlet;
+import dev.sluice.core.queue.dispatch.Completion;
+import dev.sluice.core.queue.dispatch.DispatcherCommand;
+import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.DispatchStore;
 import dev.sluice.db.store.EventRef;
@@ -45,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * A failure of the database as a whole (connection lost, read-only, lease lost) retries the whole
  * part as before and never makes a row dead.
  */
-final class AckBatcher implements Runnable {
+public final class AckBatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
   static final int MAX_BATCH = 1000;
 
@@ -65,14 +69,14 @@ final class AckBatcher implements Runnable {
   private final BadRows badRows;
   private volatile boolean running = true;
 
-  AckBatcher(QueueContext ctx, Inbox dispatcher) {
+  public AckBatcher(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.badRows = new BadRows(ctx);
     this.stuck = new StuckRows(ctx.clock().ticker());
   }
 
-  void submit(Completion c) {
+  public void submit(Completion c) {
     queue.add(c);
   }
 
@@ -81,7 +85,7 @@ final class AckBatcher implements Runnable {
   }
 
   /** Stops after what is queued now has been written (or could not be). */
-  void stop() {
+  public void stop() {
     running = false;
   }
 
@@ -118,7 +122,7 @@ final class AckBatcher implements Runnable {
   }
 
   /** Writes {@code batch} and answers for it (the batcher's thread; tests drive it). */
-  void write(List<Completion> batch) throws InterruptedException {
+  public void write(List<Completion> batch) throws InterruptedException {
     List<Completion> acks = new ArrayList<>();
     List<Completion> releases = new ArrayList<>();
     for (Completion c : batch) {

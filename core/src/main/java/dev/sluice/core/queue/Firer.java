@@ -6,14 +6,12 @@ import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.loop.ShardGate;
 import dev.sluice.core.queue.context.BadRows;
 import dev.sluice.core.queue.context.QueueContext;
-import dev.sluice.core.window.CachedEvent;
-import dev.sluice.db.store.CasOutcome;
-import dev.sluice.db.store.EventRef;
-import dev.sluice.db.store.EventRow;
+import dev.sluice.core.queue.dispatch.DispatcherCommand;
+import dev.sluice.core.queue.dispatch.FireBatch;
+import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.store.FireRef;
 import dev.sluice.db.store.FireResult;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * FireSplitter}). Each batch's result (or the error) goes back to the dispatcher's inbox as a
  * {@link DispatcherCommand.Fired}; only then are its events in flight and sent.
  */
-final class Firer implements Runnable {
+public final class Firer implements Runnable {
   private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final QueueContext ctx;
@@ -51,23 +49,23 @@ final class Firer implements Runnable {
   private volatile ShardGate gate = ShardGate.ALWAYS_OPEN;
   private final FireSplitter splitter;
 
-  Firer(QueueContext ctx, Inbox dispatcher) {
+  public Firer(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
     this.splitter = new FireSplitter(ctx, new BadRows(ctx));
   }
 
   /** The shard's gate, checked right before each fire; set before the threads start. */
-  void gate(ShardGate g) {
+  public void gate(ShardGate g) {
     this.gate = g;
   }
 
-  void submit(FireBatch b) {
+  public void submit(FireBatch b) {
     queue.add(b);
   }
 
   /** Stops after the batches queued now have been fired (or failed). */
-  void stop() {
+  public void stop() {
     running = false;
   }
 
@@ -91,12 +89,10 @@ final class Firer implements Runnable {
   }
 
   /** Fires {@code group} and hands each batch back (a firer thread; tests drive it). */
-  void fire(List<FireBatch> group) {
+  public void fire(List<FireBatch> group) {
     List<FireRef> refs = new ArrayList<>();
     for (FireBatch b : group) {
-      for (CachedEvent e : b.events) {
-        refs.add(new FireRef(e.id, e.epoch, e.dueNs));
-      }
+      refs.addAll(b.fireRefs());
     }
     ctx.metrics().fireBatch.record(refs.size());
     long ackWaitNs = ctx.options().ackWait().toNanos();
@@ -120,24 +116,7 @@ final class Firer implements Runnable {
     }
     long deadline = Backoff.at(ctx.clock().nowNs(), ackWaitNs);
     for (FireBatch b : group) {
-      b.firedDeadlineNs = deadline;
-      b.error = error;
-      if (result != null) {
-        Map<EventRef, CasOutcome> outcome = new HashMap<>();
-        Map<Long, Map<String, Object>> columns = new HashMap<>();
-        for (int i = 0; i < b.events.size(); i++) {
-          Long id = b.events.get(i).boxedId;
-          EventRow row = result.fired().get(id);
-          outcome.put(b.refs.get(i), row == null ? CasOutcome.STALE : CasOutcome.APPLIED);
-          if (row != null) {
-            columns.put(id, row.userColumns());
-          }
-        }
-        b.outcome = outcome;
-        b.columns = columns;
-        b.locked = result.locked();
-        b.changed = result.changed();
-      }
+      b.answered(deadline, result, error);
       dispatcher.post(new DispatcherCommand.Fired(b));
     }
   }

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One per queue, owned by the poller's thread (the poller and its {@link TenantRounds}).
  */
-public final class PolledEvents {
+final class PolledEvents {
   private static final Logger log = LoggerFactory.getLogger(PolledEvents.class);
 
   /** At most one warning per queue this often about actor paths that are too deep. */
@@ -32,7 +32,7 @@ public final class PolledEvents {
 
   private final QueueContext ctx;
 
-  /** Told the largest row of each read, to size the next reads (see {@link WindowFeed#sawRows}). */
+  /** Told the largest row of each read, to size the next reads (see {@code WindowView.sawRows}). */
   private final LongConsumer rowSizes;
 
   /** Too-deep rows read since the last warning. */

@@ -3,8 +3,10 @@ package dev.sluice.core.queue;
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
 import dev.sluice.core.loop.Waiter;
-import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
+import dev.sluice.core.queue.dispatch.Inbox;
+import dev.sluice.core.queue.dispatch.WindowView;
 import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
@@ -55,7 +57,7 @@ public final class Poller implements Runnable {
   private final Inbox dispatcher;
 
   /** The window as this thread may see it (published figures) and feed it. */
-  private final WindowFeed feed;
+  private final WindowView feed;
 
   private final RetryCollector collector;
 
@@ -137,18 +139,18 @@ public final class Poller implements Runnable {
   /** An ordered queue's holds and turns (a no-op for an unordered queue's rows). */
   private final KeyTurns turns;
 
-  Poller(
+  public Poller(
       QueueContext ctx,
-      WindowFeed feed,
+      WindowView feed,
       Inbox dispatcher,
       Waiter waiter,
       RetryCollector collector) {
     this(ctx, feed, dispatcher, waiter, collector, new KeyTurns(ctx, waiter), new RowNews(waiter));
   }
 
-  Poller(
+  public Poller(
       QueueContext ctx,
-      WindowFeed feed,
+      WindowView feed,
       Inbox dispatcher,
       Waiter waiter,
       RetryCollector collector,
@@ -171,7 +173,7 @@ public final class Poller implements Runnable {
   }
 
   /** A new poll_interval, from any thread: the next pause uses it. */
-  void setInterval(java.time.Duration interval) {
+  public void setInterval(java.time.Duration interval) {
     long ns = interval.toNanos();
     this.lookaheadNs = 2 * ns;
     this.intervalNs = ns;
@@ -187,7 +189,7 @@ public final class Poller implements Runnable {
     return rounds;
   }
 
-  void stop() {
+  public void stop() {
     running = false;
     waiter.wake();
   }
@@ -348,8 +350,8 @@ public final class Poller implements Runnable {
     return Math.min(lookaheadNs, 2 * nextWaitNs + LOOKAHEAD_MARGIN_NS);
   }
 
-  /** One round; package-visible so tests can drive it. */
-  void pollOnce() {
+  /** One round (the poller's thread; tests drive it). */
+  public void pollOnce() {
     foundRows = false;
     following = news.followed();
     pollRound();

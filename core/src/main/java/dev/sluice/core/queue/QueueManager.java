@@ -11,13 +11,17 @@ import dev.sluice.core.loop.ShardGate;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
-import dev.sluice.core.queue.DispatcherCommand.Alter;
-import dev.sluice.core.queue.DispatcherCommand.Cancelled;
-import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
-import dev.sluice.core.queue.DispatcherCommand.StopSending;
 import dev.sluice.core.queue.context.BadRows;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.AttachedOutlets;
+import dev.sluice.core.queue.dispatch.Dispatcher;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Alter;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Cancelled;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.ReleaseAll;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.StopSending;
+import dev.sluice.core.queue.dispatch.Inbox;
+import dev.sluice.core.queue.dispatch.ReceiverStats;
 import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
@@ -36,7 +40,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves one queue table on one shard: builds the {@link Poller}, {@link Dispatcher}, {@link
  * Firer}, {@link AckBatcher}, {@link RetryCollector} and {@link Purger} around the dispatcher's
- * {@link Inbox} (the workers post {@link DispatcherCommand}s to it; the dispatcher hands work back
+ * {@link Inbox} (the workers post {@code DispatcherCommand}s to it; the dispatcher hands work back
  * through its {@link Dispatcher.Ports}), and is what the gRPC layer talks to.
  *
  * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer-1}, {@code

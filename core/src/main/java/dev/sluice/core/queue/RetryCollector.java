@@ -1,6 +1,8 @@
 package dev.sluice.core.queue;
 
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.dispatch.DispatcherCommand;
+import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.store.EventRef;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -13,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * <p>How often it looks follows the queue's current ack_wait ({@link QueueContext#options()}), so
  * an in-place {@code ALTER} of ack_wait takes effect at the next pass.
  */
-final class RetryCollector {
+public final class RetryCollector {
   static final int BATCH = 500;
 
   private final QueueContext ctx;
@@ -21,7 +23,7 @@ final class RetryCollector {
   /** Where the orphans found go: the dispatcher's inbox. */
   private final Inbox dispatcher;
 
-  RetryCollector(QueueContext ctx, Inbox dispatcher) {
+  public RetryCollector(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
   }

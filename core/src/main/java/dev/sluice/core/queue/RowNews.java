@@ -76,7 +76,7 @@ public final class RowNews {
   /** The poller's current read-ahead, published by it each pass. */
   private volatile long readAheadNs;
 
-  RowNews(Waiter poller) {
+  public RowNews(Waiter poller) {
     this.poller = poller;
   }
 

@@ -2,6 +2,7 @@ package dev.sluice.core.queue;
 
 import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.queue.dispatch.Completion;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;

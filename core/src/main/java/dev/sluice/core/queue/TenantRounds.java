@@ -1,7 +1,10 @@
 package dev.sluice.core.queue;
 
-import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.dispatch.DispatcherCommand;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
+import dev.sluice.core.queue.dispatch.Inbox;
+import dev.sluice.core.queue.dispatch.WindowView;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.PollPosition;
 import dev.sluice.db.store.TenantRead;
@@ -40,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * new rows, on the same thread, is not held up behind them. Reading from a cursor is right as long
  * as the window holds every pending row of the tenant before it; the window breaks that only by
  * letting rows go (over the tenant's part when added, trimmed, a retry it had no room for), and the
- * dispatcher reports the earliest such row per tenant ({@link WindowFeed#drainLetGo}): the cursor
+ * dispatcher reports the earliest such row per tenant ({@link WindowView#drainLetGo}): the cursor
  * moves back to just before it. Until a read from there comes in, the dispatcher turns away that
  * tenant's rows from reads that started past the gap, so that no later row slips in ahead of it and
  * a tenant's events keep their order. The one case nobody reports — a row committed with a {@code
@@ -50,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Owned by the poller thread: no locks.
  */
-public final class TenantRounds {
+final class TenantRounds {
   private static final Logger log = LoggerFactory.getLogger(TenantRounds.class);
 
   /** Full rounds come at most this often; between them the poller reads only recent rows. */
@@ -83,7 +86,7 @@ public final class TenantRounds {
   /** Where a trim goes: the dispatcher's inbox. */
   private final Inbox dispatcher;
 
-  private final WindowFeed feed;
+  private final WindowView feed;
   private final Consumer<Polled> handover;
   private final PolledEvents polled;
   private final int windowSize;
@@ -113,7 +116,7 @@ public final class TenantRounds {
 
   public TenantRounds(
       QueueContext ctx,
-      WindowFeed feed,
+      WindowView feed,
       Inbox dispatcher,
       PolledEvents polled,
       Consumer<Polled> handover) {

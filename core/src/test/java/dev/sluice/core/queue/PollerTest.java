@@ -9,6 +9,8 @@ import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.Dispatcher;
+import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConvention;

@@ -6,6 +6,7 @@ import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.JdbcEventStore;

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 /**
  * One outlet (a receiver's stream, or a channel) on one queue, as the dispatcher last published it

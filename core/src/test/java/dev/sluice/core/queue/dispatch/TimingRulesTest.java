@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,8 +37,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The timing rules of a queue on a ticker the test moves by hand, against a real table: the ack
- * deadline, the retry backoff, the ack writer's retry of a row, and purge_after. Nothing sleeps;
- * each rule is checked just before and just after its time.
+ * deadline and the retry backoff (the ack writer's retry of a row: {@code StuckRowsTest};
+ * purge_after: {@code PurgeAfterTest}). Nothing sleeps; each rule is checked just before and just
+ * after its time.
  */
 class TimingRulesTest {
   static TestDatabase db;
@@ -172,43 +173,5 @@ class TimingRulesTest {
           .containsEntry(ref, CasOutcome.APPLIED);
       ref = new EventRef(row.id(), row.epoch() + 1);
     }
-  }
-
-  @Test
-  void anAckWriteThatFailsOnItsRowIsTriedAgainAfterTheBackoff() throws SQLException {
-    QueueContext ctx = queue("stuck_rows", "min_backoff=3s max_backoff=3s");
-    StuckRows stuck = new StuckRows(ctx.clock().ticker());
-    Completion c = Completion.ack(new EventRef(1, 1), null);
-    stuck.add(c, "refused", ctx.retry().backoff());
-    ticker.advance(Duration.ofMillis(2_900));
-    assertThat(stuck.takeDue()).as("before min_backoff").isEmpty();
-    ticker.advance(Duration.ofMillis(200));
-    List<StuckRows.Stuck> due = stuck.takeDue();
-    assertThat(due).extracting(x -> x.completion).containsExactly(c);
-    // The second failure waits the backoff again; the database down costs no try.
-    assertThat(stuck.failed(due.get(0), "refused", ctx.retry().backoff())).isFalse();
-    ticker.advance(Duration.ofMillis(2_900));
-    assertThat(stuck.takeDue()).isEmpty();
-    ticker.advance(Duration.ofMillis(200));
-    assertThat(stuck.takeDue()).hasSize(1);
-  }
-
-  @Test
-  void settledEventsArePurgedOncePurgeAfterPassed() throws SQLException {
-    QueueContext ctx = queue("purge_after", "purge_after=1h");
-    EventRef acked = fireOne(ctx);
-    assertThat(ctx.dispatch().ack(List.of(acked), ctx.clock().nowNs()))
-        .containsEntry(acked, CasOutcome.APPLIED);
-    EventRef held = fireOne(ctx); // fired, never acked: never purged
-    Purger purger = new Purger(ctx);
-
-    ticker.advance(Duration.ofMinutes(59));
-    purger.run();
-    assertThat(count("SELECT COUNT(*) FROM purge_after")).as("before purge_after").isEqualTo(2);
-
-    ticker.advance(Duration.ofMinutes(2));
-    purger.run();
-    assertThat(count("SELECT COUNT(*) FROM purge_after WHERE id = " + acked.id())).isZero();
-    assertThat(count("SELECT COUNT(*) FROM purge_after WHERE id = " + held.id())).isEqualTo(1);
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,9 +7,9 @@ import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;

@@ -1,17 +1,17 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.queue.context.RetryPolicy;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.Release;
 
 /**
- * A change to a fired event on its way to the database through the {@link AckBatcher}: an ack, or a
+ * A change to a fired event on its way to the database through the {@code AckBatcher}: an ack, or a
  * release back to pending (nack, timeout, broken stream, orphan) or to dead.
  *
  * @param from the outlet to answer, or null when nobody waits for an answer
  * @param reason why a release happens, for logs and metrics
  */
-record Completion(
+public record Completion(
     Kind kind,
     EventRef ref,
     long retryAtNs,
@@ -20,12 +20,12 @@ record Completion(
     AttachedOutlet from,
     String reason,
     boolean unsent) {
-  enum Kind {
+  public enum Kind {
     ACK,
     RELEASE
   }
 
-  static Completion ack(EventRef ref, AttachedOutlet from) {
+  public static Completion ack(EventRef ref, AttachedOutlet from) {
     return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false);
   }
 
@@ -33,7 +33,7 @@ record Completion(
    * An attempt that never left the manager, undone: back to pending at once, no attempt spent. See
    * {@link RetryPolicy#released}.
    */
-  static Completion released(EventRef ref, long nowNs, AttachedOutlet from, String reason) {
+  public static Completion released(EventRef ref, long nowNs, AttachedOutlet from, String reason) {
     return failed(RetryPolicy.released(ref, nowNs), from, reason);
   }
 
@@ -41,17 +41,17 @@ record Completion(
    * An attempt that reached its outlet and is taken back (a graceful stop): back to pending at
    * once, the attempt spent. See {@link RetryPolicy#takenBack}.
    */
-  static Completion takenBack(EventRef ref, long nowNs, String reason) {
+  public static Completion takenBack(EventRef ref, long nowNs, String reason) {
     return failed(RetryPolicy.takenBack(ref, nowNs), null, reason);
   }
 
   /** A release as the {@link RetryPolicy} decided it ({@link RetryPolicy#afterFailure}). */
-  static Completion failed(Release r, AttachedOutlet from, String reason) {
+  public static Completion failed(Release r, AttachedOutlet from, String reason) {
     return new Completion(
         Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason, r.unsent());
   }
 
-  Release release() {
+  public Release release() {
     return new Release(ref, retryAtNs, dead, deadReason, unsent);
   }
 

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.window.CachedEvent;
@@ -63,12 +63,12 @@ public sealed interface DispatcherCommand
       implements DispatcherCommand {
 
     /** A page of the poll over all tenants. */
-    static Polled sweep(List<CachedEvent> events, long settledSeqAtStart, boolean full) {
+    public static Polled sweep(List<CachedEvent> events, long settledSeqAtStart, boolean full) {
       return new Polled(events, settledSeqAtStart, full, true, Integer.MAX_VALUE, Map.of());
     }
 
     /** The poll of recently due rows between per-tenant rounds. */
-    static Polled recent(List<CachedEvent> events, long settledSeqAtStart, int part) {
+    public static Polled recent(List<CachedEvent> events, long settledSeqAtStart, int part) {
       return new Polled(events, settledSeqAtStart, false, false, part, Map.of());
     }
 

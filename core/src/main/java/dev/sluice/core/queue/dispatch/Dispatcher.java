@@ -1,27 +1,27 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.fairness.RateLimit;
 import dev.sluice.core.fairness.TenantCredits;
 import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
-import dev.sluice.core.queue.DispatcherCommand.Acked;
-import dev.sluice.core.queue.DispatcherCommand.Alter;
-import dev.sluice.core.queue.DispatcherCommand.Attach;
-import dev.sluice.core.queue.DispatcherCommand.Cancelled;
-import dev.sluice.core.queue.DispatcherCommand.Committed;
-import dev.sluice.core.queue.DispatcherCommand.Detach;
-import dev.sluice.core.queue.DispatcherCommand.Fired;
-import dev.sluice.core.queue.DispatcherCommand.Nacked;
-import dev.sluice.core.queue.DispatcherCommand.Orphans;
-import dev.sluice.core.queue.DispatcherCommand.Polled;
-import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
-import dev.sluice.core.queue.DispatcherCommand.Released;
-import dev.sluice.core.queue.DispatcherCommand.Settled;
-import dev.sluice.core.queue.DispatcherCommand.StopSending;
-import dev.sluice.core.queue.DispatcherCommand.Trim;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Acked;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Alter;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Attach;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Cancelled;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Committed;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Detach;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Fired;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Nacked;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Orphans;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.ReleaseAll;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Released;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Settled;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.StopSending;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Trim;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.QueueOptions;
 import java.util.ArrayList;
@@ -98,23 +98,23 @@ public final class Dispatcher implements Runnable {
    * window drained while the last poll came back full), and where an ordered queue's freed keys go
    * ({@code KeyTurns.freed}).
    */
-  record Ports(
+  public record Ports(
       Consumer<FireBatch> fire,
       Consumer<Completion> write,
       Runnable wakePoller,
       Consumer<Object> keyFreed) {
 
     /** For an unordered queue (and tests): no key is ever freed. */
-    Ports(Consumer<FireBatch> fire, Consumer<Completion> write, Runnable wakePoller) {
+    public Ports(Consumer<FireBatch> fire, Consumer<Completion> write, Runnable wakePoller) {
       this(fire, write, wakePoller, k -> {});
     }
   }
 
-  Dispatcher(QueueContext ctx, Inbox inbox, Ports ports) {
+  public Dispatcher(QueueContext ctx, Inbox inbox, Ports ports) {
     this(ctx, 0, inbox, ports);
   }
 
-  Dispatcher(QueueContext ctx, long forgetDelayNs, Inbox inbox, Ports ports) {
+  public Dispatcher(QueueContext ctx, long forgetDelayNs, Inbox inbox, Ports ports) {
     this.ctx = ctx;
     this.inbox = inbox;
     this.ports = ports;
@@ -136,49 +136,49 @@ public final class Dispatcher implements Runnable {
 
   // ------------------------------------------------------------------ any thread
 
-  void wake() {
+  public void wake() {
     inbox.wake();
   }
 
-  void stop() {
+  public void stop() {
     running = false;
     wake();
   }
 
   /** Paused: nothing new is fired; acks, nacks and timeouts still apply. */
-  void setPaused(boolean p) {
+  public void setPaused(boolean p) {
     paused = p;
     wake();
   }
 
-  boolean paused() {
+  public boolean paused() {
     return paused;
   }
 
   /** Where commands for this dispatcher go. */
-  Inbox inbox() {
+  public Inbox inbox() {
     return inbox;
   }
 
   /** Registers the window's and in-flight gauges: {@link PublishedStats#gauges}. */
-  void gauges(QueueMetrics m) {
+  public void gauges(QueueMetrics m) {
     stats.gauges(m);
   }
 
   /** The window as the poller sees and feeds it. */
-  WindowFeed feed() {
+  public WindowView feed() {
     return feed;
   }
 
-  List<TenantStats> tenants() {
+  public List<TenantStats> tenants() {
     return stats.tenants();
   }
 
-  List<ReceiverStats> receivers() {
+  public List<ReceiverStats> receivers() {
     return stats.receivers();
   }
 
-  int cachedCount() {
+  public int cachedCount() {
     return feed.cachedCount();
   }
 
@@ -186,11 +186,11 @@ public final class Dispatcher implements Runnable {
     return feed.cachedBytes();
   }
 
-  int inFlightCount() {
+  public int inFlightCount() {
     return stats.inFlightCount();
   }
 
-  int receiverCount() {
+  public int receiverCount() {
     return stats.receiverCount();
   }
 
@@ -255,7 +255,7 @@ public final class Dispatcher implements Runnable {
   }
 
   /** Applies what other threads posted; the dispatcher's loop does this, tests may drive it. */
-  void runInbox() {
+  public void runInbox() {
     inbox.runAll(this::handle);
   }
 
@@ -346,7 +346,7 @@ public final class Dispatcher implements Runnable {
    * and for the batches the firer had not answered for. Called by the thread that stopped the
    * queue, once the dispatcher and firer threads have ended (their join hands this state over).
    */
-  int abandonHeld() {
+  public int abandonHeld() {
     // And the batches the firer had (or had finished, their Fired never handled).
     return settlements.abandoned() + firing.abandon();
   }

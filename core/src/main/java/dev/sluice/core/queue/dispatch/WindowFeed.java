@@ -1,7 +1,7 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
-import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.KeyLedger;
 import dev.sluice.core.window.WindowCache;
@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What comes from the {@link Poller} into the {@link WindowCache}, and what the poller sees of the
+ * What comes from the {@code Poller} into the {@link WindowCache}, and what the poller sees of the
  * window: which polled rows the window takes and which it lets go (and reports, so the poller reads
  * them again), the per-tenant gaps that keep a tenant's events in poll order, the window's room as
  * the poller sizes its reads by, and the events held per tenant.
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * size estimate ({@link #sawRows}, its thread only) and takes the let-go positions ({@link
  * #drainLetGo}, a concurrent map).
  */
-public final class WindowFeed {
+final class WindowFeed implements WindowView {
   private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final QueueContext ctx;
@@ -42,7 +42,7 @@ public final class WindowFeed {
 
   /**
    * Per tenant, the earliest poll position of a pending row the window let go of without firing it
-   * (see {@link TenantRounds}): written here, drained by the poller.
+   * (see {@code TenantRounds}): written here, drained by the poller.
    */
   private final ConcurrentHashMap<String, PollPosition> letGo = new ConcurrentHashMap<>();
 
@@ -266,6 +266,7 @@ public final class WindowFeed {
    * Takes what {@link #letGo} recorded: per tenant, the position just before the earliest pending
    * row the window let go of since the last call. Each record is taken once.
    */
+  @Override
   public Map<String, PollPosition> drainLetGo() {
     Map<String, PollPosition> out = new HashMap<>();
     for (String t : letGo.keySet()) {
@@ -282,6 +283,7 @@ public final class WindowFeed {
    * bytes hold at the estimated row size ({@link #sawRows}), so that one read of large rows cannot
    * take the heap however large cache_size is. At least one while the window holds nothing.
    */
+  @Override
   public int cacheRoom() {
     int room = window.capacity() - cachedCount;
     long freeBytes = window.byteCapacity() - cachedBytes;
@@ -298,12 +300,14 @@ public final class WindowFeed {
    * smaller: reads grow from a few rows to full pages in about a dozen reads of small rows, and
    * shrink at once when large rows come.
    */
-  void sawRows(long maxRowBytes) {
+  @Override
+  public void sawRows(long maxRowBytes) {
     rowBytesEstimate = Math.max(Math.max(1, maxRowBytes), rowBytesEstimate / 2);
   }
 
   /** Events in the window and parked (as last published). */
-  int cachedCount() {
+  @Override
+  public int cachedCount() {
     return cachedCount;
   }
 
@@ -312,29 +316,35 @@ public final class WindowFeed {
   }
 
   /** Tenants with events in the window (as last published). */
+  @Override
   public Set<String> heldTenants() {
     return heldSnapshot.keySet();
   }
 
+  @Override
   public int held(String tenant) {
     return heldSnapshot.getOrDefault(tenant, 0);
   }
 
   /** The window slots {@code tenant} may hold. */
+  @Override
   public int tenantCap(String tenant) {
     return window.tenantCap(tenant);
   }
 
-  boolean lastPollCapped() {
+  @Override
+  public boolean lastPollCapped() {
     return lastPollCapped;
   }
 
   /** When a poll last brought an event new to the window and already due (monotonic ns). */
-  long lastDueNewsMono() {
+  @Override
+  public long lastDueNewsMono() {
     return lastDueNewsMono;
   }
 
   /** The dispatcher's settle count (any thread): a poll records it when it begins. */
+  @Override
   public long settledSeq() {
     return table.settledSeq();
   }

@@ -1,12 +1,12 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
-import dev.sluice.core.queue.DispatcherCommand.Polled;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Polled;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;

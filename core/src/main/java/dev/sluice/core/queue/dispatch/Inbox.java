@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;

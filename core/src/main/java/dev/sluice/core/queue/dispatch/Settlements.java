@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.queue.context.QueueContext;
@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * table, and the database's answers to all of these ({@link #settled}).
  *
  * <p>An event in flight starts settling once: then its credit goes back ({@link CreditLedger#free})
- * and its change goes to the {@link AckBatcher}; every failed attempt (nack, timeout, detach,
+ * and its change goes to the {@code AckBatcher}; every failed attempt (nack, timeout, detach,
  * orphan) goes through the queue's one {@code RetryPolicy}; a release through no fault of the
  * event's goes back to pending at once and is never dead: one never sent (the outlet left before
  * the send, or gave it back unsent) spends no attempt, one a receiver still holds at a graceful
@@ -36,7 +36,7 @@ final class Settlements {
   private final CreditLedger ledger;
   private final WindowFeed feed;
 
-  /** Where changes go to be written: the {@link AckBatcher}. */
+  /** Where changes go to be written: the {@code AckBatcher}. */
   private final Consumer<Completion> acks;
 
   Settlements(

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,10 @@ import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Outlet;
+import dev.sluice.core.queue.AckBatcher;
+import dev.sluice.core.queue.Firer;
+import dev.sluice.core.queue.Poller;
+import dev.sluice.core.queue.RetryCollector;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.DataSources;
@@ -112,7 +116,7 @@ class DispatcherCommandsTest {
     poller.pollOnce();
     drain(inbox, d, seen);
     long now = ctx.clock().nowNs();
-    d.feed().window().promoteDue(now); // as the dispatcher's loop does before a round
+    ((WindowFeed) d.feed()).window().promoteDue(now); // as the dispatcher's loop does first
     assertThat(d.fireRound(now)).as("a due event and a free outlet").isTrue();
     assertThat(toFire).as("handed to the firer's queue").hasSize(1);
     assertThat(outlet.sent).as("nothing is sent before the fire applied").isEmpty();

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * attach, detach, ack, commit, nack and release becomes a {@link DispatcherCommand} posted to the
  * dispatcher's inbox. Safe from any thread (a concurrent map; the inbox).
  */
-final class AttachedOutlets implements OutletOutcomes {
+public final class AttachedOutlets implements OutletOutcomes {
   private static final Logger log = LoggerFactory.getLogger(AttachedOutlets.class);
 
   private final QueueContext ctx;
@@ -27,13 +27,13 @@ final class AttachedOutlets implements OutletOutcomes {
   /** Attached streams by stream id, for lookups by receiver id from gRPC threads. */
   private final Map<Long, AttachedOutlet> streams = new ConcurrentHashMap<>();
 
-  AttachedOutlets(QueueContext ctx, Inbox dispatcher) {
+  public AttachedOutlets(QueueContext ctx, Inbox dispatcher) {
     this.ctx = ctx;
     this.dispatcher = dispatcher;
   }
 
   /** Starts sending this shard's events to an outlet (sharing its credits with other shards). */
-  void attach(Outlet outlet) {
+  public void attach(Outlet outlet) {
     AttachedOutlet r = new AttachedOutlet(outlet, ctx.shard());
     if (streams.putIfAbsent(outlet.streamId(), r) != null) {
       return;
@@ -44,7 +44,7 @@ final class AttachedOutlets implements OutletOutcomes {
   }
 
   /** Stops sending to an outlet; what it holds from this shard is released at once. */
-  void detach(Outlet outlet, String why) {
+  public void detach(Outlet outlet, String why) {
     AttachedOutlet r = streams.remove(outlet.streamId());
     if (r != null) {
       outlet.shardChanged(ctx.shard(), false);
@@ -53,7 +53,7 @@ final class AttachedOutlets implements OutletOutcomes {
   }
 
   /** The queue stops: every outlet hears this shard no longer serves it. */
-  void detachAll() {
+  public void detachAll() {
     for (AttachedOutlet r : streams.values()) {
       r.outlet().shardChanged(ctx.shard(), false);
     }
@@ -90,7 +90,7 @@ final class AttachedOutlets implements OutletOutcomes {
    * Stops new sends to every stream of a receiver opened by {@code principal}. Returns how many
    * streams that was here.
    */
-  int drainReceiver(String receiverId, String principal) {
+  public int drainReceiver(String receiverId, String principal) {
     int n = 0;
     for (AttachedOutlet r : streams.values()) {
       if (r.receiverId().equals(receiverId) && r.outlet().principal().equals(principal)) {

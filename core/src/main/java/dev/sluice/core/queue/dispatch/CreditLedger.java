@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.fairness.TenantCredits;
 import dev.sluice.core.queue.context.QueueContext;

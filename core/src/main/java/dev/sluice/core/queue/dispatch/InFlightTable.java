@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.db.store.EventRef;
@@ -14,7 +14,7 @@ import java.util.function.Predicate;
 
 /**
  * The events the {@link Dispatcher} took out of the window and has not yet seen settled: those
- * handed to the {@link Firer} (firing), those fired (in flight, by id, until the database has
+ * handed to the {@code Firer} (firing), those fired (in flight, by id, until the database has
  * settled them), and those whose row was locked at their fire (parked for {@link #PARK_NS}); and
  * the sequence of recent settles by which {@link WindowFeed#onPolled} tells a stale poll row.
  *
