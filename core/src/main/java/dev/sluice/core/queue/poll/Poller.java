@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.poll;
 
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
