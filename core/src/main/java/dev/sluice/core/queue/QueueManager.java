@@ -26,6 +26,8 @@ import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.core.queue.poll.Poller;
 import dev.sluice.core.queue.poll.RetryCollector;
 import dev.sluice.core.queue.poll.RowNews;
+import dev.sluice.core.queue.write.AckBatcher;
+import dev.sluice.core.queue.write.Firer;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.write;
 
 import dev.sluice.core.queue.context.BadRows;
 import dev.sluice.core.queue.context.QueueContext;

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.write;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.sluice.core.queue;
+package dev.sluice.core.queue.write;
 
 import dev.sluice.db.store.FencedOffException;
 import java.sql.SQLException;
