@@ -4,6 +4,7 @@ import static dev.sluice.db.QueueConvention.HELD_NS;
 
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.window.OrderingKey;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
@@ -121,8 +122,18 @@ public final class KeyTurns {
   }
 
   /** Halted keys at the last count (halt queues; 0 otherwise). */
-  public int haltedKeys() {
+  int haltedKeys() {
     return haltedKeys;
+  }
+
+  /** Registers the halted keys' gauge of a halting queue (any thread; once). */
+  public void gauges(QueueMetrics m) {
+    if (ctx.options().haltOnDead()) {
+      m.gauge(
+          "sluice.ordering.halted.keys",
+          "keys of an ordered queue stopped at a dead event (ordering_on_dead=halt)",
+          this::haltedKeys);
+    }
   }
 
   /**
