@@ -8,10 +8,10 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * Core's feature packages (loop, fairness, ordering, groups, schedule, binlog, shard, queue,
- * outlet, config) depend on each other one way only: a cycle means a class sits in the wrong
- * feature (the poller's per-tenant reading in fairness, say). Move it to the package whose thread
- * owns it.
+ * Core's feature packages (loop, config, outlet, window, fairness, groups, schedule, binlog, shard,
+ * queue) depend on each other one way only: a cycle means a class sits in the wrong feature (the
+ * poller's per-tenant reading in fairness, say). Move it to the package whose thread owns it. The
+ * queue's own packages are one slice here; {@code QueueLayersTest} keeps them in order.
  */
 @AnalyzeClasses(packages = "dev.sluice.core", importOptions = ImportOption.DoNotIncludeTests.class)
 class PackageCyclesTest {

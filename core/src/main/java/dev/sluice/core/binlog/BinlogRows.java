@@ -4,7 +4,7 @@ import com.github.shyiko.mysql.binlog.event.TableMapEventData;
 import com.github.shyiko.mysql.binlog.event.UpdateRowsEventData;
 import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.RowNews;
+import dev.sluice.core.queue.poll.RowNews;
 import dev.sluice.db.BinlogCatalog;
 import dev.sluice.db.EventState;
 import dev.sluice.db.QueueConvention;

@@ -2,6 +2,7 @@ package dev.sluice.core.queue;
 
 import dev.sluice.core.loop.FaultHook;
 import dev.sluice.core.loop.LoopRunner;
+import dev.sluice.core.queue.context.QueueContext;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;

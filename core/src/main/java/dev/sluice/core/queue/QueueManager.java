@@ -11,10 +11,21 @@ import dev.sluice.core.loop.ShardGate;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
-import dev.sluice.core.queue.DispatcherCommand.Alter;
-import dev.sluice.core.queue.DispatcherCommand.Cancelled;
-import dev.sluice.core.queue.DispatcherCommand.ReleaseAll;
-import dev.sluice.core.queue.DispatcherCommand.StopSending;
+import dev.sluice.core.queue.context.BadRows;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.AttachedOutlets;
+import dev.sluice.core.queue.dispatch.Dispatcher;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Alter;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Cancelled;
+import dev.sluice.core.queue.dispatch.Inbox;
+import dev.sluice.core.queue.dispatch.ReceiverStats;
+import dev.sluice.core.queue.ordering.KeyTurns;
+import dev.sluice.core.queue.poll.Poller;
+import dev.sluice.core.queue.poll.RetryCollector;
+import dev.sluice.core.queue.poll.RowNews;
+import dev.sluice.core.queue.write.AckBatcher;
+import dev.sluice.core.queue.write.Firer;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
@@ -30,10 +41,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one queue table on one shard: builds the {@link Poller}, {@link Dispatcher}, {@link
- * Firer}, {@link AckBatcher}, {@link RetryCollector} and {@link Purger} around the dispatcher's
- * {@link Inbox} (the workers post {@link DispatcherCommand}s to it; the dispatcher hands work back
- * through its {@link Dispatcher.Ports}), and is what the gRPC layer talks to.
+ * Serves one queue table on one shard, and is what the shard and the outlets talk to. It wires the
+ * queue's parts, each in the package of its thread, around the dispatcher's {@link Inbox}: the
+ * {@link Poller} with its {@link RetryCollector} ({@code core.queue.poll}), the {@link Dispatcher}
+ * ({@code core.queue.dispatch}), the {@link Firer} and the {@link AckBatcher} ({@code
+ * core.queue.write}), an ordered queue's {@link KeyTurns} ({@code core.queue.ordering}), and the
+ * {@link Purger}, all sharing one {@link QueueContext} ({@code core.queue.context}). The workers
+ * post {@code DispatcherCommand}s to the inbox; the dispatcher hands work back through its {@link
+ * Dispatcher.Ports}. None of the parts knows this class. How it stops is {@link QueueShutdown}'s.
  *
  * <p>Threads: {@code sluice-<shard>-<queue>-dispatcher}, {@code -poller}, {@code -firer-1}, {@code
  * -firer-2} and {@code -acks}, plus the purger on the shard's maintenance executor. Public methods
@@ -42,9 +57,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class QueueManager {
   private static final Logger log = LoggerFactory.getLogger(QueueManager.class);
-
-  /** How often a late give-back says it is still waiting for an ended term's thread. */
-  static final long LATE_WARN_MS = 60_000;
 
   /** An ordered queue's holds and turns (poller thread; see {@link KeyTurns}). */
   private final KeyTurns turns;
@@ -68,6 +80,10 @@ public final class QueueManager {
   private final AttachedOutlets streams;
 
   private final QueueThreads threads;
+
+  /** How the queue stops: gracefully, or at once when leadership is lost. */
+  private final QueueShutdown shutdown;
+
   private boolean started;
   private boolean stopped;
 
@@ -109,14 +125,10 @@ public final class QueueManager {
     this.purger = new Purger(ctx);
     this.streams = new AttachedOutlets(ctx, inbox);
     this.threads = new QueueThreads(ctx);
+    this.shutdown =
+        new QueueShutdown(ctx, inbox, dispatcher, poller, firer, acks, purger, streams, threads);
     dispatcher.gauges(ctx.metrics());
-    if (table.options().haltOnDead()) {
-      ctx.metrics()
-          .gauge(
-              "sluice.ordering.halted.keys",
-              "keys of an ordered queue stopped at a dead event (ordering_on_dead=halt)",
-              turns::haltedKeys);
-    }
+    turns.gauges(ctx.metrics());
   }
 
   /** This queue's meters (counters and latency timers). */
@@ -348,32 +360,14 @@ public final class QueueManager {
   /**
    * Stops in order, each step bounded: no new sends; let receivers finish and ack what they hold
    * (up to half of {@code timeout}); release the rest to pending; write the last acks; close the
-   * streams (receivers reconnect elsewhere); stop the threads.
+   * streams (receivers reconnect elsewhere); stop the threads ({@link QueueShutdown#graceful}).
    */
   public synchronized void stop(Duration timeout) {
     if (!started || stopped) {
       return;
     }
     stopped = true;
-    long deadline = ctx.clock().monoNs() + timeout.toNanos();
-    long drainUntil = ctx.clock().monoNs() + timeout.toNanos() / 2;
-    poller.stop();
-    purger.stop();
-    inbox.post(new StopSending());
-    while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < drainUntil) {
-      pause(20);
-    }
-    if (dispatcher.inFlightCount() > 0) {
-      log.info(
-          "{}: releasing {} in-flight events at shutdown", ctx.where(), dispatcher.inFlightCount());
-      inbox.post(new ReleaseAll("manager stopping"));
-      while (dispatcher.inFlightCount() > 0 && ctx.clock().monoNs() < deadline) {
-        pause(20);
-      }
-    }
-    acks.stop();
-    signalThreads();
-    joinThreads(deadline, 100);
+    shutdown.graceful(timeout);
   }
 
   /**
@@ -392,12 +386,7 @@ public final class QueueManager {
       return false;
     }
     stopped = true;
-    log.warn("{}: stopping dispatch at once: {}", ctx.where(), why);
-    poller.stop();
-    purger.stop();
-    inbox.post(new StopSending());
-    acks.stop();
-    signalThreads();
+    shutdown.abandon(why);
     return true;
   }
 
@@ -407,77 +396,6 @@ public final class QueueManager {
    * thread calls it, holding no lock; the threads list is fixed since {@link #start}.
    */
   public void awaitAbandoned(long deadline) {
-    // Past the deadline a stuck thread costs 1 ms, not 100: the other queues of the shard are
-    // waited for on the same deadline.
-    joinThreads(deadline, 1);
-    // The events receivers hold stay fired, for them to ack; their credits on each stream come
-    // back, since this queue will never settle them. Only once no thread of ours runs: the
-    // dispatcher's state is then this thread's.
-    if (threads.noneAlive()) {
-      giveBackHeld("");
-    } else {
-      // A thread still blocked in the database (waiting for a connection while the server is
-      // down, say) must not keep the credits: the receiver's stream carries on into this
-      // process's next term, which could otherwise send it nothing. They come back when the last
-      // thread ends, on a thread of their own.
-      log.warn(
-          "{}: a thread did not stop in time; the credits of held events come back when it does",
-          ctx.where());
-      Thread late =
-          new Thread(
-              this::giveBackWhenStopped, "sluice-" + ctx.shard() + "-" + ctx.queue() + "-giveback");
-      late.setDaemon(true);
-      late.start();
-    }
-  }
-
-  /** Waits (however long) for the queue's last thread to end, then gives back held credits. */
-  private void giveBackWhenStopped() {
-    long waited = 0;
-    while (!threads.awaitEnd(LATE_WARN_MS)) {
-      if (Thread.currentThread().isInterrupted()) {
-        return; // the process is going away
-      }
-      waited += LATE_WARN_MS;
-      log.warn(
-          "{}: a thread of its ended term still runs {} s later; the credits it holds wait for it",
-          ctx.where(),
-          waited / 1000);
-    }
-    giveBackHeld(" (late)");
-  }
-
-  private void giveBackHeld(String late) {
-    int held = dispatcher.abandonHeld();
-    if (held > 0) {
-      log.info(
-          "{}: gave back{} the credits of {} events its receivers hold or it was firing (they stay"
-              + " fired: an ack still applies, else they come back after ack_wait)",
-          ctx.where(),
-          late,
-          held);
-    }
-  }
-
-  /** Tells the outlets this shard no longer serves them, and the dispatcher and firers to end. */
-  private void signalThreads() {
-    streams.detachAll();
-    dispatcher.stop();
-    firer.stop();
-  }
-
-  /** Waits for every thread until {@code deadline} (each at least {@code minMs}). */
-  private void joinThreads(long deadline, long minMs) {
-    threads.join(deadline, minMs);
-    ctx.metrics().removeGauges();
-    log.info("{}: stopped", ctx.where());
-  }
-
-  private static void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    shutdown.awaitAbandoned(deadline);
   }
 }

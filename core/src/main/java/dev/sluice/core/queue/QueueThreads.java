@@ -1,5 +1,6 @@
 package dev.sluice.core.queue;
 
+import dev.sluice.core.queue.context.QueueContext;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;

@@ -6,7 +6,7 @@ import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.outlet.Settled;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.RetryPolicy;
+import dev.sluice.core.queue.context.RetryPolicy;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.DispatchStore;
 import dev.sluice.db.store.EventRef;

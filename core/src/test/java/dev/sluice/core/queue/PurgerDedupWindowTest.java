@@ -6,6 +6,8 @@ import dev.sluice.client.EventProducer;
 import dev.sluice.client.InsertOutcome;
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventRef;
@@ -34,12 +36,12 @@ class PurgerDedupWindowTest {
 
   @BeforeAll
   static void start() {
-    PollerTest.start();
+    PurgeAfterTest.start();
   }
 
   @AfterAll
   static void stop() {
-    PollerTest.stop();
+    PurgeAfterTest.stop();
   }
 
   JdbcEventStore store;
@@ -47,7 +49,7 @@ class PurgerDedupWindowTest {
   /** Inserts an event (keyed when {@code key} is not null) and settles it {@code agoNs} ago. */
   long settled(String key, long agoNs, boolean cancel) throws Exception {
     long id;
-    try (Connection c = PollerTest.ds.getConnection()) {
+    try (Connection c = PurgeAfterTest.ds.getConnection()) {
       id =
           key == null
               ? EventProducer.insert(c, "dedup_purge", Map.of())
@@ -65,7 +67,7 @@ class PurgerDedupWindowTest {
 
   static List<Long> ids() throws Exception {
     List<Long> out = new ArrayList<>();
-    try (Connection c = PollerTest.ds.getConnection();
+    try (Connection c = PurgeAfterTest.ds.getConnection();
         Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT id FROM dedup_purge ORDER BY id")) {
       while (r.next()) {
@@ -77,12 +79,12 @@ class PurgerDedupWindowTest {
 
   @Test
   void keyedRowsStayUntilTheWindowAndTheOthersGoAfterPurgeAfter() throws Exception {
-    PollerTest.db.exec(
+    PurgeAfterTest.db.exec(
         QueueConvention.createTableSql(
             "dedup_purge", List.of(), "sluice_queue purge_after=1h dedup_window=1d", true));
-    QueueTable table = RetryCollectorTest.discover("dedup_purge");
+    QueueTable table = PurgeAfterTest.discover("dedup_purge");
     assertThat(table.hasDedupKey()).isTrue();
-    store = new JdbcEventStore(PollerTest.ds, table);
+    store = new JdbcEventStore(PurgeAfterTest.ds, table);
     DbClock clock = new DbClock(Clock.systemUTC());
     clock.sync(store::serverTimeNs);
     QueueContext ctx =
@@ -104,10 +106,10 @@ class PurgerDedupWindowTest {
     id.put("unkeyed 45m", settled(null, 45 * MINUTE, false));
     id.put("keyed 10m", settled("k-10m", 10 * MINUTE, false));
     long dead;
-    try (Connection c = PollerTest.ds.getConnection()) {
+    try (Connection c = PurgeAfterTest.ds.getConnection()) {
       dead = EventProducer.insertUnique(c, "dedup_purge", "k-dead", Map.of()).id();
     }
-    PollerTest.db.exec(
+    PurgeAfterTest.db.exec(
         "UPDATE dedup_purge SET state = 3, time_next = time_next - "
             + (72 * HOUR)
             + " WHERE id = "
@@ -122,29 +124,29 @@ class PurgerDedupWindowTest {
             id.get("unkeyed 45m"),
             id.get("keyed 10m"),
             dead);
-    try (Connection c = PollerTest.ds.getConnection()) {
+    try (Connection c = PurgeAfterTest.ds.getConnection()) {
       assertThat(EventProducer.insertUnique(c, "dedup_purge", "k-2h", Map.of()))
           .isEqualTo(new InsertOutcome(id.get("keyed 2h"), true));
       InsertOutcome freed = EventProducer.insertUnique(c, "dedup_purge", "k-2d", Map.of());
       assertThat(freed.duplicate()).as("the window is over: the key is free").isFalse();
-      PollerTest.db.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
+      PurgeAfterTest.db.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
     }
 
     // A shorter purge_after, applied in place: the next pass reads the unkeyed rows that aged
     // past it since the previous pass (the 45-minute-old row), and still keeps the keyed ones.
-    PollerTest.db.exec(
+    PurgeAfterTest.db.exec(
         "ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m dedup_window=1d'");
-    QueueTable shorter = RetryCollectorTest.discover("dedup_purge");
-    ctx.update(shorter, new JdbcEventStore(PollerTest.ds, shorter));
+    QueueTable shorter = PurgeAfterTest.discover("dedup_purge");
+    ctx.update(shorter, new JdbcEventStore(PurgeAfterTest.ds, shorter));
     purger.run();
     assertThat(ids())
         .containsExactly(
             id.get("keyed 2h"), id.get("keyed cancelled 2h"), id.get("keyed 10m"), dead);
 
     // Without the window, keyed rows go after purge_after like the others; dead rows stay.
-    PollerTest.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
-    QueueTable plain = RetryCollectorTest.discover("dedup_purge");
-    ctx.update(plain, new JdbcEventStore(PollerTest.ds, plain));
+    PurgeAfterTest.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
+    QueueTable plain = PurgeAfterTest.discover("dedup_purge");
+    ctx.update(plain, new JdbcEventStore(PurgeAfterTest.ds, plain));
     purger.run();
     assertThat(ids()).containsExactly(id.get("keyed 10m"), dead);
   }

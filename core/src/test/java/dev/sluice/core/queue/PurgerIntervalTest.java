@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.fairness.TenantLimits;
 import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.JdbcEventStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -21,34 +23,34 @@ class PurgerIntervalTest {
 
   @BeforeAll
   static void start() {
-    PollerTest.start();
+    PurgeAfterTest.start();
   }
 
   @AfterAll
   static void stop() {
-    PollerTest.stop();
+    PurgeAfterTest.stop();
   }
 
   @Test
   void anInPlaceAlterOfPurgeAfterTakesEffectInHowOftenThePurgeRuns() throws Exception {
-    PollerTest.db.exec(
+    PurgeAfterTest.db.exec(
         dev.sluice.db.QueueConvention.createTableSql(
             "purge_alter", java.util.List.of(), "sluice_queue purge_after=1h"));
-    QueueTable table = RetryCollectorTest.discover("purge_alter");
+    QueueTable table = PurgeAfterTest.discover("purge_alter");
     QueueContext ctx =
         new QueueContext(
             "s",
             table,
-            new JdbcEventStore(PollerTest.ds, table),
+            new JdbcEventStore(PurgeAfterTest.ds, table),
             new DbClock(Clock.systemUTC()),
             new QueueMetrics(new SimpleMeterRegistry(), "s", "purge_alter"),
             TenantLimits.of(table.options()));
     Purger purger = new Purger(ctx);
     assertThat(purger.intervalMs()).isEqualTo(60_000);
 
-    PollerTest.db.exec("ALTER TABLE purge_alter COMMENT = 'sluice_queue purge_after=20s'");
-    QueueTable altered = RetryCollectorTest.discover("purge_alter");
-    ctx.update(altered, new JdbcEventStore(PollerTest.ds, altered));
+    PurgeAfterTest.db.exec("ALTER TABLE purge_alter COMMENT = 'sluice_queue purge_after=20s'");
+    QueueTable altered = PurgeAfterTest.discover("purge_alter");
+    ctx.update(altered, new JdbcEventStore(PurgeAfterTest.ds, altered));
 
     assertThat(purger.intervalMs())
         .as("the purger's interval after purge_after=20s was applied in place")

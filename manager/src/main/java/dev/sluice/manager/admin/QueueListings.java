@@ -6,7 +6,7 @@ import static dev.sluice.manager.admin.Grants.require;
 
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.ReceiverStats;
+import dev.sluice.core.queue.dispatch.ReceiverStats;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.MaintenanceStore;
 import dev.sluice.db.store.StateCounts;

@@ -3,7 +3,7 @@ package dev.sluice.manager.http;
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.core.queue.ReceiverStats;
+import dev.sluice.core.queue.dispatch.ReceiverStats;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.store.StateCounts;
 import dev.sluice.manager.metrics.LiveSeries;

@@ -72,7 +72,7 @@ class BoundsTest {
 
   @Test
   void aNackReasonIsBoundedAndCannotForgeLogLines() throws Exception {
-    Logger batcher = (Logger) LoggerFactory.getLogger("dev.sluice.core.queue.AckBatcher");
+    Logger batcher = (Logger) LoggerFactory.getLogger("dev.sluice.core.queue.write.AckBatcher");
     ListAppender<ILoggingEvent> logs = new ListAppender<>();
     logs.start();
     batcher.addAppender(logs);

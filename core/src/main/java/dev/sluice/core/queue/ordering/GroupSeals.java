@@ -1,0 +1,198 @@
+package dev.sluice.core.queue.ordering;
+
+import dev.sluice.client.QueueColumns;
+import dev.sluice.core.outlet.GroupOutcome;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
+import dev.sluice.db.store.EventRow;
+import dev.sluice.db.store.FencedOffException;
+import dev.sluice.db.store.GroupStore;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A queue of completion events (a table with {@code completes_group}; README, "Event groups"): what
+ * becomes of each completion event a poll reads.
+ *
+ * <ul>
+ *   <li>Its group has no row yet: the group is sealed ({@link GroupStore#seal}: the group's row and
+ *       the hold of the event, in one transaction), and the closer is told, for a group that may
+ *       complete at once. The event does not go to the window.
+ *   <li>Its group completed: it goes to the window with the group's counts, as any event.
+ *   <li>Its group is sealed and waiting, yet the event is in a poll's range (someone moved its
+ *       {@code time_next}): it is held again.
+ *   <li>Its group has another completion event: it is made dead, with that reason.
+ * </ul>
+ *
+ * <p>Owned by the poller's thread (through {@code PolledEvents}). A failed read or seal is logged
+ * and counted; those events stay as they are, out of the window, and the next poll tries again.
+ */
+public final class GroupSeals {
+  private static final Logger log = LoggerFactory.getLogger(GroupSeals.class);
+  private static final long WARN_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
+
+  private final QueueContext ctx;
+  private long nextWarnMono = Long.MIN_VALUE / 2;
+
+  public GroupSeals(QueueContext ctx) {
+    this.ctx = ctx;
+  }
+
+  /**
+   * The rows that go to the window: {@code rows} without the completion events that wait; each
+   * completion event that goes has its group's outcome put in {@code outcomes}, by id.
+   */
+  public List<EventRow> admit(List<EventRow> rows, Map<Long, GroupOutcome> outcomes) {
+    if (rows.isEmpty() || !ctx.table().completesGroups()) {
+      return rows;
+    }
+    Set<String> keys = new LinkedHashSet<>();
+    for (EventRow r : rows) {
+      String k = keyOf(r);
+      if (k != null) {
+        keys.add(k);
+      }
+    }
+    if (keys.isEmpty()) {
+      return rows;
+    }
+    List<EventRow> out = new ArrayList<>(rows.size());
+    GroupStore store = ctx.groups().store();
+    Map<String, GroupStore.Group> found;
+    try {
+      found = store == null ? null : store.find(keys);
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      warn(
+          "could not read the groups of {} completion events ({}); the next poll retries", keys, e);
+      found = null;
+    }
+    List<EventRef> holdAgain = new ArrayList<>();
+    Map<EventRef, String> dead = new LinkedHashMap<>();
+    Map<String, Long> sealedBy = new HashMap<>();
+    for (EventRow r : rows) {
+      String k = keyOf(r);
+      if (k == null) {
+        out.add(r);
+        continue;
+      }
+      if (found == null) {
+        continue; // no store (not leading) or the read failed: next poll
+      }
+      EventRef ref = new EventRef(r.id(), r.epoch());
+      if (k.isEmpty() || k.endsWith(" ")) {
+        // The key column's collation ignores trailing spaces: 'g ' would be group 'g'.
+        dead.put(
+            ref,
+            "completes_group '"
+                + k
+                + "' is empty or ends with a space: group keys are compared without trailing"
+                + " spaces, so it cannot name a group of its own");
+        continue;
+      }
+      GroupStore.Group g = found.get(k);
+      if (g == null) {
+        Long first = sealedBy.get(k);
+        if (first == null) {
+          sealedBy.put(k, r.id());
+          seal(store, ref, k);
+        }
+        // A second completion event of the key in this poll: the next poll finds the group taken.
+        continue;
+      }
+      if (g.completionQueue().equals(ctx.queue()) && g.completionId() == r.id()) {
+        if (g.completed()) {
+          out.add(r);
+          outcomes.put(r.id(), new GroupOutcome(k, g.acked(), g.dead(), g.cancelled()));
+        } else {
+          holdAgain.add(ref);
+        }
+        continue;
+      }
+      dead.put(
+          ref,
+          "group "
+              + k
+              + " already has its completion event (queue "
+              + g.completionQueue()
+              + ", event "
+              + g.completionId()
+              + "); a group completes once");
+    }
+    if (!holdAgain.isEmpty()) {
+      try {
+        ctx.ordering().hold(holdAgain);
+      } catch (RuntimeException e) {
+        ctx.metrics().dbErrors.increment();
+        warn("could not hold again completion events {} ({}); the next poll retries", holdAgain, e);
+      }
+    }
+    if (!dead.isEmpty()) {
+      makeDead(dead);
+    }
+    return out;
+  }
+
+  private void seal(GroupStore store, EventRef ref, String key) {
+    GroupStore.Sealed s;
+    try {
+      s =
+          store.seal(
+              ctx.table(), ref, key, ctx.table().options().groupFailFast(), ctx.clock().nowNs());
+    } catch (FencedOffException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      warn("could not seal group {} ({}); the next poll retries", key, e);
+      return;
+    }
+    if (s == GroupStore.Sealed.SEALED) {
+      log.debug("{}: group {} sealed by completion event {}", ctx.where(), key, ref.id());
+      ctx.groups().sealed(key);
+    }
+  }
+
+  private void makeDead(Map<EventRef, String> reasons) {
+    try {
+      Map<EventRef, CasOutcome> out = ctx.dispatch().markDead(reasons);
+      int n = 0;
+      for (Map.Entry<EventRef, CasOutcome> e : out.entrySet()) {
+        if (e.getValue() == CasOutcome.APPLIED) {
+          n++;
+          log.warn(
+              "{}: event {} made dead: {}", ctx.where(), e.getKey().id(), reasons.get(e.getKey()));
+        }
+      }
+      ctx.metrics().dead.increment(n);
+    } catch (RuntimeException e) {
+      ctx.metrics().dbErrors.increment();
+      warn(
+          "could not make completion events {} dead ({}); the next poll retries",
+          reasons.keySet(),
+          e);
+    }
+  }
+
+  private static String keyOf(EventRow r) {
+    Object v = r.userColumns().get(QueueColumns.COMPLETES_GROUP);
+    return v == null ? null : v.toString();
+  }
+
+  private void warn(String msg, Object what, RuntimeException e) {
+    long mono = ctx.clock().monoNs();
+    if (mono - nextWarnMono < 0) {
+      return;
+    }
+    nextWarnMono = mono + WARN_EVERY_NS;
+    log.warn(ctx.where() + ": " + msg, what, e.toString());
+  }
+}

@@ -1,0 +1,68 @@
+package dev.sluice.core.queue.poll;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.core.fairness.TenantLimits;
+import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.context.QueueContext;
+import dev.sluice.core.queue.context.QueueMetrics;
+import dev.sluice.core.queue.dispatch.Inbox;
+import dev.sluice.db.QueueCatalog;
+import dev.sluice.db.QueueTable;
+import dev.sluice.db.store.JdbcEventStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The retry collector follows the queue's current options: an in-place {@code ALTER TABLE ...
+ * COMMENT} of ack_wait changes how often it looks for orphaned events (half of ack_wait, from 100
+ * ms to 1 s), so a shorter ack_wait has a crashed manager's events retried sooner.
+ */
+class RetryCollectorTest {
+
+  @BeforeAll
+  static void start() {
+    PollerTest.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    PollerTest.stop();
+  }
+
+  @Test
+  void anInPlaceAlterOfAckWaitTakesEffectInTheCollector() throws Exception {
+    PollerTest.db.exec(
+        dev.sluice.db.QueueConvention.createTableSql(
+            "collect_alter", java.util.List.of(), "sluice_queue ack_wait=60s"));
+    QueueTable table = discover("collect_alter");
+    QueueContext ctx =
+        new QueueContext(
+            "s",
+            table,
+            new JdbcEventStore(PollerTest.ds, table),
+            new DbClock(Clock.systemUTC()),
+            new QueueMetrics(new SimpleMeterRegistry(), "s", "collect_alter"),
+            TenantLimits.of(table.options()));
+    RetryCollector collector = new RetryCollector(ctx, new Inbox());
+    assertThat(collector.intervalNs()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
+
+    PollerTest.db.exec("ALTER TABLE collect_alter COMMENT = 'sluice_queue ack_wait=200ms'");
+    QueueTable altered = discover("collect_alter");
+    ctx.update(altered, new JdbcEventStore(PollerTest.ds, altered));
+
+    assertThat(ctx.options().ackWait()).hasMillis(200);
+    assertThat(collector.intervalNs())
+        .as("the collector's interval after ack_wait=200ms was applied in place")
+        .isEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
+  }
+
+  static QueueTable discover(String name) {
+    return new QueueCatalog(PollerTest.ds)
+        .discover().stream().filter(x -> x.table().equals(name)).findFirst().orElseThrow().queue();
+  }
+}
