@@ -2,13 +2,12 @@ package dev.sluice.manager.channel;
 
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.manager.config.KafkaChannelSettings;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,6 +49,17 @@ import org.slf4j.LoggerFactory;
  * handlers only enqueue). A future failed by the timeout or by {@link #close} may still have been
  * written by the broker: the channel headers let consumers drop such a duplicate.
  *
+ * <h2>Loops</h2>
+ *
+ * Neither the send thread nor the timeout thread runs through core's {@code LoopRunner}, whose
+ * faults are counted per shard and queue (a publisher serves every queue bound to its channel, on
+ * every shard) and which backs off after a failed pass: the send thread retries nothing (each
+ * message is settled with its own reason; the producer reconnects by itself), and the timeout
+ * thread is the bound on every future, so it must not slow down. They keep its discipline: time on
+ * the injected {@link Ticker} (the deadlines, the sweeps), and what they did not expect counted per
+ * channel ({@link PublisherFaults}, {@code sluice_channel_loop_errors_total{loop=send|timeout}}),
+ * logged with its stack at most every 10 s, and survived.
+ *
  * <h2>Failures</h2>
  *
  * A message the broker refused (too large, invalid topic, not authorized, a policy) or that its one
@@ -62,8 +72,6 @@ import org.slf4j.LoggerFactory;
 public final class KafkaPublisher implements ChannelPublisher {
   private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
 
-  private static final long SWEEP_MS = 50;
-
   private final KafkaChannelSettings settings;
   private final String description;
   private final long timeoutMs;
@@ -73,6 +81,7 @@ public final class KafkaPublisher implements ChannelPublisher {
   private final Producer<byte[], byte[]> producer;
   private final KafkaFailures failures;
   private final KafkaAnswers answers;
+  private final PublisherFaults faults;
 
   /** Which topics exist: the send thread never waits for the metadata of a missing one. */
   private final KafkaTopics topics;
@@ -82,7 +91,7 @@ public final class KafkaPublisher implements ChannelPublisher {
   /** Every publish in the order of its deadline; the timeout thread drops the settled ones. */
   private final ConcurrentLinkedQueue<KafkaPending> byDeadline = new ConcurrentLinkedQueue<>();
 
-  private final ScheduledExecutorService timeoutThread;
+  private final TimeoutSweeper timeouts;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   public KafkaPublisher(KafkaChannelSettings settings) {
@@ -117,6 +126,8 @@ public final class KafkaPublisher implements ChannelPublisher {
       throw e;
     }
     this.answers = new KafkaAnswers(description, failures, producer, closed::get);
+    this.faults =
+        new PublisherFaults(description, ticker, false, KafkaSender.LOOP, TimeoutSweeper.LOOP);
     String client = settings.clientId();
     this.sender =
         new KafkaSender(
@@ -125,18 +136,12 @@ public final class KafkaPublisher implements ChannelPublisher {
             topics,
             answers,
             failures,
-            description,
+            faults,
             closed::get);
-    this.timeoutThread =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "sluice-kafka-timeout-" + client);
-              t.setDaemon(true);
-              return t;
-            });
+    this.timeouts =
+        new TimeoutSweeper("sluice-kafka-timeout-" + client, ticker, faults, this::expire);
     this.sender.start();
-    this.timeoutThread.scheduleWithFixedDelay(
-        this::expire, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+    this.timeouts.start();
     log.info(
         "{}: publisher started (client id {}, publish timeout {} ms)",
         description,
@@ -186,6 +191,16 @@ public final class KafkaPublisher implements ChannelPublisher {
     return description;
   }
 
+  @Override
+  public void registerMetrics(MeterRegistry registry, String channel) {
+    faults.register(registry, channel);
+  }
+
+  /** What its threads counted of their failures. */
+  PublisherFaults faults() {
+    return faults;
+  }
+
   /**
    * Stops taking messages, gives the ones sent a short grace (the publish timeout, at most 1 s) to
    * be confirmed, then fails what is still unconfirmed ({@code brokerDown} true) and closes the
@@ -197,9 +212,9 @@ public final class KafkaPublisher implements ChannelPublisher {
       return;
     }
     // The timeout thread is stopped first: from here on, this thread alone takes from byDeadline.
-    timeoutThread.shutdownNow();
+    timeouts.stop();
     try {
-      timeoutThread.awaitTermination(1, TimeUnit.SECONDS);
+      timeouts.join(1000);
       sender.stop(timeoutMs + 1000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -229,23 +244,20 @@ public final class KafkaPublisher implements ChannelPublisher {
 
   // ---- timeout thread
 
+  /** One sweep: fails what is due. A sweep that throws is counted by the {@link TimeoutSweeper}. */
   private void expire() {
-    try {
-      long now = ticker.nanos();
-      // In deadline order; stops at the first one not yet due. The iterator removes exactly the
-      // element it returned, whatever else removes meanwhile.
-      for (Iterator<KafkaPending> it = byDeadline.iterator(); it.hasNext(); ) {
-        KafkaPending p = it.next();
-        if (!p.future.isDone() && now - p.deadline < 0) {
-          return;
-        }
-        it.remove();
-        if (!p.future.isDone()) {
-          answers.fail(p, failures.timedOut(p.message));
-        }
+    long now = ticker.nanos();
+    // In deadline order; stops at the first one not yet due. The iterator removes exactly the
+    // element it returned, whatever else removes meanwhile.
+    for (Iterator<KafkaPending> it = byDeadline.iterator(); it.hasNext(); ) {
+      KafkaPending p = it.next();
+      if (!p.future.isDone() && now - p.deadline < 0) {
+        return;
       }
-    } catch (RuntimeException e) {
-      log.error("{}: timeout sweep failed", description, e);
+      it.remove();
+      if (!p.future.isDone()) {
+        answers.fail(p, failures.timedOut(p.message));
+      }
     }
   }
 }

@@ -10,8 +10,6 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The send thread of a {@link KafkaPublisher} ({@code sluice-kafka-send-<client id>}, a daemon):
@@ -22,16 +20,24 @@ import org.slf4j.LoggerFactory;
  * back), and one for a missing topic is refused at once, so a missing topic never holds up the
  * messages behind it. Messages whose future completed meanwhile (timed out) are not sent.
  *
+ * <p>Not a core {@code LoopRunner}: its faults are counted per channel ({@link PublisherFaults},
+ * loop {@value #LOOP}), and it has nothing to back off. A turn sends one message and whatever fails
+ * is that message's, settled at once with Kafka's reason; nothing is retried here (the producer
+ * retries and reconnects by itself, with its own backoff). A turn that throws what nothing expected
+ * is counted and logged, the message's future is left to the timeout thread, and the next message
+ * goes.
+ *
  * <p>Threads: callers and the admin client's thread append to the outbox; this thread alone takes.
  */
 final class KafkaSender {
-  private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
+  /** The send thread's loop, as {@link PublisherFaults} counts it. */
+  static final String LOOP = "send";
 
   private final Producer<byte[], byte[]> producer;
   private final KafkaTopics topics;
   private final KafkaAnswers answers;
   private final KafkaFailures failures;
-  private final String description;
+  private final PublisherFaults faults;
   private final BooleanSupplier closed;
   private final LinkedBlockingQueue<KafkaPending> outbox = new LinkedBlockingQueue<>();
   private final Thread thread;
@@ -42,13 +48,13 @@ final class KafkaSender {
       KafkaTopics topics,
       KafkaAnswers answers,
       KafkaFailures failures,
-      String description,
+      PublisherFaults faults,
       BooleanSupplier closed) {
     this.producer = producer;
     this.topics = topics;
     this.answers = answers;
     this.failures = failures;
-    this.description = description;
+    this.faults = faults;
     this.closed = closed;
     this.thread = new Thread(this::loop, threadName);
     this.thread.setDaemon(true);
@@ -90,9 +96,9 @@ final class KafkaSender {
       if (!p.future.isDone()) {
         try {
           send(p);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: the thread must not die of it
           // Not expected (send settles its own errors); the timeout still completes the future.
-          log.error("{}: sending {} failed", description, KafkaFailures.where(p.message), e);
+          faults.caught(LOOP, e);
         }
       }
     }
