@@ -43,7 +43,9 @@ public final class ChannelOutlets implements QueueListener, AutoCloseable {
     this.engine = engine;
     this.registry = registry;
     for (ChannelConfig c : config.channels()) {
-      publishers.put(c.name(), publisher(c, config.managerId()));
+      ChannelPublisher p = publisher(c, config.managerId());
+      p.registerMetrics(registry, c.name());
+      publishers.put(c.name(), p);
       log.info("channel {}: {}", c.name(), publishers.get(c.name()).describe());
     }
   }

@@ -1,5 +1,6 @@
 package dev.sluice.manager.channel;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -29,6 +30,14 @@ public interface ChannelPublisher extends AutoCloseable {
 
   /** "kafka 127.0.0.1:9092", "rabbitmq amqp://127.0.0.1:5672/": for logs and status, no secrets. */
   String describe();
+
+  /**
+   * Registers in {@code registry} what the publisher's own threads count of their failures, tagged
+   * with the channel's name ({@code sluice_channel_loop_errors_total{channel,loop}}, and {@code
+   * sluice_channel_connect_failures_total{channel}} for a publisher that connects itself). Once per
+   * publisher, by the manager that built it; the counts run from its start.
+   */
+  void registerMetrics(MeterRegistry registry, String channel);
 
   /** Fails what is still unconfirmed and closes the connection. */
   @Override

@@ -156,10 +156,10 @@ final class KafkaTopics implements AutoCloseable {
     if (cause == null) {
       k = new Known(true, null, now);
     } else if (definite(cause)) {
-      k = new Known(false, KafkaPublisher.reason(cause), now);
+      k = new Known(false, KafkaFailures.reason(cause), now);
     } else {
       k = null;
-      noAnswer = KafkaPublisher.reason(cause);
+      noAnswer = KafkaFailures.reason(cause);
     }
     List<Object> items;
     synchronized (waiting) {

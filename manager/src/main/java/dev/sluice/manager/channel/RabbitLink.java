@@ -9,7 +9,6 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import com.rabbitmq.client.impl.ForgivingExceptionHandler;
-import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.manager.channel.RabbitEvent.Blocked;
 import dev.sluice.manager.channel.RabbitEvent.ChannelDown;
@@ -21,7 +20,6 @@ import dev.sluice.manager.channel.RabbitEvent.Stop;
 import dev.sluice.manager.channel.RabbitEvent.Unblocked;
 import java.io.IOException;
 import java.net.Socket;
-import java.time.Duration;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -31,8 +29,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The publisher thread of a {@link RabbitPublisher} and the connection it owns: connects,
- * reconnects with {@link #RECONNECT} backoff (the client's automatic recovery is off), opens the
+ * reconnects when {@link RabbitReconnects} says (the client's automatic recovery is off), opens the
  * one channel, sends what {@link RabbitConfirms} holds and hands it the confirms and returns.
+ *
+ * <p>Its loop takes what arrived in the inbox, waiting at most until the next thing due on the
+ * ticker (a reconnect, a nack's grace). It is not a core {@code LoopRunner} (see {@link
+ * RabbitPublisher}, Loops): while it waits out the reconnect backoff it still takes publishes and
+ * the stop. A turn that throws what nothing expected (a bug, an {@code Error}) is counted and
+ * logged ({@link PublisherFaults#caught}, loop {@value #LOOP}); the connection is then dropped as
+ * if lost, so that the next one starts from a known state after the backoff, and the thread goes
+ * on.
  *
  * <p>The fields marked volatile are read by the other threads: whether it is up, why not, and the
  * connection and socket that {@link #cut} closes. Every other field is the publisher thread's.
@@ -40,11 +46,8 @@ import org.slf4j.LoggerFactory;
 final class RabbitLink {
   private static final Logger log = LoggerFactory.getLogger(RabbitPublisher.class);
 
-  /** Between connection attempts: 100 ms after a loss, doubling to 5 s, with jitter. */
-  static final Backoff RECONNECT = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5));
-
-  /** A failed attempt is logged at warn on the first of an outage and then every this many. */
-  private static final int WARN_EVERY = 10;
+  /** The publisher thread's loop, as {@link PublisherFaults} counts it. */
+  static final String LOOP = "publisher";
 
   private final RabbitChannelSettings settings;
   private final String description;
@@ -52,6 +55,8 @@ final class RabbitLink {
   private final Ticker ticker;
   private final ConnectionFactory factory;
   private final RabbitConfirms confirms;
+  private final PublisherFaults faults;
+  private final RabbitReconnects reconnects;
 
   /** Appended by callers and the I/O thread; taken by the publisher thread. */
   final LinkedBlockingQueue<RabbitEvent> inbox = new LinkedBlockingQueue<>();
@@ -90,18 +95,15 @@ final class RabbitLink {
 
   private boolean blocked;
   private String blockedReason;
-  private long nextConnectAt;
-
-  /** Failed connection attempts since the last connection (or the start). */
-  private int failedAttempts;
-
-  private long downSince;
   private boolean stopping;
 
-  RabbitLink(RabbitChannelSettings settings, String description, Ticker ticker) {
+  RabbitLink(
+      RabbitChannelSettings settings, String description, Ticker ticker, PublisherFaults faults) {
     this.settings = settings;
     this.description = description;
     this.ticker = ticker;
+    this.faults = faults;
+    this.reconnects = new RabbitReconnects(description, ticker, faults);
     this.timeoutNanos = settings.publishTimeout().toNanos();
     this.confirms = new RabbitConfirms(description);
     this.factory =
@@ -151,47 +153,70 @@ final class RabbitLink {
   // ---------------------------------------------------------------- publisher thread
 
   void run() {
-    nextConnectAt = ticker.nanos();
-    downSince = nextConnectAt;
     try {
       while (!stopping) {
-        RabbitEvent e = inbox.poll(waitNanos(), TimeUnit.NANOSECONDS);
-        if (e != null) {
-          handle(e);
-          // Drain what else arrived before sending more, so that a close or a confirm is seen
-          // before the next batch.
-          for (RabbitEvent more; !stopping && (more = inbox.poll()) != null; ) {
-            handle(more);
-          }
+        try {
+          turn();
+        } catch (RuntimeException | Error e) { // an Error too: the thread must not die of it
+          recover(e);
         }
-        if (stopping) {
-          break;
-        }
-        confirms.expireNackGrace(ticker.nanos());
-        if (connection == null && ticker.nanos() - nextConnectAt >= 0) {
-          connect();
-        }
-        if (connection != null && channel == null && !channelBroken) {
-          openChannel();
-        }
-        send();
       }
-      finish();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      finish();
-    } catch (RuntimeException | Error e) {
-      log.error("{}: publisher thread failed; failing what it held", description, e);
-      finish();
-      throw e;
     }
+    try {
+      finish();
+    } catch (RuntimeException | Error e) { // the publisher fails what is left as it closes
+      faults.caught(LOOP, e);
+    }
+  }
+
+  /** One turn: what arrived, then what is due (a nack's grace, a reconnect, a channel, sends). */
+  private void turn() throws InterruptedException {
+    RabbitEvent e = inbox.poll(waitNanos(), TimeUnit.NANOSECONDS);
+    if (e != null) {
+      handle(e);
+      // Drain what else arrived before sending more, so that a close or a confirm is seen before
+      // the next batch.
+      for (RabbitEvent more; !stopping && (more = inbox.poll()) != null; ) {
+        handle(more);
+      }
+    }
+    if (stopping) {
+      return;
+    }
+    confirms.expireNackGrace(ticker.nanos());
+    if (connection == null && reconnects.due()) {
+      connect();
+    }
+    if (connection != null && channel == null && !channelBroken) {
+      openChannel();
+    }
+    send();
+  }
+
+  /**
+   * A turn threw what nothing expected: counted and logged, the connection dropped as if lost (what
+   * it had not confirmed fails, broker down; its socket is closed), and the next connection attempt
+   * waits the backoff. What the turn was handling when it threw is failed by the timeout thread.
+   */
+  private void recover(Throwable t) {
+    faults.caught(LOOP, t);
+    if (connection != null) {
+      String why = "the publisher thread failed (" + t + "); the publisher closed the connection";
+      if (cutReason.compareAndSet(null, why)) {
+        RabbitPublisher.closeQuietly(liveSocket);
+      }
+      drop(cutReason.get());
+    }
+    reconnects.turnFailed();
   }
 
   private long waitNanos() {
     long now = ticker.nanos();
     long wait = TimeUnit.SECONDS.toNanos(1);
     if (connection == null) {
-      wait = Math.min(wait, Math.max(0, nextConnectAt - now));
+      wait = reconnects.waitNs(wait);
     } else if (channel == null && !channelBroken) {
       return 0;
     } else if (canSend()) {
@@ -232,20 +257,8 @@ final class RabbitLink {
       c = factory.newConnection(settings.connectionName());
     } catch (IOException | TimeoutException | RuntimeException e) {
       String why = reason(e);
-      failedAttempts++;
-      long delayNs = RECONNECT.delayNs(failedAttempts);
-      if (failedAttempts % WARN_EVERY == 1) {
-        log.warn(
-            "{}: cannot connect ({} attempts): {}; next in {} ms",
-            description,
-            failedAttempts,
-            why,
-            TimeUnit.NANOSECONDS.toMillis(delayNs));
-      } else {
-        log.debug("{}: cannot connect ({} attempts): {}", description, failedAttempts, why);
-      }
+      reconnects.failed(why);
       downReason = "cannot connect: " + why;
-      nextConnectAt = Backoff.at(ticker.nanos(), delayNs);
       return;
     }
     long gen = ++connectionGen;
@@ -254,16 +267,11 @@ final class RabbitLink {
     liveSocket = lastSocket;
     liveConnection = c;
     blocked = false;
+    channelBroken = false; // a late close of the last connection's channel said nothing of this one
     c.addShutdownListener(cause -> inbox.add(new ConnectionDown(gen, cause)));
     c.addBlockedListener(
         reason -> inbox.add(new Blocked(gen, reason)), () -> inbox.add(new Unblocked(gen)));
-    long downMs = TimeUnit.NANOSECONDS.toMillis(ticker.nanos() - downSince);
-    if (connectionGen == 1) {
-      log.info("{}: connected", description);
-    } else {
-      log.info("{}: connected again after {} ms", description, downMs);
-    }
-    failedAttempts = 0;
+    reconnects.connected();
   }
 
   private void openChannel() {
@@ -349,16 +357,7 @@ final class RabbitLink {
     }
     String cut = cutReason.get();
     String why = cut != null ? cut : shutdownReason(d.cause());
-    connection = null;
-    channel = null;
-    channelBroken = false;
-    liveConnection = null;
-    liveSocket = null;
-    blocked = false;
-    up = false;
-    downReason = why;
-    downSince = ticker.nanos();
-    int failed = confirms.connectionLost(why);
+    int failed = drop(why);
     if (!stopping) {
       log.warn(
           "{}: connection lost: {}; {} unconfirmed messages failed; reconnecting",
@@ -366,7 +365,24 @@ final class RabbitLink {
           why,
           failed);
     }
-    nextConnectAt = Backoff.at(downSince, RECONNECT.delayNs(1));
+  }
+
+  /**
+   * Forgets the connection ({@code why} it went): later events of it and of its channel are
+   * ignored, and what it had not confirmed fails. How many that failed.
+   */
+  private int drop(String why) {
+    connection = null;
+    channel = null;
+    channelGen++; // no channel has this number: the old channel's late events match none
+    channelBroken = false;
+    liveConnection = null;
+    liveSocket = null;
+    blocked = false;
+    up = false;
+    downReason = why;
+    reconnects.lost();
+    return confirms.connectionLost(why);
   }
 
   private void onBlocked(Blocked b) {

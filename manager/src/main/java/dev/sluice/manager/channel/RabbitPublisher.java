@@ -2,13 +2,12 @@ package dev.sluice.manager.channel;
 
 import com.rabbitmq.client.Connection;
 import dev.sluice.core.loop.Ticker;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.Socket;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -34,20 +33,21 @@ import org.slf4j.LoggerFactory;
  *       Connection}, the one {@link Channel} (a channel is not safe for concurrent publishing) and
  *       every bookkeeping structure: the messages waiting to be sent, the unconfirmed ones by
  *       sequence number, the nacked ones waiting for their return. It connects, reconnects with
- *       backoff ({@link RabbitLink#RECONNECT}: 100 ms doubling to 5 s, with jitter; the client's
- *       automatic recovery is off), opens channels, publishes, and settles confirms, returns and
- *       closes ({@link RabbitLink}, with the messages' bookkeeping in {@link RabbitConfirms}). It
- *       can block in a socket write while the broker reads nothing; the timeout thread then cuts
- *       the connection.
+ *       backoff ({@link RabbitReconnects#RECONNECT}: 100 ms doubling to 5 s, with jitter; the
+ *       client's automatic recovery is off), opens channels, publishes, and settles confirms,
+ *       returns and closes ({@link RabbitLink}, with the messages' bookkeeping in {@link
+ *       RabbitConfirms}). It can block in a socket write while the broker reads nothing; the
+ *       timeout thread then cuts the connection.
  *   <li>The client's <b>I/O thread</b> ({@code AMQP Connection <host:port>}, a daemon) reads the
  *       socket and runs the confirm, return, blocked and shutdown listeners, which only post events
  *       to the inbox (tagged with the channel or connection they came from, so that an event of a
  *       channel that is gone is ignored: sequence numbers start again on every channel).
- *   <li>The <b>timeout thread</b> ({@code sluice-rabbit-timeout-<connection name>}) fails, every 50
- *       ms, the futures older than the publish timeout: the bound on every future even if the
- *       broker never answers. When a message that was sent times out, it closes the connection's
- *       socket (a connection that confirms nothing for that long is treated as lost); everything
- *       else unconfirmed on it then fails and the publisher reconnects.
+ *   <li>The <b>timeout thread</b> ({@code sluice-rabbit-timeout-<connection name>}, a {@link
+ *       TimeoutSweeper}) fails, every 50 ms on the ticker, the futures older than the publish
+ *       timeout: the bound on every future even if the broker never answers. When a message that
+ *       was sent times out, it closes the connection's socket (a connection that confirms nothing
+ *       for that long is treated as lost); everything else unconfirmed on it then fails and the
+ *       publisher reconnects.
  *   <li>{@link #close} runs on the caller's thread.
  * </ul>
  *
@@ -55,6 +55,19 @@ import org.slf4j.LoggerFactory;
  * block. A future that failed may still have been taken by the broker (a lost confirm, a timeout, a
  * resend after a channel error): the channel headers and message id let consumers drop such a
  * duplicate.
+ *
+ * <h2>Loops</h2>
+ *
+ * Neither thread runs through core's {@code LoopRunner}, whose faults are counted per shard and
+ * queue (a publisher serves every queue bound to its channel, on every shard) and whose pause after
+ * a failure is a sleep (the publisher thread must go on taking its inbox while it waits to
+ * reconnect, and the timeout thread must not slow down). They keep its discipline: the one named,
+ * jittered {@link RabbitReconnects#RECONNECT} backoff, measured on the injected {@link Ticker} (as
+ * are the deadlines, the sweeps and the nack grace); failures counted per channel ({@link
+ * PublisherFaults}: {@code sluice_channel_connect_failures_total}, {@code
+ * sluice_channel_loop_errors_total}); an outage logged when it starts, when its reason changes and
+ * when it ends, not at every attempt; an unexpected error survived (the publisher thread drops its
+ * connection and reconnects, the timeout thread sweeps again at its next turn).
  *
  * <h2>Failures</h2>
  *
@@ -75,20 +88,19 @@ import org.slf4j.LoggerFactory;
 public final class RabbitPublisher implements ChannelPublisher {
   private static final Logger log = LoggerFactory.getLogger(RabbitPublisher.class);
 
-  private static final long SWEEP_MS = 50;
-
   private final RabbitChannelSettings settings;
   private final String description;
   private final long timeoutNanos;
   private final String timeoutText;
   private final Ticker ticker;
+  private final PublisherFaults faults;
   private final RabbitLink link;
 
   /** Every publish in the order of its deadline; the timeout thread drops the settled ones. */
   private final ConcurrentLinkedQueue<RabbitPending> byDeadline = new ConcurrentLinkedQueue<>();
 
   private final Thread publisherThread;
-  private final ScheduledExecutorService timeoutThread;
+  private final TimeoutSweeper timeouts;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   public RabbitPublisher(RabbitChannelSettings settings) {
@@ -106,20 +118,16 @@ public final class RabbitPublisher implements ChannelPublisher {
     long timeoutMs = settings.publishTimeout().toMillis();
     this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     this.timeoutText = timeoutMs % 1000 == 0 ? timeoutMs / 1000 + " s" : timeoutMs + " ms";
-    this.link = new RabbitLink(settings, description, ticker);
+    this.faults =
+        new PublisherFaults(description, ticker, true, RabbitLink.LOOP, TimeoutSweeper.LOOP);
+    this.link = new RabbitLink(settings, description, ticker, faults);
     String name = settings.connectionName();
     this.publisherThread = new Thread(this::run, "sluice-rabbit-" + name);
     this.publisherThread.setDaemon(true);
-    this.timeoutThread =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "sluice-rabbit-timeout-" + name);
-              t.setDaemon(true);
-              return t;
-            });
+    this.timeouts =
+        new TimeoutSweeper("sluice-rabbit-timeout-" + name, ticker, faults, this::expire);
     this.publisherThread.start();
-    this.timeoutThread.scheduleWithFixedDelay(
-        this::expire, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+    this.timeouts.start();
     log.info(
         "{}: publisher started (connection name {}, publish timeout {})",
         description,
@@ -175,6 +183,16 @@ public final class RabbitPublisher implements ChannelPublisher {
     return description;
   }
 
+  @Override
+  public void registerMetrics(MeterRegistry registry, String channel) {
+    faults.register(registry, channel);
+  }
+
+  /** What its threads counted of their failures. */
+  PublisherFaults faults() {
+    return faults;
+  }
+
   /**
    * Stops taking messages, gives the ones sent a short grace (the publish timeout, at most 1 s) to
    * be confirmed, then fails what is still unconfirmed ({@code brokerDown} true) and closes the
@@ -214,7 +232,7 @@ public final class RabbitPublisher implements ChannelPublisher {
 
   /** After close: stops the timeout thread and fails whatever is still listed. Any thread. */
   private void failTheRest() {
-    timeoutThread.shutdownNow();
+    timeouts.stop();
     for (RabbitPending p; (p = byDeadline.poll()) != null; ) {
       p.future.completeExceptionally(closedFailure(description, p.message));
     }
@@ -223,37 +241,34 @@ public final class RabbitPublisher implements ChannelPublisher {
 
   // ---------------------------------------------------------------- timeout thread
 
+  /** One sweep: fails what is due. A sweep that throws is counted by the {@link TimeoutSweeper}. */
   private void expire() {
-    try {
-      long now = ticker.nanos();
-      for (RabbitPending p; (p = byDeadline.peek()) != null; ) {
-        if (p.future.isDone()) {
-          byDeadline.poll();
-          continue;
-        }
-        if (p.deadline - now > 0) {
-          break;
-        }
+    long now = ticker.nanos();
+    for (RabbitPending p; (p = byDeadline.peek()) != null; ) {
+      if (p.future.isDone()) {
         byDeadline.poll();
-        Connection sentOn = p.sentOn;
-        String why = sentOn != null ? "" : heldReason();
-        boolean failed =
-            p.fail(
-                description
-                    + ": "
-                    + p.message.describe()
-                    + " was not confirmed within "
-                    + timeoutText
-                    + why,
-                true);
-        if (failed && sentOn != null) {
-          link.unanswered(sentOn);
-          link.cut(
-              sentOn, "no confirm within " + timeoutText + "; the publisher closed the connection");
-        }
+        continue;
       }
-    } catch (RuntimeException e) {
-      log.error("{}: timeout sweep failed", description, e);
+      if (p.deadline - now > 0) {
+        break;
+      }
+      byDeadline.poll();
+      Connection sentOn = p.sentOn;
+      String why = sentOn != null ? "" : heldReason();
+      boolean failed =
+          p.fail(
+              description
+                  + ": "
+                  + p.message.describe()
+                  + " was not confirmed within "
+                  + timeoutText
+                  + why,
+              true);
+      if (failed && sentOn != null) {
+        link.unanswered(sentOn);
+        link.cut(
+            sentOn, "no confirm within " + timeoutText + "; the publisher closed the connection");
+      }
     }
   }
 

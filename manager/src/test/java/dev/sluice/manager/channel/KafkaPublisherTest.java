@@ -121,15 +121,15 @@ class KafkaPublisherTest {
     // Kafka calls these retriable, and the producer retried them until the publish timeout; they
     // say one topic (or partition) cannot take the message, not that the cluster is down. (One
     // in-process broker cannot produce too few in-sync replicas: it caps min.insync.replicas.)
-    assertThat(KafkaPublisher.refused(new UnknownTopicOrPartitionException("no topic"))).isTrue();
-    assertThat(KafkaPublisher.refused(new NotEnoughReplicasException("isr 1 < 2"))).isTrue();
-    assertThat(KafkaPublisher.refused(new NotEnoughReplicasAfterAppendException("isr"))).isTrue();
-    assertThat(KafkaPublisher.refused(new TopicAuthorizationException("t"))).isTrue();
-    assertThat(KafkaPublisher.refused(new RecordTooLargeException("big"))).isTrue();
+    assertThat(KafkaFailures.refused(new UnknownTopicOrPartitionException("no topic"))).isTrue();
+    assertThat(KafkaFailures.refused(new NotEnoughReplicasException("isr 1 < 2"))).isTrue();
+    assertThat(KafkaFailures.refused(new NotEnoughReplicasAfterAppendException("isr"))).isTrue();
+    assertThat(KafkaFailures.refused(new TopicAuthorizationException("t"))).isTrue();
+    assertThat(KafkaFailures.refused(new RecordTooLargeException("big"))).isTrue();
     // The cluster's or the connection's.
-    assertThat(KafkaPublisher.refused(new NetworkException("reset"))).isFalse();
-    assertThat(KafkaPublisher.refused(new NotLeaderOrFollowerException("moved"))).isFalse();
-    assertThat(KafkaPublisher.refused(new TimeoutException("no answer"))).isFalse();
+    assertThat(KafkaFailures.refused(new NetworkException("reset"))).isFalse();
+    assertThat(KafkaFailures.refused(new NotLeaderOrFollowerException("moved"))).isFalse();
+    assertThat(KafkaFailures.refused(new TimeoutException("no answer"))).isFalse();
   }
 
   @Test

@@ -11,15 +11,18 @@ import com.rabbitmq.client.GetResponse;
 import dev.sluice.manager.FreezableProxy;
 import dev.sluice.testkit.AmqpBrokers;
 import dev.sluice.testkit.EmbeddedAmqpBroker;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -269,7 +272,7 @@ class RabbitPublisherTest {
     proxy.freeze();
     CompletableFuture<Void> silent = publisher.publish(message(t.exchange, t.routingKey, 2));
     now.addAndGet(Duration.ofSeconds(29).toNanos());
-    // Many sweeps of the timeout thread pass: 29 s on the ticker are not its 30 s.
+    // The timeout thread sweeps once the ticker moved: 29 s on the ticker are not its 30 s.
     await()
         .during(Duration.ofMillis(500))
         .atMost(Duration.ofSeconds(3))
@@ -286,10 +289,71 @@ class RabbitPublisherTest {
         .during(Duration.ofMillis(500))
         .atMost(Duration.ofSeconds(3))
         .until(() -> !publisher.connected());
-    now.addAndGet(RabbitLink.RECONNECT.maxNs());
+    now.addAndGet(RabbitReconnects.RECONNECT.maxNs());
     await().atMost(Duration.ofSeconds(10)).until(publisher::connected);
     confirmed(publisher.publish(message(t.exchange, t.routingKey, 3)));
     assertThat(t.drain()).extracting(m -> m.id).contains("0/orders/1/1", "0/orders/3/1");
+  }
+
+  @Test
+  void aTurnOfThePublisherThreadThatThrowsIsCountedAndItReconnectsAfterTheBackoff()
+      throws Exception {
+    Topology t = declare(embedded.uri());
+    FakeTicker ticker = new FakeTicker();
+    RabbitPublisher publisher =
+        closeLater(
+            new RabbitPublisher(
+                new RabbitChannelSettings(
+                    embedded.uri(), Duration.ofSeconds(30), "sluice-test-turn-fails"),
+                ticker));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    publisher.registerMetrics(registry, "rq");
+    confirmed(publisher.publish(message(t.exchange, t.routingKey, 1)));
+
+    // Headers that cannot be read: copying them throws on the publisher thread, which nothing
+    // there expects.
+    Map<String, String> unreadable =
+        new AbstractMap<>() {
+          @Override
+          public Set<Entry<String, String>> entrySet() {
+            throw new IllegalStateException("headers that cannot be read");
+          }
+        };
+    CompletableFuture<Void> broken =
+        publisher.publish(
+            new OutboundMessage(
+                t.exchange, t.routingKey, null, unreadable, new byte[1], "0/q/2/1"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> !publisher.connected());
+    assertThat(
+            registry
+                .get("sluice.channel.loop.errors")
+                .tags("channel", "rq", "loop", "publisher")
+                .functionCounter()
+                .count())
+        .isEqualTo(1);
+
+    // The thread lives on; the next connection waits the backoff, on the ticker.
+    CompletableFuture<Void> next = publisher.publish(message(t.exchange, t.routingKey, 3));
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> !publisher.connected() && !next.isDone());
+    ticker.advanceNanos(RabbitReconnects.RECONNECT.maxNs());
+    confirmed(next);
+    assertThat(publisher.connected()).isTrue();
+    assertThat(broken).isNotDone();
+    ticker.advance(Duration.ofSeconds(30));
+    PublishFailure f = failure(broken);
+    assertThat(f.brokerDown()).isTrue();
+    assertThat(f.getMessage()).contains("0/q/2/1").contains("not confirmed within 30 s");
+    assertThat(
+            registry
+                .get("sluice.channel.connect.failures")
+                .tags("channel", "rq")
+                .functionCounter()
+                .count())
+        .isZero();
+    assertThat(t.drain()).extracting(m -> m.id).containsExactly("0/orders/1/1", "0/orders/3/1");
   }
 
   @Test
