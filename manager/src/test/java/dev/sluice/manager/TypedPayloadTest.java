@@ -9,73 +9,31 @@ import dev.sluice.proto.v1.ListQueuesRequest;
 import dev.sluice.proto.v1.QueueInfo;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.receiver.SluiceReceiver;
+import dev.sluice.testkit.TypedColumns;
+import dev.sluice.testkit.TypedColumns.Column;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every MySQL/MariaDB column type, through a real table, a real manager and the real SDK: each
- * value arrives exactly (extremes, fractions, time zones), NULL arrives as NULL, and a type that
- * cannot travel exactly is refused when the queue is validated, naming the column and its type. The
- * manager's pool runs with a session time zone of -07:00 and the JVM in Asia/Kolkata, so a value
- * that passed through either zone would show.
+ * Every MySQL/MariaDB column type ({@link TypedColumns}), through a real table, a real manager and
+ * the real SDK: each value arrives exactly (extremes, fractions, time zones), NULL arrives as NULL,
+ * and a type that cannot travel exactly is refused when the queue is validated, naming the column
+ * and its type. The manager's pool runs with a session time zone of -07:00 and the JVM in
+ * Asia/Kolkata, so a value that passed through either zone would show.
  */
 class TypedPayloadTest {
-
-  /** Column name, SQL type, the literal inserted (SQL). */
-  record Col(String name, String type, String literal) {}
-
-  static List<Col> columns(boolean mariadb) {
-    List<Col> c =
-        new ArrayList<>(
-            List.of(
-                new Col("c_tinyint", "TINYINT", "-128"),
-                new Col("c_bool", "BOOLEAN", "1"),
-                new Col("c_bool_odd", "TINYINT(1)", "5"),
-                new Col("c_smallint", "SMALLINT UNSIGNED", "65535"),
-                new Col("c_mediumint", "MEDIUMINT", "-8388608"),
-                new Col("c_int", "INT UNSIGNED", "4294967295"),
-                new Col("c_bigint", "BIGINT", "-9223372036854775808"),
-                new Col("c_ubigint", "BIGINT UNSIGNED", "18446744073709551615"),
-                new Col("c_decimal", "DECIMAL(30,10)", "'12345678901234567890.0123456789'"),
-                new Col("c_numeric", "NUMERIC(5,2)", "'-0.50'"),
-                new Col("c_float", "FLOAT", "1.1"),
-                new Col("c_double", "DOUBLE", "0.1"),
-                new Col("c_char", "CHAR(3)", "'abc'"),
-                new Col("c_varchar", "VARCHAR(64)", "'h\u00e9llo \u2603 \ud83d\ude00'"),
-                new Col("c_text", "TEXT", "'line1\\nline2'"),
-                new Col("c_enum", "ENUM('red','green')", "'green'"),
-                new Col("c_set", "SET('a','b','c')", "'a,c'"),
-                new Col("c_binary", "BINARY(3)", "X'00FF10'"),
-                new Col("c_varbinary", "VARBINARY(8)", "X'DEADBEEF'"),
-                new Col("c_blob", "BLOB", "X'0001FEFF'"),
-                new Col("c_bit1", "BIT(1)", "b'1'"),
-                new Col("c_bits", "BIT(10)", "b'1000000001'"),
-                new Col("c_date", "DATE", "'2024-02-29'"),
-                new Col("c_datetime", "DATETIME(6)", "'2024-03-31 02:30:00.123456'"),
-                new Col("c_timestamp", "TIMESTAMP(6) NULL", "FROM_UNIXTIME(1700000000.654321)"),
-                new Col("c_time", "TIME(6)", "'-838:59:59.000000'"),
-                new Col("c_time_long", "TIME(1)", "'25:00:00.5'"),
-                new Col("c_year", "YEAR", "2155"),
-                new Col("c_json", "JSON", "'{\"a\": 1, \"b\": [true, null]}'")));
-    if (mariadb) {
-      c.add(new Col("c_inet6", "INET6", "'2001:db8::1'"));
-      c.add(new Col("c_uuid", "UUID", "'123e4567-e89b-12d3-a456-426655440000'"));
-    }
-    return c;
-  }
 
   /** A record mapped from the columns with {@link ReceivedEvent#as}. */
   record Payload(
@@ -97,31 +55,18 @@ class TypedPayloadTest {
   void everyColumnTypeArrivesExactly() throws Exception {
     try (Harness h = new Harness(TypedPayloadTest.class)) {
       boolean mariadb;
-      try (Connection c = h.connect();
-          Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT VERSION()")) {
-        rs.next();
-        mariadb = rs.getString(1).toLowerCase().contains("mariadb");
+      try (Connection c = h.connect()) {
+        mariadb = TypedColumns.isMariaDb(c);
       }
-      List<Col> cols = columns(mariadb);
-      List<String> defs = new ArrayList<>();
-      for (Col c : cols) {
-        defs.add("`" + c.name() + "` " + c.type() + (c.type().endsWith("NULL") ? "" : " NULL"));
-      }
-      h.exec(QueueConvention.createTableSql("typed_q", defs, "sluice_queue"));
-      StringBuilder names = new StringBuilder("id");
-      StringBuilder values = new StringBuilder("1");
-      StringBuilder nulls = new StringBuilder("2");
-      for (Col c : cols) {
-        names.append(", `").append(c.name()).append('`');
-        values.append(", ").append(c.literal());
-        nulls.append(", NULL");
-      }
+      List<Column> cols = TypedColumns.of(mariadb);
+      h.exec(
+          QueueConvention.createTableSql(
+              "typed_q", TypedColumns.definitions(cols), "sluice_queue"));
       // The producer writes in yet another session time zone.
       try (Connection c = h.connect();
           Statement s = c.createStatement()) {
         s.execute("SET time_zone = '+05:30'");
-        s.execute("INSERT INTO typed_q (" + names + ") VALUES (" + values + "), (" + nulls + ")");
+        s.execute(TypedColumns.insertSql("typed_q", cols, 1, 2));
       }
 
       h.startManager();
@@ -180,6 +125,12 @@ class TypedPayloadTest {
         assertThat(e.getString("c_uuid")).isEqualTo("123e4567-e89b-12d3-a456-426655440000");
       }
       assertThat(e.columns()).hasSize(cols.size());
+      // Each value's wire kind is the one the shared table names (the conformance suite's too).
+      for (Column c : cols) {
+        String kind =
+            e.raw().getColumnsMap().get(c.name()).getKindCase().name().toLowerCase(Locale.ROOT);
+        assertThat(kind).as(c.name()).isEqualTo(c.kind() + "_value");
+      }
 
       Payload p = e.as(Payload.class);
       assertThat(p.cTinyint()).isEqualTo(-128);
@@ -197,7 +148,7 @@ class TypedPayloadTest {
       assertThat(p.missingColumn()).isNull();
 
       ReceivedEvent n = got.get(2L);
-      for (Col c : cols) {
+      for (Column c : cols) {
         assertThat(n.isNull(c.name())).as(c.name()).isTrue();
       }
       assertThatThrownBy(() -> n.getLong("c_bigint"))

@@ -93,7 +93,14 @@ final class Connector implements StreamSession.Listener {
         return;
       }
       generation++;
-      session = new StreamSession(generation, this, outbox, runtime.stats(), runtime.silenced());
+      session =
+          new StreamSession(
+              generation,
+              this,
+              outbox,
+              runtime.stats(),
+              runtime.silenced(),
+              answer -> runtime.notices().answered(endpoint, answer));
       current = session;
       if (generation > 1) {
         runtime.stats().reconnects.incrementAndGet();
@@ -182,6 +189,9 @@ final class Connector implements StreamSession.Listener {
       stop = stopped;
     }
     runtime.streamsChanged().run();
+    if (!runtime.silenced().get()) {
+      runtime.notices().streamEnded(endpoint, status);
+    }
     if (stop) {
       return;
     }

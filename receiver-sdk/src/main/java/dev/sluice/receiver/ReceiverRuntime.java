@@ -16,6 +16,7 @@ import java.util.function.BooleanSupplier;
  * @param silenced set by abort(): nothing may be written from then on
  * @param closing true once close() or abort() began
  * @param streamsChanged called (outside any endpoint lock) when a stream got subscribed or ended
+ * @param notices tells the observers of answers and streams' ends
  */
 record ReceiverRuntime(
     String receiverId,
@@ -24,4 +25,5 @@ record ReceiverRuntime(
     StatsCounters stats,
     AtomicBoolean silenced,
     BooleanSupplier closing,
-    Runnable streamsChanged) {}
+    Runnable streamsChanged,
+    ObserverNotices notices) {}

@@ -148,7 +148,8 @@ public final class SluiceReceiver implements AutoCloseable {
               stats,
               silenced,
               this::isClosing,
-              this::signalStreamsChanged);
+              this::signalStreamsChanged,
+              new ObserverNotices(config.observers()));
       Subscribe subscribe =
           Subscribe.newBuilder()
               .setQueue(config.queue())

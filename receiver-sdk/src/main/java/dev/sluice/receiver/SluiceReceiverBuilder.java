@@ -227,7 +227,8 @@ public final class SluiceReceiverBuilder {
             reconnectMax,
             shutdownTimeout,
             security,
-            handlerThreads));
+            handlerThreads,
+            List.copyOf(observers)));
   }
 
   private void checkTargets() {

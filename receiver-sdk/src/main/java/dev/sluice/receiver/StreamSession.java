@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * One Subscribe stream to one endpoint. gRPC's request observer is not thread-safe, and several
@@ -45,6 +46,7 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
   private final Outbox outbox;
   private final StatsCounters stats;
   private final AtomicBoolean silenced; // set by abort(): nothing may be written after it
+  private final Consumer<AckResult> answers; // each AckResult, for the observers
   private final Map<Completion.Ref, ArrayDeque<Completion>> awaiting = new HashMap<>();
   private ClientCallStreamObserver<ReceiverMessage> requests; // set in beforeStart
   private boolean ended; // guarded by this
@@ -56,8 +58,10 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
       Listener listener,
       Outbox outbox,
       StatsCounters stats,
-      AtomicBoolean silenced) {
+      AtomicBoolean silenced,
+      Consumer<AckResult> answers) {
     this.generation = generation;
+    this.answers = answers;
     this.listener = listener;
     this.outbox = outbox;
     this.stats = stats;
@@ -169,6 +173,7 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
       case ACK_RESULTS -> {
         for (AckResult result : message.getAckResults().getResultsList()) {
           stats.result(result.getStatus());
+          answers.accept(result);
           if (matchAnswer(result.getEvent())) {
             outbox.answered(1);
           }

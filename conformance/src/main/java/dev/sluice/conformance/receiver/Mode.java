@@ -1,0 +1,71 @@
+package dev.sluice.conformance.receiver;
+
+import dev.sluice.receiver.EventHandler;
+import dev.sluice.receiver.RetryLater;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * What the handler does with each event ({@code SLUICE_MODE}): {@code ack}, {@code nack-first},
+ * {@code slow:<ms>} or {@code hold}. Handlers run on the SDK's handler threads; {@link #release}
+ * runs on the main thread when the process is asked to stop.
+ */
+final class Mode {
+  private final String name;
+  private final long slowMs;
+
+  /** Ids ({@code shard/id}) seen by nack-first: each is nacked the first time only. */
+  private final Set<String> seen = ConcurrentHashMap.newKeySet();
+
+  /** Holds hold-mode handlers until the process stops. */
+  private final CountDownLatch released = new CountDownLatch(1);
+
+  private Mode(String name, long slowMs) {
+    this.name = name;
+    this.slowMs = slowMs;
+  }
+
+  static Mode parse(String text) {
+    String t = text.strip();
+    if (t.equals("ack") || t.equals("nack-first") || t.equals("hold")) {
+      return new Mode(t, 0);
+    }
+    if (t.startsWith("slow:")) {
+      try {
+        long ms = Long.parseLong(t.substring("slow:".length()));
+        if (ms >= 0) {
+          return new Mode("slow", ms);
+        }
+      } catch (NumberFormatException e) {
+        // refused below
+      }
+    }
+    throw new IllegalArgumentException(
+        "SLUICE_MODE must be ack, nack-first, slow:<ms> or hold, not '" + text + "'");
+  }
+
+  /** The handler of this mode: returns to ack, throws {@link RetryLater} to nack. */
+  EventHandler handler() {
+    return event -> {
+      switch (name) {
+        case "nack-first" -> {
+          if (seen.add(event.shard() + "/" + event.id())) {
+            throw new RetryLater(Duration.ofMillis(100), "conformance");
+          }
+        }
+        case "slow" -> Thread.sleep(slowMs); // the handler's work, as the mode says
+        case "hold" -> released.await();
+        default -> {
+          // ack
+        }
+      }
+    };
+  }
+
+  /** Lets every held handler finish (and ack), now and from now on. */
+  void release() {
+    released.countDown();
+  }
+}
