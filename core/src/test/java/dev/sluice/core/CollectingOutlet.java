@@ -7,7 +7,9 @@ import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.Settled;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The tests' outlet: it keeps what it is given, in arrival order, and what was settled, and holds
  * at most {@code max} events at a time (a reservation beyond it is refused, as a receiver with no
- * credit would). Each instance is a receiver of its own (its own id and stream).
+ * credit would), counting them per work class as a receiver's stream does. Each instance is a
+ * receiver of its own (its own id and stream).
  */
 public final class CollectingOutlet implements Outlet {
   private static final AtomicInteger instances = new AtomicInteger();
@@ -27,11 +30,17 @@ public final class CollectingOutlet implements Outlet {
   /** What was delivered and not yet taken by the test. */
   public final BlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
 
+  /** Everything delivered, in arrival order, whether or not the test took it from {@link #got}. */
+  public final List<Delivery> all = new CopyOnWriteArrayList<>();
+
   /** What the engine reported settled, in order. */
   public final List<Settled> settled = new CopyOnWriteArrayList<>();
 
   /** Reservations held now (reserved and not yet given back). */
   public final AtomicInteger inFlight = new AtomicInteger();
+
+  /** Reservations held now per work class, as a receiver's stream counts them. */
+  private final Map<String, AtomicInteger> classInFlight = new ConcurrentHashMap<>();
 
   public CollectingOutlet(int max) {
     this.max = max;
@@ -59,16 +68,32 @@ public final class CollectingOutlet implements Outlet {
 
   @Override
   public boolean tryReserve(String workClass) {
-    return inFlight.incrementAndGet() <= max || inFlight.decrementAndGet() < 0;
+    if (inFlight.incrementAndGet() <= max) {
+      classInFlight.computeIfAbsent(workClass, k -> new AtomicInteger()).incrementAndGet();
+      return true;
+    }
+    inFlight.decrementAndGet();
+    return false;
   }
 
   @Override
   public void unreserve(String workClass) {
     inFlight.decrementAndGet();
+    AtomicInteger c = classInFlight.get(workClass);
+    if (c != null) {
+      c.decrementAndGet();
+    }
+  }
+
+  @Override
+  public int classInFlight(String workClass) {
+    AtomicInteger c = classInFlight.get(workClass);
+    return c == null ? 0 : c.get();
   }
 
   @Override
   public void deliver(String shard, List<Delivery> batch) {
+    all.addAll(batch);
     got.addAll(batch);
   }
 

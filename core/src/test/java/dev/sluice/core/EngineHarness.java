@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.config.ShardConfig;
+import dev.sluice.core.config.TenantLimit;
 import dev.sluice.core.outlet.Delivery;
+import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.DataSources;
 import dev.sluice.db.KeyRange;
@@ -135,6 +137,26 @@ public final class EngineHarness implements AutoCloseable {
     }
   }
 
+  /** Nacks {@code d} as {@code out}'s, asking for a retry after {@code retryAfterNs} (0: none). */
+  public void nack(String queue, CollectingOutlet out, Delivery d, long retryAfterNs) {
+    engine
+        .outcomes(queue, SHARD)
+        .nacked(out, List.of(new Nack(new EventRef(d.id(), d.epoch()), retryAfterNs, "nacked")));
+  }
+
+  /** The first column of the first row of {@code sql} as text; null when no row. */
+  public String queryString(String sql, Object... args) throws SQLException {
+    try (Connection c = db.connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
   @Override
   public void close() {
     engine.stop();
@@ -153,6 +175,7 @@ public final class EngineHarness implements AutoCloseable {
     private Duration leaseRenew = Duration.ofMillis(500);
     private MeterRegistry registry = new SimpleMeterRegistry();
     private Clock clock = Clock.systemUTC();
+    private List<TenantLimit> tenantLimits = List.of();
     private boolean lead = true;
 
     private Builder(TestDatabase db) {
@@ -212,6 +235,12 @@ public final class EngineHarness implements AutoCloseable {
       return this;
     }
 
+    /** Per-tenant overrides of the queues' comments, as a manager's configuration gives them. */
+    public Builder tenantLimits(List<TenantLimit> limits) {
+      this.tenantLimits = List.copyOf(limits);
+      return this;
+    }
+
     /** Started but not asked to lead (the test calls {@code engine().lead()}). */
     public Builder follower() {
       this.lead = false;
@@ -229,6 +258,7 @@ public final class EngineHarness implements AutoCloseable {
           .leaseTtl(leaseTtl)
           .leaseRenew(leaseRenew)
           .forgetDelay(Duration.ofSeconds(1))
+          .tenantLimits(tenantLimits)
           .build();
     }
 

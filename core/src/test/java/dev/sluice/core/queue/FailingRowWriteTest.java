@@ -1,14 +1,16 @@
-package dev.sluice.manager;
+package dev.sluice.core.queue;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.sluice.proto.v1.AckStatus;
-import dev.sluice.proto.v1.Event;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
+import dev.sluice.core.outlet.Delivery;
+import dev.sluice.db.store.CasOutcome;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,12 +21,11 @@ import org.junit.jupiter.api.Test;
  * other ack and fire goes on.
  */
 class FailingRowWriteTest {
-  static Harness h;
+  static EngineHarness h;
 
   @BeforeAll
   static void start() {
-    h = new Harness(FailingRowWriteTest.class);
-    h.startManager();
+    h = EngineHarness.fresh(FailingRowWriteTest.class).managerId("failing-write-test").start();
   }
 
   @AfterAll
@@ -32,67 +33,74 @@ class FailingRowWriteTest {
     h.close();
   }
 
+  static void queue(String name) throws Exception {
+    h.queue(
+        name,
+        List.of("`order_id` BIGINT NULL"),
+        "sluice_queue ack_wait=60s min_backoff=100ms max_backoff=400ms");
+  }
+
   static void insert(String queue, int n) throws Exception {
     StringBuilder sql = new StringBuilder("INSERT INTO " + queue + " (order_id) VALUES ");
     for (int i = 0; i < n; i++) {
       sql.append(i == 0 ? "" : ", ").append("(").append(i).append(")");
     }
-    h.exec(sql.toString());
+    h.db().exec(sql.toString());
   }
 
   static void refuse(String queue, long id, int toState, String message) throws Exception {
-    h.exec(
-        "CREATE TRIGGER "
-            + queue
-            + "_refuse BEFORE UPDATE ON "
-            + queue
-            + " FOR EACH ROW BEGIN IF NEW.id = "
-            + id
-            + " AND NEW.state = "
-            + toState
-            + " THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '"
-            + message
-            + "'; END IF; END");
+    h.db()
+        .exec(
+            "CREATE TRIGGER "
+                + queue
+                + "_refuse BEFORE UPDATE ON "
+                + queue
+                + " FOR EACH ROW BEGIN IF NEW.id = "
+                + id
+                + " AND NEW.state = "
+                + toState
+                + " THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '"
+                + message
+                + "'; END IF; END");
   }
 
-  /** Receives and acks {@code n} events, returning their ids. */
-  static Set<Long> receiveAndAck(RawReceiver r, int n) throws InterruptedException {
+  /** Takes and acks {@code n} events, returning their ids. */
+  static Set<Long> takeAndAck(String queue, CollectingOutlet out, int n) throws Exception {
     Set<Long> got = new HashSet<>();
     for (int i = 0; i < n; i++) {
-      Event e = r.events.poll(15, TimeUnit.SECONDS);
-      assertThat(e).as("event %d of %d received", i + 1, n).isNotNull();
-      got.add(e.getId());
-      r.ack(e);
+      Delivery d = out.next(15_000);
+      assertThat(d).as("event %d of %d received", i + 1, n).isNotNull();
+      got.add(d.id());
+      h.ack(queue, out, d);
     }
     return got;
   }
 
+  static long acked(String queue) throws Exception {
+    return h.queryLong("SELECT COUNT(*) FROM " + queue + " WHERE state = 2");
+  }
+
   @Test
   void aRowThatRefusesItsAckHoldsUpNoOtherAck() throws Exception {
-    h.createQueue("ack_refused", "ack_wait=60s min_backoff=100ms max_backoff=400ms");
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find("ack_refused").isPresent());
+    queue("ack_refused");
     insert("ack_refused", 100);
     long bad = h.queryLong("SELECT MIN(id) + 2 FROM ack_refused");
     refuse("ack_refused", bad, 2, "row 3 refuses its ack");
-    RawReceiver r = h.rawReceiver("ack_refused", "r1", 100);
-    assertThat(receiveAndAck(r, 100)).contains(bad);
-    await()
-        .atMost(30, SECONDS)
-        .until(() -> h.queryLong("SELECT COUNT(*) FROM ack_refused WHERE state = 2") == 99);
+    CollectingOutlet out = h.subscribe("ack_refused", 100);
+    assertThat(takeAndAck("ack_refused", out, 100)).contains(bad);
+    await().atMost(30, SECONDS).until(() -> acked("ack_refused") == 99);
     await()
         .atMost(10, SECONDS)
         .until(
             () ->
-                r.results.stream()
-                        .filter(x -> x.getStatus() == AckStatus.ACK_STATUS_OK)
-                        .filter(x -> x.getEvent().getId() != bad)
+                out.settled.stream()
+                        .filter(x -> x.outcome() == CasOutcome.APPLIED)
+                        .filter(x -> x.ref().id() != bad)
                         .count()
                     == 99);
     insert("ack_refused", 50);
-    receiveAndAck(r, 50);
-    await()
-        .atMost(30, SECONDS)
-        .until(() -> h.queryLong("SELECT COUNT(*) FROM ack_refused WHERE state = 2") == 149);
+    takeAndAck("ack_refused", out, 50);
+    await().atMost(30, SECONDS).until(() -> acked("ack_refused") == 149);
     // The refused row, retried on its own, ends dead with the database's error as its reason.
     await()
         .atMost(60, SECONDS)
@@ -106,15 +114,14 @@ class FailingRowWriteTest {
 
   @Test
   void aRowThatRefusesItsFireHoldsUpNoOtherFire() throws Exception {
-    h.createQueue("fire_refused", "ack_wait=60s min_backoff=100ms max_backoff=400ms");
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find("fire_refused").isPresent());
+    queue("fire_refused");
     insert("fire_refused", 20);
     long bad = h.queryLong("SELECT MIN(id) + 2 FROM fire_refused");
     refuse("fire_refused", bad, 1, "row 3 refuses to fire");
-    RawReceiver r = h.rawReceiver("fire_refused", "r1", 100);
-    assertThat(receiveAndAck(r, 19)).doesNotContain(bad);
+    CollectingOutlet out = h.subscribe("fire_refused", 100);
+    assertThat(takeAndAck("fire_refused", out, 19)).doesNotContain(bad);
     insert("fire_refused", 10);
-    assertThat(receiveAndAck(r, 10)).doesNotContain(bad);
+    assertThat(takeAndAck("fire_refused", out, 10)).doesNotContain(bad);
     await()
         .atMost(60, SECONDS)
         .until(() -> h.queryLong("SELECT state FROM fire_refused WHERE id = ?", bad) == 3);
@@ -123,8 +130,6 @@ class FailingRowWriteTest {
                 "SELECT reason FROM sluice_dead_reason WHERE queue = 'fire_refused' AND id = ?",
                 bad))
         .contains("row 3 refuses to fire");
-    await()
-        .atMost(30, SECONDS)
-        .until(() -> h.queryLong("SELECT COUNT(*) FROM fire_refused WHERE state = 2") == 29);
+    await().atMost(30, SECONDS).until(() -> acked("fire_refused") == 29);
   }
 }

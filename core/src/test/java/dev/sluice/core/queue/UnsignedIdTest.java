@@ -1,20 +1,21 @@
-package dev.sluice.manager;
+package dev.sluice.core.queue;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.core.CollectingOutlet;
+import dev.sluice.core.EngineHarness;
+import dev.sluice.core.outlet.Delivery;
 import dev.sluice.db.DataSources;
-import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.JdbcEventStore;
-import dev.sluice.proto.v1.Event;
+import dev.sluice.testkit.TestDatabase;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,12 +26,11 @@ import org.junit.jupiter.api.Test;
  * reason, and every other row is delivered.
  */
 class UnsignedIdTest {
-  static Harness h;
+  static EngineHarness h;
 
   @BeforeAll
   static void start() {
-    h = new Harness(UnsignedIdTest.class);
-    h.startManager();
+    h = EngineHarness.fresh(UnsignedIdTest.class).managerId("unsigned-id-test").start();
   }
 
   @AfterAll
@@ -40,22 +40,23 @@ class UnsignedIdTest {
 
   @Test
   void aRowWhoseIdDoesNotFitASignedLongIsMadeDeadAndTheRestIsDelivered() throws Exception {
-    h.exec(
+    TestDatabase db = h.db();
+    db.exec(
         QueueConvention.createTableSql(
                 "unsigned_id", List.of("`order_id` BIGINT NULL"), "sluice_queue ack_wait=30s")
             .replace("`id` BIGINT NOT NULL", "`id` BIGINT UNSIGNED NOT NULL"));
-    h.exec("INSERT INTO unsigned_id (id, order_id) VALUES (18446744073709551615, 0)");
+    db.exec("INSERT INTO unsigned_id (id, order_id) VALUES (18446744073709551615, 0)");
     for (int i = 1; i <= 20; i++) {
-      h.exec("INSERT INTO unsigned_id (id, order_id) VALUES (" + i + ", " + i + ")");
+      db.exec("INSERT INTO unsigned_id (id, order_id) VALUES (" + i + ", " + i + ")");
     }
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find("unsigned_id").isPresent());
-    RawReceiver r = h.rawReceiver("unsigned_id", "r1", 50);
+    h.awaitQueue("unsigned_id");
+    CollectingOutlet out = h.subscribe("unsigned_id", 50);
     Set<Long> got = new HashSet<>();
     for (int i = 0; i < 20; i++) {
-      Event e = r.events.poll(15, TimeUnit.SECONDS);
+      Delivery e = out.next(15_000);
       assertThat(e).as("event %d of 20 delivered (got %s)", i + 1, got).isNotNull();
-      got.add(e.getId());
-      r.ack(e);
+      got.add(e.id());
+      h.ack("unsigned_id", out, e);
     }
     assertThat(got).hasSize(20);
     await()
@@ -71,11 +72,9 @@ class UnsignedIdTest {
         .atMost(10, SECONDS)
         .until(() -> h.queryLong("SELECT COUNT(*) FROM unsigned_id WHERE state = 2") == 20);
     // The dead listing (sluice dead list) does not fail on it: it names it, with its reason.
-    try (HikariDataSource ds = DataSources.pool("list", h.url(), h.db.user(), h.db.password(), 1)) {
-      QueueCatalog.Discovered d =
-          new QueueCatalog(ds)
-              .discover().stream().filter(x -> x.table().equals("unsigned_id")).findFirst().get();
-      JdbcEventStore store = new JdbcEventStore(ds, d.queue());
+    try (HikariDataSource ds = DataSources.pool("list", db.url(), db.user(), db.password(), 1)) {
+      JdbcEventStore store =
+          new JdbcEventStore(ds, h.engine().find("unsigned_id").orElseThrow().table());
       List<EventRow> dead = store.listDead(Long.MIN_VALUE, 100);
       assertThat(dead).isEmpty();
       assertThat(store.deadOutOfRange(100))
