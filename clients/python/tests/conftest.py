@@ -1,7 +1,9 @@
 """Makes the package importable from the checkout, generating its protobuf modules first when
 they are missing or older than sluice.proto (clients/python/generate decides)."""
 
+import hashlib
 import os
+import re
 import subprocess
 import sys
 
@@ -11,3 +13,54 @@ PACKAGE_ROOT = os.path.dirname(HERE)
 subprocess.run([os.path.join(PACKAGE_ROOT, "generate")], check=True)
 if PACKAGE_ROOT not in sys.path:
     sys.path.insert(0, PACKAGE_ROOT)
+
+import pytest  # noqa: E402
+
+from support import manager as _m  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def database():
+    """This run's fresh database on the local server (dropped at the end); skips the test,
+    saying why, when there is no server."""
+    try:
+        _m.check_database()
+    except _m.Unavailable as e:
+        pytest.skip(f"integration test skipped: {e}")
+    db = _m.Database()
+    yield db
+    db.drop()
+
+
+@pytest.fixture(scope="session")
+def jar(database):
+    """The operator's jar; skips the test (saying why) when Java or the jar is missing."""
+    try:
+        return _m.find_jar()
+    except _m.Unavailable as e:
+        pytest.skip(f"integration test skipped: {e}")
+
+
+@pytest.fixture(scope="session")
+def manager(jar, database, tmp_path_factory):
+    """One manager on this run's database, shared by the tests (each uses queues of its own)."""
+    m = _m.Manager(jar, database.name, str(tmp_path_factory.mktemp("managers")), "m1").start()
+    yield m
+    m.stop()
+
+
+@pytest.fixture
+def new_queue(database, request):
+    """Creates a queue table named after the test and returns its name:
+    ``new_queue(["v INT"], "ack_wait=5s")``."""
+    made = []
+
+    def make(columns, comment="", extra=()):
+        digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:8]
+        name = "q_" + re.sub(r"[^A-Za-z0-9_]", "_", request.node.originalname)
+        name = f"{name[:45]}_{digest}_{len(made)}"
+        database.execute(_m.queue_table(name, columns, comment, extra))
+        made.append(name)
+        return name
+
+    return make
