@@ -51,9 +51,10 @@ class ChannelSecurity:
             ("grpc.http2.max_pings_without_data", 0),
             # The receiver's own backoff decides when to retry a stream; left alone, the channel
             # would wait out its connection backoff (growing to two minutes) and fail every call
-            # fast meanwhile, so a restarted manager would be found late.
+            # fast meanwhile, so a restarted manager would be found late. (Not
+            # grpc.min_reconnect_backoff_ms: gRPC takes it as the least time a connection attempt
+            # is given, 20 s by default; at 100 ms a busy manager's handshake would time out.)
             ("grpc.initial_reconnect_backoff_ms", 100),
-            ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", 5_000),
         ]
         if self.ca is None:

@@ -58,7 +58,7 @@ def new_queue(database, request):
     def make(columns, comment="", extra=()):
         digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:8]
         name = "q_" + re.sub(r"[^A-Za-z0-9_]", "_", request.node.originalname)
-        name = f"{name[:45]}_{digest}_{len(made)}"
+        name = f"{name[:30]}_{digest}_{len(made)}"
         database.execute(_m.queue_table(name, columns, comment, extra))
         made.append(name)
         return name

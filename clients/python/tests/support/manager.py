@@ -122,8 +122,6 @@ class Manager:
                 f"grpc_port: {self.grpc_port}\n"
                 f"http_port: {self.http_port}\n"
                 "discovery_interval: 200ms\n"
-                "lease_ttl: 1s\n"
-                "lease_renew: 200ms\n"
                 "shutdown_timeout: 2s\n"
                 "shards:\n"
                 "  - name: main\n"
@@ -136,6 +134,7 @@ class Manager:
         self.process: Optional[subprocess.Popen] = None
 
     def start(self, timeout: float = 60) -> "Manager":
+        self._log_start = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", self.jar,
@@ -153,8 +152,9 @@ class Manager:
             raise AssertionError(
                 f"manager {self.manager_id} exited with {self.process.returncode}:\n{self.tail()}"
             )
-        with open(self.log_path, errors="replace") as f:
-            return "listening for receivers" in f.read()
+        with open(self.log_path, "rb") as f:
+            f.seek(self._log_start)
+            return b"listening for receivers" in f.read()
 
     def log_text(self) -> str:
         with open(self.log_path, errors="replace") as f:
