@@ -21,7 +21,7 @@ from .errors import RetryLater
 from .event import GroupOutcome, ReceivedEvent
 from .producer import InsertOutcome
 from .receiver import Receiver
-from .results import AckResult, AckStatus, Handled, StreamError
+from .results import AckResult, AckStatus, Handled, StreamError, Subscription
 from .stats import ReceiverStats
 from .transactional_ack import ack_in_transaction
 
@@ -39,6 +39,7 @@ __all__ = [
     "ReceiverStats",
     "RetryLater",
     "StreamError",
+    "Subscription",
     "ack_in_transaction",
     "producer",
 ]

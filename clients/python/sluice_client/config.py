@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
 from .event import ReceivedEvent
-from .results import AckResult, Handled, StreamError
+from .results import AckResult, Handled, StreamError, Subscription
 
 Handler = Callable[[ReceivedEvent], None]
 
@@ -42,6 +42,7 @@ class ReceiverConfig:
     protocol_timeout: float = 5.0
     on_ack_result: Optional[Callable[[AckResult], None]] = None
     on_stream_error: Optional[Callable[[StreamError], None]] = None
+    on_subscribed: Optional[Callable[[Subscription], None]] = None
     on_handled: Optional[Callable[[ReceivedEvent, Handled], None]] = None
 
     def checked(self) -> "ReceiverConfig":

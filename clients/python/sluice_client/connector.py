@@ -10,7 +10,7 @@ from typing import Optional
 from ._proto import pb_grpc
 from .backoff import Backoff
 from .outbox import Outbox
-from .results import AckResult, StreamError
+from .results import AckResult, StreamError, Subscription
 from .runtime import Runtime
 from .stream_session import StreamListener, StreamSession
 
@@ -125,6 +125,8 @@ class Connector(StreamListener):
         log.info("receiver %s subscribed to queue %s at %s%s (shards %s, max_in_flight %d)",
                  message.receiver_id, message.queue, self.target, again, message.shard or "none",
                  message.max_in_flight)
+        shards = tuple(s for s in message.shard.split(",") if s)
+        self._runtime.subscribed(Subscription(self.target, shards, message.max_in_flight))
         self._runtime.streams_changed()
 
     def events(self, batch) -> None:

@@ -54,14 +54,16 @@ class Receiver:
 
     Threads (daemons, named ``sluice-<receiver_id>-<role>``): ``handler-<n>`` run the handler;
     ``conn-<n>`` (one per manager) opens its stream, reads it and reconnects; ``sender-<n>`` (one
-    per manager) is the only writer of that manager's answers. The callbacks ``on_ack_result``
-    and ``on_stream_error`` run on a ``conn`` thread, ``on_handled`` on the handler's thread: keep
+    per manager) is the only writer of that manager's answers. The callbacks ``on_subscribed``,
+    ``on_ack_result`` and ``on_stream_error`` run on a ``conn`` thread (``on_subscribed`` before
+    any event of that stream reaches a handler), ``on_handled`` on the handler's thread: keep
     them short. The caller's thread runs :meth:`start`, :meth:`stop` and :meth:`abort`.
 
     Options (keywords; the package README describes each): ``receiver_id``, ``concurrency``,
     ``max_in_flight``, ``key_range``, ``tls_ca``, ``tls_cert``, ``tls_key``, ``tls_server_name``,
     ``token``, ``reconnect_min``, ``reconnect_max``, ``shutdown_timeout``, ``protocol_timeout``,
-    ``on_ack_result``, ``on_stream_error``, ``on_handled``. A bad one raises ``ValueError``.
+    ``on_subscribed``, ``on_ack_result``, ``on_stream_error``, ``on_handled``. A bad one raises
+    ``ValueError``.
     """
 
     def __init__(self, targets: Sequence[str], queue: str, handler: Handler, **options) -> None:
@@ -92,6 +94,7 @@ class Receiver:
             self._signal_streams_changed,
             c.on_ack_result,
             c.on_stream_error,
+            c.on_subscribed,
         )
         self._dispatcher = Dispatcher(
             c.receiver_id, c.concurrency, c.handler, self._stats, self._runtime.silenced,

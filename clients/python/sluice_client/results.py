@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Tuple
 
 
 class AckStatus(enum.Enum):
@@ -40,6 +41,17 @@ class AckResult:
     status: AckStatus
     outcome: str
     target: str
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """A manager answered ``Subscribed``: ``shards`` are those it dispatches the queue for now
+    (possibly none: leadership may move to it later), ``max_in_flight`` the credits it granted
+    (with per-principal limits, possibly fewer than asked)."""
+
+    target: str
+    shards: Tuple[str, ...]
+    max_in_flight: int
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import threading
 from typing import Callable, Optional, Sequence, Tuple
 
 from ._proto import pb
-from .results import AckResult, AckStatus, StreamError
+from .results import AckResult, AckStatus, StreamError, Subscription
 from .stats import StatsCounters
 
 log = logging.getLogger("sluice_client")
@@ -36,6 +36,7 @@ class Runtime:
         streams_changed: Callable[[], None],
         on_ack_result: Optional[Callable[[AckResult], None]],
         on_stream_error: Optional[Callable[[StreamError], None]],
+        on_subscribed: Optional[Callable[[Subscription], None]] = None,
     ) -> None:
         self.receiver_id = receiver_id
         self.queue = queue
@@ -49,6 +50,7 @@ class Runtime:
         self.streams_changed = streams_changed
         self._on_ack_result = on_ack_result
         self._on_stream_error = on_stream_error
+        self._on_subscribed = on_subscribed
 
     def subscribe_message(self):
         """The Subscribe of a new stream, with the credits as they are now."""
@@ -76,6 +78,13 @@ class Runtime:
                 self._on_ack_result(result)
             except Exception:
                 log.exception("receiver %s: on_ack_result raised; ignored", self.receiver_id)
+
+    def subscribed(self, subscription: Subscription) -> None:
+        if self._on_subscribed is not None:
+            try:
+                self._on_subscribed(subscription)
+            except Exception:
+                log.exception("receiver %s: on_subscribed raised; ignored", self.receiver_id)
 
     def stream_error(self, error: StreamError) -> None:
         if self._on_stream_error is not None:
