@@ -26,7 +26,7 @@ _out = threading.Lock()
 
 
 def emit(obj):
-    line = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    line = json.dumps(obj, separators=(",", ":"))  # ASCII: \u escapes, whatever the locale
     with _out:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
