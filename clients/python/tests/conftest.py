@@ -52,7 +52,9 @@ def manager(jar, database, tmp_path_factory):
 @pytest.fixture
 def new_queue(database, request):
     """Creates a queue table named after the test and returns its name:
-    ``new_queue(["v INT"], "ack_wait=5s")``."""
+    ``new_queue(["v INT"], "ack_wait=5s")``. In a test that uses the shared manager, waits until
+    the manager serves it, so that a receiver's first stream is not refused (NOT_FOUND) while the
+    manager's discovery has not found it yet."""
     made = []
 
     def make(columns, comment="", extra=()):
@@ -61,6 +63,8 @@ def new_queue(database, request):
         name = f"{name[:30]}_{digest}_{len(made)}"
         database.execute(_m.queue_table(name, columns, comment, extra))
         made.append(name)
+        if "manager" in request.fixturenames:
+            request.getfixturevalue("manager").await_serving(name)
         return name
 
     return make

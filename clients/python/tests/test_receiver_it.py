@@ -35,11 +35,12 @@ def test_every_event_is_handled_once_and_acked(manager, database, new_queue):
     with Receiver([manager.target], queue, handle, receiver_id="it-every", concurrency=4) as r:
         assert r.wait_subscribed(20)
         wait_until(lambda: states(database, queue).get(ACKED) == 50, 30, "50 rows acked")
-        stats = r.stats()
+        assert r.stats().streams_connected == 1
+    stats = r.stats()  # after stop(), which waited for every answer to be acknowledged
     assert sorted(i for (_, i) in seen) == ids
     assert set(seen.values()) == {1}
     assert stats.received == 50 and stats.acked == 50 and stats.results_ok == 50
-    assert stats.streams_connected == 1
+    assert stats.in_flight == 0 and stats.streams_connected == 0
 
 
 def test_retry_later_nacks_with_its_delay_and_the_event_comes_again(manager, database, new_queue):

@@ -156,6 +156,12 @@ class Manager:
             f.seek(self._log_start)
             return b"listening for receivers" in f.read()
 
+    def await_serving(self, queue: str, timeout: float = 60) -> None:
+        """Waits until this manager serves ``queue`` (found by its discovery, leading its shard)."""
+        line = f"queue {queue} on shard main: serving"
+        wait_until(lambda: line in self.log_text(), timeout, f"{self.manager_id} serving {queue}",
+                   on_timeout=self.tail)
+
     def log_text(self) -> str:
         with open(self.log_path, errors="replace") as f:
             return f.read()
