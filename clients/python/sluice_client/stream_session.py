@@ -6,7 +6,7 @@ import collections
 import logging
 import queue
 import threading
-from typing import Callable, Deque, Dict, List, Tuple
+from typing import Deque, Dict, List, Tuple
 
 import grpc
 
