@@ -1,0 +1,31 @@
+"""What a handler raises to choose how its event is nacked."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Union
+
+Delay = Union[float, int, _dt.timedelta]
+
+
+class RetryLater(Exception):
+    """Raised by a handler to nack its event and have it retried no sooner than ``delay`` from
+    now (seconds, or a ``timedelta``). A zero delay means the queue's own backoff. Any other
+    exception nacks the event with the queue's backoff too, and is logged."""
+
+    def __init__(self, delay: Delay = 0, reason: str = "") -> None:
+        super().__init__(reason)
+        seconds = delay.total_seconds() if isinstance(delay, _dt.timedelta) else float(delay)
+        if not seconds >= 0 or math.isinf(seconds):
+            raise ValueError(f"RetryLater delay must be >= 0 seconds, was {delay!r}")
+        self.delay_seconds = seconds
+        self.reason = reason
+
+    @property
+    def retry_after_ms(self) -> int:
+        """The delay in whole milliseconds, a sub-millisecond one rounded up (0 on the wire means
+        the queue's backoff)."""
+        if self.delay_seconds == 0:
+            return 0
+        return max(1, math.ceil(self.delay_seconds * 1000))
