@@ -27,3 +27,12 @@ export {
   type QueueStats,
 } from './manager-client';
 export { stderrLogger, type Logger, type LogLevel } from './logger';
+export {
+  EventProducer,
+  type EventOptions,
+  type InsertOutcome,
+  type Columns,
+  type SqlConnection,
+} from './producer';
+export { QueueColumns, SYSTEM_COLUMNS } from './queue-columns';
+export { transactionalAck, transactionalAckSql } from './transactional-ack';
