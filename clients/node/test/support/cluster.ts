@@ -149,6 +149,11 @@ export interface ManagerSettings {
   connection?: ConnectionOptions;
   /** A queue to wait for until this manager serves it. */
   queue: string;
+  /**
+   * `serving` (the default): wait until the queue is SERVING here; `answering`: only until the
+   * manager answers (a standby, whose shards another manager leads).
+   */
+  ready?: 'serving' | 'answering';
   env?: Record<string, string>;
 }
 
@@ -199,7 +204,7 @@ export class ManagerProcess {
     fs.closeSync(log);
     const m = new ManagerProcess(`127.0.0.1:${grpcPort}`, logFile, child);
     try {
-      await m.awaitServing(s.queue, s.connection ?? {});
+      await m.awaitServing(s.queue, s.connection ?? {}, s.ready ?? 'serving');
     } catch (e) {
       m.kill();
       throw e;
@@ -208,7 +213,11 @@ export class ManagerProcess {
   }
 
   /** Waits until ListQueues shows the queue SERVING (the manager started and found it). */
-  private async awaitServing(queue: string, connection: ConnectionOptions): Promise<void> {
+  private async awaitServing(
+    queue: string,
+    connection: ConnectionOptions,
+    ready: 'serving' | 'answering',
+  ): Promise<void> {
     const deadline = Date.now() + 90_000;
     const client = new ManagerClient(this.target, connection);
     let last = 'not reached yet';
@@ -220,7 +229,7 @@ export class ManagerProcess {
         try {
           const queues = await client.listQueues(2000);
           const q = queues.find((x) => x.name === queue);
-          if (q?.status === 'SERVING') {
+          if (ready === 'answering' || q?.status === 'SERVING') {
             return;
           }
           last = q === undefined ? `queue ${queue} not listed yet` : `${q.status} ${q.problem}`;
