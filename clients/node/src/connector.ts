@@ -179,9 +179,10 @@ export class Connector implements SessionListener {
   }
 
   ended(session: StreamSession, status: StreamStatus): void {
-    if (this.current === session) {
-      this.current = undefined;
+    if (this.current !== session) {
+      return; // an older stream's late end: the current one has its own life
     }
+    this.current = undefined;
     this.changed.notifyAll();
     if (this.stopped) {
       this.hooks.ended(this.endpoint, status, false);

@@ -2,16 +2,15 @@
  * Sluice's Node.js client: a receiver of a queue's events from every manager, and a producer
  * helper that adds events in the caller's own MySQL transaction. README.md describes it all.
  */
-export {
-  SluiceReceiver,
-  PROTOCOL_TIMEOUT_MS,
-  type ReceiverOptions,
-  type ReceiverEvents,
-  type SubscribedInfo,
-  type AckResultInfo,
-  type StreamEndedInfo,
-  type ShardChangeInfo,
-} from './receiver';
+export { SluiceReceiver, PROTOCOL_TIMEOUT_MS } from './receiver';
+export type {
+  ReceiverOptions,
+  ReceiverEvents,
+  SubscribedInfo,
+  AckResultInfo,
+  StreamEndedInfo,
+  ShardChangeInfo,
+} from './receiver-options';
 export type { ReceiverStats } from './receiver-stats';
 export type { EventHandler, HandlerContext, Handled } from './dispatcher';
 export { ReceivedEvent, type GroupOutcome } from './event';

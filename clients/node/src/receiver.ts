@@ -1,93 +1,24 @@
 import { EventEmitter } from 'node:events';
-import * as os from 'node:os';
-import { randomInt } from 'node:crypto';
 import { AckSender } from './ack-sender';
 import { Backoff } from './backoff';
-import { ChannelSecurity, describeStatus, statusName, type ConnectionOptions } from './channels';
+import { ChannelSecurity, describeStatus, statusName } from './channels';
 import { Connector } from './connector';
-import { Dispatcher, type EventHandler, type Handled } from './dispatcher';
-import { checkKeyRange } from './key-range';
-import { type Logger, stderrLogger } from './logger';
+import { Dispatcher } from './dispatcher';
+import type { Logger } from './logger';
 import { Outbox } from './outbox';
 import type { SluiceStub, WireAckResult, WireSubscribe } from './proto';
+import {
+  type AckResultInfo,
+  positiveInt,
+  type ReceiverEvents,
+  type ReceiverOptions,
+  receiverSettings,
+} from './receiver-options';
 import { ReceiverCounters, type ReceiverStats } from './receiver-stats';
 import type { StreamStatus } from './stream-session';
 
 /** Bound of each wait in stop() that the managers, not the handler, must end. */
 export const PROTOCOL_TIMEOUT_MS = 5000;
-
-export interface ReceiverOptions extends ConnectionOptions {
-  /**
-   * Every manager of the deployment, `host:port` each (or one): the receiver keeps one stream to
-   * each, since each leads some of the shards.
-   */
-  targets: string | string[];
-  queue: string;
-  handler: EventHandler;
-  /** Stable across restarts of this process; default `<hostname>-<pid>-<random>`. */
-  receiverId?: string;
-  /** Handlers running at once. Default 8. */
-  concurrency?: number;
-  /** Credits of each stream (per manager): unacked events it may hold. Default: concurrency. */
-  maxInFlight?: number;
-  /** Only shards overlapping this Vitess key range ("-80", "80-"); default every shard. */
-  keyRange?: string;
-  /** Reconnect backoff bounds per endpoint. Default 100 ms to 5000 ms. */
-  reconnectBackoff?: { minMs: number; maxMs: number };
-  /** How long stop() lets handlers run before aborting their signal. Default 30000 ms. */
-  shutdownTimeoutMs?: number;
-  /** Where the receiver logs. Default: warnings and errors to stderr. */
-  logger?: Logger;
-}
-
-/** Emitted once a manager answered Subscribed on a stream. */
-export interface SubscribedInfo {
-  endpoint: string;
-  queue: string;
-  /** The shards that manager dispatches the queue for now (may be none). */
-  shards: string[];
-  /** The credits granted (per-principal limits may grant fewer than asked). */
-  maxInFlight: number;
-}
-
-/** The manager's answer to one ack or nack. */
-export interface AckResultInfo {
-  endpoint: string;
-  id: bigint;
-  epoch: bigint;
-  shard: string;
-  /** OK: applied. STALE: that attempt no longer applied, nothing changed. UNKNOWN: no such event. */
-  status: 'OK' | 'STALE' | 'UNKNOWN' | 'UNSPECIFIED';
-  /** What it did: ACKED, RETRY, DEAD (empty when nothing changed). */
-  outcome: string;
-}
-
-/** A stream that ended, with its gRPC status. */
-export interface StreamEndedInfo {
-  endpoint: string;
-  code: number;
-  /** The status's name: `UNAUTHENTICATED`, `UNAVAILABLE`, `OK`, ... */
-  codeName: string;
-  details: string;
-  /** Whether the receiver opens a new stream to that endpoint after its backoff. */
-  willRetry: boolean;
-}
-
-export interface ShardChangeInfo {
-  endpoint: string;
-  queue: string;
-  shard: string;
-  serving: boolean;
-}
-
-/** The events a receiver emits (listeners run on the event loop; keep them short). */
-export interface ReceiverEvents {
-  subscribed: [SubscribedInfo];
-  handled: [Handled];
-  ackResult: [AckResultInfo];
-  streamEnded: [StreamEndedInfo];
-  shardChange: [ShardChangeInfo];
-}
 
 interface Endpoint {
   readonly name: string;
@@ -117,7 +48,6 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
   private readonly security: ChannelSecurity;
   private readonly logger: Logger;
   private readonly keyRange: string;
-  private readonly concurrency: number;
   private readonly shutdownTimeoutMs: number;
   private readonly backoffBounds: { minMs: number; maxMs: number };
   private readonly counters = new ReceiverCounters();
@@ -129,36 +59,22 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
   private sendersDone = false; // stop() answered what it could: senders exit
   private stopping: Promise<void> | undefined;
 
+  /** Checks the options (throwing a TypeError or RangeError naming the first bad one). */
   constructor(options: ReceiverOptions) {
     super();
-    const o = options ?? ({} as ReceiverOptions);
-    this.targets = checkTargets(o.targets);
-    if (typeof o.queue !== 'string' || o.queue.trim() === '') {
-      throw new TypeError('queue is required');
-    }
-    if (typeof o.handler !== 'function') {
-      throw new TypeError('handler is required (a function of the event)');
-    }
-    if (o.receiverId !== undefined && o.receiverId.trim() === '') {
-      throw new TypeError('receiverId must not be blank');
-    }
-    this.concurrency = positiveInt('concurrency', o.concurrency ?? 8);
-    this.maxInFlightValue = positiveInt('maxInFlight', o.maxInFlight ?? this.concurrency);
-    this.keyRange = checkKeyRange(o.keyRange);
-    this.backoffBounds = o.reconnectBackoff ?? { minMs: 100, maxMs: 5000 };
-    new Backoff(this.backoffBounds.minMs, this.backoffBounds.maxMs); // checks the bounds
-    const shutdown = o.shutdownTimeoutMs ?? 30_000;
-    if (!Number.isFinite(shutdown) || shutdown < 0) {
-      throw new RangeError(`shutdownTimeoutMs must be >= 0, was ${shutdown}`);
-    }
-    this.shutdownTimeoutMs = shutdown;
-    this.security = new ChannelSecurity(o);
-    this.queue = o.queue;
-    this.receiverId = o.receiverId ?? defaultReceiverId();
-    this.logger = o.logger ?? stderrLogger();
+    const s = receiverSettings(options);
+    this.targets = s.targets;
+    this.queue = s.queue;
+    this.receiverId = s.receiverId;
+    this.maxInFlightValue = s.maxInFlight;
+    this.keyRange = s.keyRange;
+    this.backoffBounds = s.backoff;
+    this.shutdownTimeoutMs = s.shutdownTimeoutMs;
+    this.logger = s.logger;
+    this.security = new ChannelSecurity(options);
     this.dispatcher = new Dispatcher(
-      this.concurrency,
-      o.handler,
+      s.concurrency,
+      s.handler,
       this.logger,
       () => this.silenced,
       (h) => {
@@ -437,34 +353,4 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
       willRetry,
     });
   }
-}
-
-function checkTargets(targets: string | string[] | undefined): string[] {
-  const list = typeof targets === 'string' ? [targets] : targets;
-  if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError('targets is required: every manager, "host:port" each');
-  }
-  const seen = new Set<string>();
-  list.forEach((t, i) => {
-    if (typeof t !== 'string' || t.trim() === '') {
-      throw new TypeError(list.length === 1 ? 'target must not be blank' : `targets[${i}] is blank`);
-    }
-    if (seen.has(t)) {
-      // Two streams of one receiver to one manager: a typo, not a way to get more credits.
-      throw new TypeError(`targets lists ${t} twice`);
-    }
-    seen.add(t);
-  });
-  return [...list];
-}
-
-function positiveInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) {
-    throw new RangeError(`${name} must be an integer >= 1, was ${n}`);
-  }
-  return n;
-}
-
-function defaultReceiverId(): string {
-  return `${os.hostname()}-${process.pid}-${randomInt(0x100000, 0x1000000).toString(16)}`;
 }
