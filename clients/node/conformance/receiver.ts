@@ -148,6 +148,7 @@ function main(): void {
 try {
   main();
 } catch (e) {
-  process.stderr.write(`conformance receiver: ${(e as Error).stack ?? e}\n`);
+  // A bad environment: say what is wrong, without a stack trace.
+  process.stderr.write(`conformance receiver: ${(e as Error).message ?? e}\n`);
   process.exit(2);
 }

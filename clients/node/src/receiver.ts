@@ -32,7 +32,7 @@ type State = 'new' | 'running' | 'closing' | 'closed';
 
 /**
  * Receives the events of one queue from every manager and hands them to a handler, as the Java
- * SDK's SluiceReceiver does (README, "The receiver"). One Subscribe stream per target, each with
+ * SDK's SluiceReceiver does (README, "A receiver"). One Subscribe stream per target, each with
  * its own reconnect backoff, all feeding the same handlers; an event's ack or nack goes back to the
  * manager that sent it, or through another connected one if that manager stays unreachable for a
  * second.
