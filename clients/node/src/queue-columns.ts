@@ -1,7 +1,7 @@
 /**
- * What a producer needs of the queue-table convention (README, "The queue table"), as the Java
- * client's QueueColumns: the system columns' names, the identifier rule, and the database's "now"
- * in nanoseconds.
+ * What a producer needs of the queue-table convention (docs/concepts.md, "The queue table"), as
+ * the Java client's QueueColumns: the system columns' names, the identifier rule, and the
+ * database's "now" in nanoseconds.
  */
 export const QueueColumns = Object.freeze({
   ID: 'id',
