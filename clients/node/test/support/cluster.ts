@@ -163,12 +163,22 @@ export class ManagerProcess {
   readonly logFile: string;
   private readonly child: ChildProcess;
   private exited: Promise<number | null>;
+  private lastLog: string | undefined; // the log's tail, kept when its directory goes
 
-  private constructor(target: string, logFile: string, child: ChildProcess) {
+  private constructor(target: string, dir: string, child: ChildProcess) {
     this.target = target;
-    this.logFile = logFile;
+    this.logFile = path.join(dir, 'manager.log');
     this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    // Its directory (configuration and log) goes with it, unless SLUICE_TEST_KEEP_LOGS is set.
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code) => {
+        if (!process.env.SLUICE_TEST_KEEP_LOGS) {
+          this.lastLog = this.tail();
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+        resolve(code);
+      }),
+    );
   }
 
   static async start(id: string, s: ManagerSettings): Promise<ManagerProcess> {
@@ -194,15 +204,14 @@ export class ManagerProcess {
     ].join('\n');
     const configFile = path.join(dir, 'sluice.yaml');
     fs.writeFileSync(configFile, config);
-    const logFile = path.join(dir, 'manager.log');
-    const log = fs.openSync(logFile, 'a');
+    const log = fs.openSync(path.join(dir, 'manager.log'), 'a');
     const child = spawn(
       'java',
       ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', jarPath(), 'serve', '-c', configFile],
       { cwd: dir, stdio: ['ignore', log, log], env: { ...process.env, ...(s.env ?? {}) } },
     );
     fs.closeSync(log);
-    const m = new ManagerProcess(`127.0.0.1:${grpcPort}`, logFile, child);
+    const m = new ManagerProcess(`127.0.0.1:${grpcPort}`, dir, child);
     try {
       await m.awaitServing(s.queue, s.connection ?? {}, s.ready ?? 'serving');
     } catch (e) {
@@ -245,6 +254,9 @@ export class ManagerProcess {
   }
 
   tail(lines = 40): string {
+    if (this.lastLog !== undefined) {
+      return this.lastLog;
+    }
     try {
       return fs.readFileSync(this.logFile, 'utf8').split('\n').slice(-lines).join('\n');
     } catch {
