@@ -232,8 +232,9 @@ export class ManagerProcess {
     let last = 'not reached yet';
     try {
       while (Date.now() < deadline) {
-        if (this.child.exitCode !== null) {
-          throw new Error(`manager exited with ${this.child.exitCode}; log:\n${this.tail()}`);
+        if (this.child.exitCode !== null || this.child.signalCode !== null) {
+          const how = this.child.signalCode ?? `exit code ${this.child.exitCode}`;
+          throw new Error(`manager ended (${how}) before serving; log:\n${this.tail()}`);
         }
         try {
           const queues = await client.listQueues(2000);
