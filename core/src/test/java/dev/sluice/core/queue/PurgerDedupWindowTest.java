@@ -82,7 +82,7 @@ class PurgerDedupWindowTest {
     PurgeAfterTest.db.exec(
         QueueConvention.createTableSql(
             "dedup_purge", List.of(), "sluice_queue purge_after=1h dedup_window=1d", true));
-    QueueTable table = PurgeAfterTest.discover("dedup_purge");
+    QueueTable table = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
     assertThat(table.hasDedupKey()).isTrue();
     store = new JdbcEventStore(PurgeAfterTest.ds, table);
     DbClock clock = new DbClock(Clock.systemUTC());
@@ -136,7 +136,7 @@ class PurgerDedupWindowTest {
     // past it since the previous pass (the 45-minute-old row), and still keeps the keyed ones.
     PurgeAfterTest.db.exec(
         "ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m dedup_window=1d'");
-    QueueTable shorter = PurgeAfterTest.discover("dedup_purge");
+    QueueTable shorter = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
     ctx.update(shorter, new JdbcEventStore(PurgeAfterTest.ds, shorter));
     purger.run();
     assertThat(ids())
@@ -145,7 +145,7 @@ class PurgerDedupWindowTest {
 
     // Without the window, keyed rows go after purge_after like the others; dead rows stay.
     PurgeAfterTest.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
-    QueueTable plain = PurgeAfterTest.discover("dedup_purge");
+    QueueTable plain = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
     ctx.update(plain, new JdbcEventStore(PurgeAfterTest.ds, plain));
     purger.run();
     assertThat(ids()).containsExactly(id.get("keyed 10m"), dead);

@@ -36,7 +36,7 @@ class PurgerIntervalTest {
     PurgeAfterTest.db.exec(
         dev.sluice.db.QueueConvention.createTableSql(
             "purge_alter", java.util.List.of(), "sluice_queue purge_after=1h"));
-    QueueTable table = PurgeAfterTest.discover("purge_alter");
+    QueueTable table = QueueContexts.discover(PurgeAfterTest.ds, "purge_alter");
     QueueContext ctx =
         new QueueContext(
             "s",
@@ -49,7 +49,7 @@ class PurgerIntervalTest {
     assertThat(purger.intervalMs()).isEqualTo(60_000);
 
     PurgeAfterTest.db.exec("ALTER TABLE purge_alter COMMENT = 'sluice_queue purge_after=20s'");
-    QueueTable altered = PurgeAfterTest.discover("purge_alter");
+    QueueTable altered = QueueContexts.discover(PurgeAfterTest.ds, "purge_alter");
     ctx.update(altered, new JdbcEventStore(PurgeAfterTest.ds, altered));
 
     assertThat(purger.intervalMs())

@@ -3,25 +3,16 @@ package dev.sluice.core.queue.poll;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.core.fairness.TenantLimits;
-import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
+import dev.sluice.core.queue.QueueContexts;
 import dev.sluice.core.queue.context.QueueContext;
-import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.queue.dispatch.Dispatcher;
 import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.DataSources;
-import dev.sluice.db.QueueCatalog;
-import dev.sluice.db.QueueConvention;
-import dev.sluice.db.QueueTable;
-import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.SQLException;
-import java.time.Clock;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,22 +75,7 @@ class PollerTest {
   }
 
   static QueueContext queue(String name, int cacheSize) throws SQLException {
-    db.exec(
-        QueueConvention.createTableSql(name, List.of(), "sluice_queue cache_size=" + cacheSize));
-    QueueTable table =
-        new QueueCatalog(ds)
-            .discover().stream()
-                .filter(x -> x.table().equals(name))
-                .findFirst()
-                .orElseThrow()
-                .queue();
-    return new QueueContext(
-        "s",
-        table,
-        new JdbcEventStore(ds, table),
-        new DbClock(Clock.systemUTC()),
-        new QueueMetrics(new SimpleMeterRegistry(), "s", name),
-        TenantLimits.of(table.options()));
+    return QueueContexts.create(db, ds, name, "sluice_queue cache_size=" + cacheSize);
   }
 
   /** A noisy backlog three times the window, due a minute ago; returns that time. */

@@ -2,16 +2,11 @@ package dev.sluice.core.queue.poll;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.core.fairness.TenantLimits;
-import dev.sluice.core.loop.DbClock;
+import dev.sluice.core.queue.QueueContexts;
 import dev.sluice.core.queue.context.QueueContext;
-import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.queue.dispatch.Inbox;
-import dev.sluice.db.QueueCatalog;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.JdbcEventStore;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,18 +31,9 @@ class RetryCollectorTest {
 
   @Test
   void anInPlaceAlterOfAckWaitTakesEffectInTheCollector() throws Exception {
-    PollerTest.db.exec(
-        dev.sluice.db.QueueConvention.createTableSql(
-            "collect_alter", java.util.List.of(), "sluice_queue ack_wait=60s"));
-    QueueTable table = discover("collect_alter");
     QueueContext ctx =
-        new QueueContext(
-            "s",
-            table,
-            new JdbcEventStore(PollerTest.ds, table),
-            new DbClock(Clock.systemUTC()),
-            new QueueMetrics(new SimpleMeterRegistry(), "s", "collect_alter"),
-            TenantLimits.of(table.options()));
+        QueueContexts.create(
+            PollerTest.db, PollerTest.ds, "collect_alter", "sluice_queue ack_wait=60s");
     RetryCollector collector = new RetryCollector(ctx, new Inbox());
     assertThat(collector.intervalNs()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
 
@@ -62,7 +48,6 @@ class RetryCollectorTest {
   }
 
   static QueueTable discover(String name) {
-    return new QueueCatalog(PollerTest.ds)
-        .discover().stream().filter(x -> x.table().equals(name)).findFirst().orElseThrow().queue();
+    return QueueContexts.discover(PollerTest.ds, name);
   }
 }
