@@ -4,7 +4,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,9 +11,9 @@ import org.slf4j.LoggerFactory;
  * How the worker loops of one queue (or a shard's own loops: {@link #ofShard}) survive what they
  * did not expect. Each loop catches {@code Throwable} at its top and hands it to {@link #caught}:
  * counted in {@code sluice_loop_errors_total{shard,queue,loop}}, logged (the stack at most every
- * {@link #STACK_EVERY_NS} per loop), and, for an {@code Error}, reported to the {@link Listener}
- * (the shard evicts its pooled connections: a read that died half-way may have left its connection
- * mid-result). The loop then backs off and goes on.
+ * {@link StackThrottle#EVERY_NS} per loop), and, for an {@code Error}, reported to the {@link
+ * Listener} (the shard evicts its pooled connections: a read that died half-way may have left its
+ * connection mid-result). The loop then backs off and goes on.
  *
  * <p>A worker thread that dies anyway reaches {@link #handler} through its uncaught-exception
  * handler, and the listener gives the shard up (see {@code ShardManager}). A shard's own loops
@@ -25,7 +24,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class LoopFaults {
   private static final Logger log = LoggerFactory.getLogger(LoopFaults.class);
-  static final long STACK_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
 
   /** What the shard does about a queue's faults. Called on the failing worker's thread. */
   public interface Listener {
@@ -49,15 +47,14 @@ public final class LoopFaults {
   private final String shard;
   private final String queue;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-  private final Map<String, Long> stackLoggedMono = new ConcurrentHashMap<>();
-  private final Ticker ticker;
+  private final StackThrottle stacks;
   private volatile Listener listener = NONE;
 
   public LoopFaults(MeterRegistry registry, String shard, String queue, Ticker ticker) {
     this.registry = registry;
     this.shard = shard;
     this.queue = queue;
-    this.ticker = ticker;
+    this.stacks = new StackThrottle(ticker);
   }
 
   /**
@@ -89,10 +86,7 @@ public final class LoopFaults {
    */
   public void caught(String loop, Throwable t) {
     counter(loop).increment();
-    long now = ticker.nanos();
-    Long last = stackLoggedMono.get(loop);
-    if (last == null || now - last >= STACK_EVERY_NS) {
-      stackLoggedMono.put(loop, now);
+    if (stacks.stackDue(loop)) {
       log.error(
           "{}: the {} loop failed, continuing after a pause: {}", where(), loop, t.toString(), t);
     } else {

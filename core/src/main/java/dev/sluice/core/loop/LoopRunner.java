@@ -7,7 +7,7 @@ import java.util.function.BooleanSupplier;
  * How every loop of core runs and survives what it did not expect. {@link #run} repeats a loop's
  * pass while the loop should run; a pass that throws is counted and logged by {@link LoopFaults}
  * ({@code sluice_loop_errors_total{shard,queue,loop}}, the stack at most every {@link
- * LoopFaults#STACK_EVERY_NS}), and the loop backs off by {@link Backoff#DB_RETRY} (50 ms after the
+ * StackThrottle#EVERY_NS}), and the loop backs off by {@link Backoff#DB_RETRY} (50 ms after the
  * first failure in a row, doubling to 5 s) before its next pass; a pass that goes through resets
  * the backoff. An interrupt ends the loop; a fault injected as fatal ({@link FaultHook#armFatal})
  * kills its thread (the thread's uncaught-exception handler, {@link LoopFaults#handler}, reports

@@ -1,12 +1,11 @@
 package dev.sluice.manager.channel;
 
+import dev.sluice.core.loop.StackThrottle;
 import dev.sluice.core.loop.Ticker;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>Core's {@code LoopFaults} does the same for a queue's workers, but its series is per shard,
  * queue and loop, and a publisher is per channel: every queue bound to the channel, on every shard,
  * publishes through it. The logging is the same: an unexpected error is logged with its stack at
- * most every {@link #STACK_EVERY_NS} per loop (on the publisher's ticker), as one line otherwise.
+ * most every {@link StackThrottle#EVERY_NS} per loop (on the publisher's ticker), as one line
+ * otherwise.
  *
  * <p>Thread-safe: each of the publisher's threads counts its own loop; {@link #register} runs once
  * on the thread that builds the channels.
@@ -31,19 +31,14 @@ import org.slf4j.LoggerFactory;
 final class PublisherFaults {
   private static final Logger log = LoggerFactory.getLogger(PublisherFaults.class);
 
-  /** The shortest time between two stack traces of one loop's errors. */
-  static final long STACK_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
-
   private final String description;
-  private final Ticker ticker;
+  private final StackThrottle stacks;
 
   /** Per loop of this publisher, fixed at its start: unexpected errors. */
   private final Map<String, AtomicLong> loopErrors;
 
   /** Failed connection attempts; null when the publisher does not connect itself. */
   private final AtomicLong connectFailures;
-
-  private final Map<String, Long> stackLoggedAt = new ConcurrentHashMap<>();
 
   /**
    * @param description the publisher's, for the log ("rabbitmq amqp://127.0.0.1:5672/")
@@ -52,7 +47,7 @@ final class PublisherFaults {
    */
   PublisherFaults(String description, Ticker ticker, boolean connects, String... loops) {
     this.description = description;
-    this.ticker = ticker;
+    this.stacks = new StackThrottle(ticker);
     Map<String, AtomicLong> errors = new LinkedHashMap<>();
     for (String loop : loops) {
       errors.put(loop, new AtomicLong());
@@ -63,7 +58,7 @@ final class PublisherFaults {
 
   /**
    * A loop caught what it did not expect and goes on: counted, and logged with the stack at most
-   * every {@link #STACK_EVERY_NS} for that loop.
+   * every {@link StackThrottle#EVERY_NS} for that loop.
    */
   void caught(String loop, Throwable t) {
     AtomicLong count = loopErrors.get(loop);
@@ -71,10 +66,7 @@ final class PublisherFaults {
       throw new IllegalArgumentException(description + ": no loop named " + loop);
     }
     count.incrementAndGet();
-    long now = ticker.nanos();
-    Long last = stackLoggedAt.get(loop);
-    if (last == null || now - last >= STACK_EVERY_NS) {
-      stackLoggedAt.put(loop, now);
+    if (stacks.stackDue(loop)) {
       log.error("{}: the {} loop failed, continuing: {}", description, loop, t.toString(), t);
     } else {
       log.warn("{}: the {} loop failed again, continuing: {}", description, loop, t.toString());

@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.sluice.core.loop.StackThrottle;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,7 +77,7 @@ class TimeoutSweeperTest {
     try {
       for (int i = 1; i <= 4; i++) {
         if (i == 3) {
-          ticker.advance(Duration.ofNanos(PublisherFaults.STACK_EVERY_NS)); // a stack again
+          ticker.advance(Duration.ofNanos(StackThrottle.EVERY_NS)); // a stack again
         }
         sweep(sweeps, i);
       }
