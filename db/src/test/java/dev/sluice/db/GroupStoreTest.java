@@ -196,4 +196,35 @@ class GroupStoreTest {
     assertThat(longOf("SELECT COUNT(*) FROM sluice_group WHERE state = 'completed'"))
         .isEqualTo(301);
   }
+
+  /**
+   * The store's list of grouped tables may be up to a second old. A completion reads it anew: a
+   * group whose children are in a table created after the list was read does not complete while
+   * they are pending (a cached list without that table counted none), and a completion event in a
+   * table created just as late is released, not left held.
+   */
+  @Test
+  void aGroupInTablesNewerThanTheCachedListCompletesOnlyWhenItsChildrenSettle() throws Exception {
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    store.completable(null, 1); // the list of grouped tables is read (and cached) now
+    QueueTable kids = table("late_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("late_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    children(kids.name(), List.of("late"), 2);
+    long completion = completion(done.name(), "late");
+    assertThat(store.seal(done, new EventRef(completion, 0), "late", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+
+    assertThat(store.complete("late", now))
+        .as("a group with two pending children, in a table newer than the cached list")
+        .isNull();
+
+    db.exec("UPDATE late_kids SET state = 2");
+    JdbcGroupStore.Group g = store.complete("late", now);
+    assertThat(g).isNotNull();
+    assertThat(g.acked()).isEqualTo(2);
+    assertThat(longOf("SELECT time_next < " + QueueConvention.HELD_NS + " FROM late_done"))
+        .as("the completion event released")
+        .isEqualTo(1);
+  }
 }

@@ -33,19 +33,32 @@ final class GroupTables {
 
   /** The tables of the shard that hold children (a {@code group_key} column), read now. */
   List<Table> grouped() {
-    tables = null;
-    return groupedCached();
+    return grouped(fresh());
   }
 
   /** The same, at most {@link #TABLES_TTL_NS} old. */
   List<Table> groupedCached() {
+    return grouped(tables());
+  }
+
+  /** Those of {@code byName} that hold children. */
+  static List<Table> grouped(Map<String, Table> byName) {
     List<Table> out = new ArrayList<>();
-    for (Table t : tables().values()) {
+    for (Table t : byName.values()) {
       if (t.grouped()) {
         out.add(t);
       }
     }
     return out;
+  }
+
+  /**
+   * The shard's tables with a {@code state} column, read now: what a group's completion counts and
+   * releases with, since a table created within the last second may hold its children.
+   */
+  Map<String, Table> fresh() {
+    tables = null;
+    return tables();
   }
 
   /** The shard's tables with a {@code state} column, by name (at most a second old). */

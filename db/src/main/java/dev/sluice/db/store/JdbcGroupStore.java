@@ -312,7 +312,11 @@ public final class JdbcGroupStore implements GroupStore {
           c.rollback();
           return null;
         }
-        ChildCounts counts = GroupSql.childCounts(c, tables.groupedCached(), key);
+        // Read now, not cached: a grouped table created within the last second may hold children
+        // (a cached list without it would count none and complete the group early), and the
+        // completion event's table must be found to release the event.
+        Map<String, Table> now = tables.fresh();
+        ChildCounts counts = GroupSql.childCounts(c, GroupTables.grouped(now), key);
         boolean failFast = "fail_fast".equals(g.onDead());
         if (counts.pending() + counts.fired() > 0 && !(failFast && counts.dead() > 0)) {
           c.rollback();
@@ -347,7 +351,7 @@ public final class JdbcGroupStore implements GroupStore {
           }
           return null;
         }
-        Table cq = tables.tables().get(g.completionQueue());
+        Table cq = now.get(g.completionQueue());
         if (cq != null) {
           try (PreparedStatement ps =
               c.prepareStatement(
