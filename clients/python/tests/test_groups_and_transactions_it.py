@@ -1,7 +1,6 @@
 """A group's completion event reaches the receiver with its counts; a handler that acks in its own
 transaction commits its writes and the ack together, and the manager only lets go."""
 
-import time
 
 import pytest
 
@@ -21,10 +20,6 @@ def test_the_completion_event_comes_after_its_children_with_their_counts(
 ):
     children = new_queue(["v INT", GROUPED], "ack_wait=10s max_attempts=1", [GROUP_INDEX])
     reports = new_queue(["run VARCHAR(20)", COMPLETES], "ack_wait=10s")
-    # The manager reads which tables of the shard hold children at most once a second: a group
-    # sealed within a second of its children's table being created would not see them (it would
-    # complete at once, with nothing counted). Not a condition this test can watch: a pause.
-    time.sleep(1.5)
     with database.connect(autocommit=False) as c:
         for i in range(4):
             producer.insert_in_group(c, children, "run-7", {"v": i})

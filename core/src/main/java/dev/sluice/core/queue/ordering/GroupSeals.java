@@ -34,7 +34,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Owned by the poller's thread (through {@code PolledEvents}). A failed read or seal is logged
- * and counted; those events stay as they are, out of the window, and the next poll tries again.
+ * and counted; those events stay as they are, out of the window, and {@link #takeLeftOver} tells
+ * the poller to read them again soon: a poll that follows the binlog reads each row once, so
+ * without it they would wait for its next full sweep.
  */
 public final class GroupSeals {
   private static final Logger log = LoggerFactory.getLogger(GroupSeals.class);
@@ -42,6 +44,9 @@ public final class GroupSeals {
 
   private final QueueContext ctx;
   private long nextWarnMono = Long.MIN_VALUE / 2;
+
+  /** A completion event was left for the next poll since the last {@link #takeLeftOver}. */
+  private boolean leftOver;
 
   public GroupSeals(QueueContext ctx) {
     this.ctx = ctx;
@@ -86,7 +91,8 @@ public final class GroupSeals {
         continue;
       }
       if (found == null) {
-        continue; // no store (not leading) or the read failed: next poll
+        leftOver = true; // no store (not leading) or the read failed: next poll
+        continue;
       }
       EventRef ref = new EventRef(r.id(), r.epoch());
       if (k.isEmpty() || k.endsWith(" ")) {
@@ -153,12 +159,23 @@ public final class GroupSeals {
     } catch (RuntimeException e) {
       ctx.metrics().dbErrors.increment();
       warn("could not seal group {} ({}); the next poll retries", key, e);
+      leftOver = true;
       return;
     }
     if (s == GroupStore.Sealed.SEALED) {
       log.debug("{}: group {} sealed by completion event {}", ctx.where(), key, ref.id());
       ctx.groups().sealed(key);
     }
+  }
+
+  /**
+   * Whether a completion event was left for the next poll (its group could not be read or sealed)
+   * since the last call; clears it.
+   */
+  public boolean takeLeftOver() {
+    boolean was = leftOver;
+    leftOver = false;
+    return was;
   }
 
   private void makeDead(Map<EventRef, String> reasons) {

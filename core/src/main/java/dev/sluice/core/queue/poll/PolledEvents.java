@@ -107,6 +107,11 @@ final class PolledEvents {
     return out;
   }
 
+  /** Whether a completion event was left for the next poll since the last call (clears it). */
+  boolean takeLeftOver() {
+    return seals.takeLeftOver();
+  }
+
   /**
    * Makes too-large rows dead with their reason. A failure is counted and logged; the rows stay
    * pending and the next read of them tries again.

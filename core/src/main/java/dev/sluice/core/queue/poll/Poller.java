@@ -372,6 +372,12 @@ public final class Poller implements Runnable {
     if (following && !tenantMode && !foundRows) {
       nextWaitNs = restWhileFollowed();
     }
+    if (polled.takeLeftOver()) {
+      // A completion event whose group could not be read or sealed is not in the window: the next
+      // pass reads it again (from the front of the index), at the polling pace.
+      news.readAgainLater();
+      nextWaitNs = Math.min(nextWaitNs, intervalNs);
+    }
     if (following && news.unread(mono)) {
       // A row the binlog told of was not visible yet to the read it woke: read again shortly.
       nextWaitNs = Math.min(nextWaitNs, UNREAD_WAIT_NS);

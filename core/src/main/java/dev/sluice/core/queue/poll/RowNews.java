@@ -163,6 +163,16 @@ public final class RowNews {
     poller.wake();
   }
 
+  /**
+   * The poller's next pass reads from the front of the poll index again, without a wake: a row it
+   * read was left out of the window for a later pass (a completion event whose group could not be
+   * sealed yet).
+   */
+  void readAgainLater() {
+    earliestTold.set(Long.MIN_VALUE);
+    earliestToldRecent.set(Long.MIN_VALUE);
+  }
+
   /** A read returned these rows: those expected are found. */
   void read(java.util.List<dev.sluice.db.store.EventRow> rows) {
     if (!followed()) {
