@@ -13,9 +13,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A receiver client under test: the command that starts its receiver process (relative to the
  * repository's root) and what it needs installed. The property {@code conformance.clients} (say
- * {@code -Dconformance.clients=node}) picks the clients to check; unset, every one is, and a client
- * whose runtime is missing has its checks skipped with the command that installs it. A client named
- * in the property whose runtime is missing fails instead: asked for, it must run.
+ * {@code -Dconformance.clients=node}, or the environment variable {@code
+ * SLUICE_CONFORMANCE_CLIENTS}, as {@code .ci/run} sets it) picks the clients to check; unset, every
+ * one is, and a client whose runtime is missing has its checks skipped with the command that
+ * installs it. A client named there whose runtime is missing fails instead: asked for, it must run.
  */
 enum Client {
   JAVA("java", "conformance/receivers/java", "./mvnw -pl conformance -am package -DskipTests"),
@@ -62,7 +63,7 @@ enum Client {
     }
     String message = id + " receiver cannot run: " + missing + "; install it with: " + install;
     if (named.contains(id)) {
-      fail(message + " (named in " + PROPERTY + ", so not skipped)");
+      fail(message + " (named in " + PROPERTY + " or " + ENV + ", so not skipped)");
     }
     return message;
   }
@@ -85,8 +86,14 @@ enum Client {
         }
       }
       case PYTHON -> {
-        if (!runs("python3", "-c", "import grpc, google.protobuf")) {
-          return "no python3 on the PATH that can import grpc and google.protobuf";
+        // The interpreters its launcher tries, in its order: SLUICE_PYTHON, Debian's, the PATH's.
+        String set = System.getenv("SLUICE_PYTHON");
+        List<String> tried =
+            set != null && !set.isBlank() ? List.of(set) : List.of("/usr/bin/python3", "python3");
+        if (tried.stream().noneMatch(py -> runs(py, "-c", "import grpc, google.protobuf"))) {
+          return "no python3 that can import grpc and google.protobuf (tried "
+              + String.join(", ", tried)
+              + ")";
         }
       }
     }
@@ -116,9 +123,18 @@ enum Client {
     }
   }
 
-  /** The clients named in {@value #PROPERTY}; empty when it is unset or blank. */
+  /** The environment variable that names them when the property is unset (CI sets it). */
+  static final String ENV = "SLUICE_CONFORMANCE_CLIENTS";
+
+  /**
+   * The clients named in {@value #PROPERTY}, else in {@value #ENV}; empty when both are unset or
+   * blank.
+   */
   static List<String> selected() {
     String v = System.getProperty(PROPERTY, "");
+    if (v.isBlank()) {
+      v = System.getenv().getOrDefault(ENV, "");
+    }
     List<String> named =
         Arrays.stream(v.split(","))
             .map(s -> s.strip().toLowerCase(Locale.ROOT))

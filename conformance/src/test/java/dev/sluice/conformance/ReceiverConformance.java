@@ -61,7 +61,7 @@ abstract class ReceiverConformance {
     shard.createQueue(NACK, "min_backoff=50ms max_backoff=100ms");
     // The first attempt times out while its handler sleeps; raised in the check (see there).
     shard.createQueue(STALE, "ack_wait=1s min_backoff=2s max_backoff=2s");
-    shard.createQueue(KILLED, "min_backoff=50ms max_backoff=100ms");
+    shard.createQueue(KILLED, "ack_wait=3s min_backoff=50ms max_backoff=100ms");
     shard.createQueue(STOP, "");
     typed = TypedColumns.of(shard.mariadb());
     shard.createTyped(TYPED, typed);
