@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       FairnessCommand.class,
       JfrTopCommand.class,
       StepdownCommand.class,
-      OrderedCommand.class
+      OrderedCommand.class,
+      ClientsCommand.class
     })
 public final class BenchMain implements Runnable {
 

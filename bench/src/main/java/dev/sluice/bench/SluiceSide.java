@@ -156,6 +156,11 @@ public final class SluiceSide implements AutoCloseable {
     return comment;
   }
 
+  /** The manager's gRPC port (after {@link #startManager}). */
+  public int port() {
+    return server.port();
+  }
+
   /** Starts the manager and waits until it serves the queue. */
   public QueueManager startManager(int poolSize) throws InterruptedException {
     return startManager(poolSize, null, Map.of());
