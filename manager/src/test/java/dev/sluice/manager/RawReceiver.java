@@ -37,7 +37,7 @@ public final class RawReceiver implements AutoCloseable {
   public volatile boolean completed;
   private final StreamObserver<ReceiverMessage> out;
 
-  RawReceiver(SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
+  public RawReceiver(SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight) {
     this(stub, queue, receiverId, maxInFlight, "");
   }
 
@@ -47,7 +47,7 @@ public final class RawReceiver implements AutoCloseable {
     return new RawReceiver(stub, queue, receiverId, maxInFlight, "");
   }
 
-  static RawReceiver withKeyRange(
+  public static RawReceiver withKeyRange(
       SluiceGrpc.SluiceStub stub, String queue, String receiverId, int maxInFlight, String range) {
     return new RawReceiver(stub, queue, receiverId, maxInFlight, range);
   }

@@ -1,9 +1,10 @@
-package dev.sluice.manager;
+package dev.sluice.manager.cluster;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.SluiceServer;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,12 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.FreezableProxy;
+import dev.sluice.manager.Harness;
+import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.SluiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;

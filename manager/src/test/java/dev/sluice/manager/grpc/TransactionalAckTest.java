@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sluice.client.AckSql;
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.QueueColumns;
+import dev.sluice.manager.Harness;
 import dev.sluice.proto.v1.QueueStatsEntry;
 import dev.sluice.proto.v1.QueueStatsRequest;
 import dev.sluice.receiver.ReceiverStats;

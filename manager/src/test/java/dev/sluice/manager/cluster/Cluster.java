@@ -1,8 +1,9 @@
-package dev.sluice.manager;
+package dev.sluice.manager.cluster;
 
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.SluiceServer;
 import dev.sluice.manager.config.ManagerConfig;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
@@ -17,12 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Several shard databases and several manager processes (in this JVM) for leadership tests. */
-final class Cluster implements AutoCloseable {
+public final class Cluster implements AutoCloseable {
   final List<TestDatabase> shards = new ArrayList<>();
   final List<String> ranges;
   final List<SluiceServer> managers = new ArrayList<>();
 
-  Cluster(Class<?> test, List<String> ranges) {
+  public Cluster(Class<?> test, List<String> ranges) {
     this.ranges = ranges;
     for (int i = 0; i < ranges.size(); i++) {
       shards.add(
@@ -37,7 +38,7 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  void createQueue(String name, String options) throws SQLException {
+  public void createQueue(String name, String options) throws SQLException {
     for (int i = 0; i < shards.size(); i++) {
       exec(
           i,
@@ -46,11 +47,11 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  void exec(int shard, String sql) throws SQLException {
+  public void exec(int shard, String sql) throws SQLException {
     shards.get(shard).exec(sql);
   }
 
-  long queryLong(int shard, String sql) throws SQLException {
+  public long queryLong(int shard, String sql) throws SQLException {
     try (Connection c = shards.get(shard).connect();
         PreparedStatement ps = c.prepareStatement(sql);
         ResultSet rs = ps.executeQuery()) {
@@ -58,7 +59,7 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  void insert(int shard, String queue, int count) throws SQLException {
+  public void insert(int shard, String queue, int count) throws SQLException {
     for (int done = 0; done < count; ) {
       int n = Math.min(5000, count - done);
       StringBuilder sb = new StringBuilder("INSERT INTO " + queue + " (n) VALUES ");
@@ -70,12 +71,12 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  ManagerConfig config(String id) {
+  public ManagerConfig config(String id) {
     return configBuilder(id).build();
   }
 
   /** A manager's settings over every shard, to change before building. */
-  ManagerConfig.Builder configBuilder(String id) {
+  public ManagerConfig.Builder configBuilder(String id) {
     ManagerConfig.Builder b =
         ManagerConfig.builder()
             .managerId(id)
@@ -100,17 +101,17 @@ final class Cluster implements AutoCloseable {
     return b;
   }
 
-  SluiceServer startManager(String id) {
+  public SluiceServer startManager(String id) {
     return startManager(config(id));
   }
 
-  SluiceServer startManager(ManagerConfig config) {
+  public SluiceServer startManager(ManagerConfig config) {
     SluiceServer s = new SluiceServer(config, Clock.systemUTC(), new SimpleMeterRegistry()).start();
     managers.add(s);
     return s;
   }
 
-  static int leading(SluiceServer s) {
+  public static int leading(SluiceServer s) {
     return (int) s.engine().shards().stream().filter(ShardManager::leading).count();
   }
 

@@ -1,9 +1,10 @@
-package dev.sluice.manager;
+package dev.sluice.manager.admin;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.Harness;
 import dev.sluice.proto.v1.QueueStatsRequest;
 import dev.sluice.proto.v1.QueueStatsResponse;
 import dev.sluice.proto.v1.SluiceGrpc;

@@ -1,10 +1,12 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.Harness;
+import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;
 import io.micrometer.core.instrument.Gauge;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +8,8 @@ import dev.sluice.core.config.TenantLimit;
 import dev.sluice.core.fairness.TenantStats;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.Harness;
+import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;
 import java.time.Clock;
 import java.util.List;

@@ -1,10 +1,11 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.Harness;
 import dev.sluice.receiver.MicrometerReceiverMetrics;
 import dev.sluice.receiver.OpenTelemetryTracing;
 import dev.sluice.receiver.SluiceReceiver;

@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.Harness;
 import dev.sluice.receiver.ReceivedEvent;
 import dev.sluice.receiver.RetryLater;
 import dev.sluice.receiver.SluiceReceiver;

@@ -1,10 +1,12 @@
-package dev.sluice.manager;
+package dev.sluice.manager.cluster;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.RawReceiver;
+import dev.sluice.manager.SluiceServer;
 import dev.sluice.proto.v1.CancelRequest;
 import dev.sluice.proto.v1.CancelStatus;
 import dev.sluice.proto.v1.Event;

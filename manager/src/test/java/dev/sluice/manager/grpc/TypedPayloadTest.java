@@ -1,10 +1,11 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.db.QueueConvention;
+import dev.sluice.manager.Harness;
 import dev.sluice.proto.v1.ListQueuesRequest;
 import dev.sluice.proto.v1.QueueInfo;
 import dev.sluice.receiver.ReceivedEvent;

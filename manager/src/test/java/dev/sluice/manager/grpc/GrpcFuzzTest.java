@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +8,8 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
+import dev.sluice.manager.Harness;
+import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Acks;
 import dev.sluice.proto.v1.CancelRequest;
 import dev.sluice.proto.v1.Event;

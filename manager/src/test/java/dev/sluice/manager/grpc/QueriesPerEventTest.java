@@ -1,9 +1,10 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.MINUTES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.Harness;
 import dev.sluice.receiver.SluiceReceiver;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -1,9 +1,10 @@
-package dev.sluice.manager;
+package dev.sluice.manager.cluster;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.manager.SluiceServer;
 import dev.sluice.receiver.SluiceReceiver;
 import dev.sluice.testkit.TestDatabase;
 import java.io.File;

@@ -1,4 +1,4 @@
-package dev.sluice.manager;
+package dev.sluice.manager.grpc;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.EventProducer.EventOptions;
+import dev.sluice.manager.Harness;
+import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.AckStatus;
 import dev.sluice.proto.v1.CancelRequest;
 import dev.sluice.proto.v1.CancelStatus;
