@@ -66,7 +66,7 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
         builder.addArg("--server-id=1");
       }
       DBConfiguration config = builder.build();
-      DB db = DB.newEmbeddedDB(config);
+      DB db = OwnTmpDirDb.newEmbeddedDb(config);
       long t0 = System.nanoTime();
       db.start();
       int port = db.getConfiguration().getPort();
