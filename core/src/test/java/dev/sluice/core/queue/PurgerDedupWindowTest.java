@@ -4,19 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.InsertOutcome;
-import dev.sluice.core.fairness.TenantLimits;
-import dev.sluice.core.loop.DbClock;
 import dev.sluice.core.queue.context.QueueContext;
-import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.JdbcEventStore;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,14 +29,16 @@ class PurgerDedupWindowTest {
   static final long MINUTE = 60_000_000_000L;
   static final long HOUR = 60 * MINUTE;
 
+  static TestQueues queues;
+
   @BeforeAll
   static void start() {
-    PurgeAfterTest.start();
+    queues = TestQueues.fresh(PurgerDedupWindowTest.class);
   }
 
   @AfterAll
   static void stop() {
-    PurgeAfterTest.stop();
+    queues.close();
   }
 
   JdbcEventStore store;
@@ -49,7 +46,7 @@ class PurgerDedupWindowTest {
   /** Inserts an event (keyed when {@code key} is not null) and settles it {@code agoNs} ago. */
   long settled(String key, long agoNs, boolean cancel) throws Exception {
     long id;
-    try (Connection c = PurgeAfterTest.ds.getConnection()) {
+    try (Connection c = queues.ds.getConnection()) {
       id =
           key == null
               ? EventProducer.insert(c, "dedup_purge", Map.of())
@@ -67,7 +64,7 @@ class PurgerDedupWindowTest {
 
   static List<Long> ids() throws Exception {
     List<Long> out = new ArrayList<>();
-    try (Connection c = PurgeAfterTest.ds.getConnection();
+    try (Connection c = queues.ds.getConnection();
         Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT id FROM dedup_purge ORDER BY id")) {
       while (r.next()) {
@@ -79,22 +76,14 @@ class PurgerDedupWindowTest {
 
   @Test
   void keyedRowsStayUntilTheWindowAndTheOthersGoAfterPurgeAfter() throws Exception {
-    PurgeAfterTest.db.exec(
+    queues.db.exec(
         QueueConvention.createTableSql(
             "dedup_purge", List.of(), "sluice_queue purge_after=1h dedup_window=1d", true));
-    QueueTable table = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
+    QueueTable table = queues.discover("dedup_purge");
     assertThat(table.hasDedupKey()).isTrue();
-    store = new JdbcEventStore(PurgeAfterTest.ds, table);
-    DbClock clock = new DbClock(Clock.systemUTC());
-    clock.sync(store::serverTimeNs);
-    QueueContext ctx =
-        new QueueContext(
-            "s",
-            table,
-            store,
-            clock,
-            new QueueMetrics(new SimpleMeterRegistry(), "s", "dedup_purge"),
-            TenantLimits.of(table.options()));
+    store = new JdbcEventStore(queues.ds, table);
+    QueueContext ctx = queues.context(table);
+    ctx.clock().sync(store::serverTimeNs);
     Purger purger = new Purger(ctx);
 
     Map<String, Long> id = new HashMap<>();
@@ -106,10 +95,10 @@ class PurgerDedupWindowTest {
     id.put("unkeyed 45m", settled(null, 45 * MINUTE, false));
     id.put("keyed 10m", settled("k-10m", 10 * MINUTE, false));
     long dead;
-    try (Connection c = PurgeAfterTest.ds.getConnection()) {
+    try (Connection c = queues.ds.getConnection()) {
       dead = EventProducer.insertUnique(c, "dedup_purge", "k-dead", Map.of()).id();
     }
-    PurgeAfterTest.db.exec(
+    queues.db.exec(
         "UPDATE dedup_purge SET state = 3, time_next = time_next - "
             + (72 * HOUR)
             + " WHERE id = "
@@ -124,29 +113,29 @@ class PurgerDedupWindowTest {
             id.get("unkeyed 45m"),
             id.get("keyed 10m"),
             dead);
-    try (Connection c = PurgeAfterTest.ds.getConnection()) {
+    try (Connection c = queues.ds.getConnection()) {
       assertThat(EventProducer.insertUnique(c, "dedup_purge", "k-2h", Map.of()))
           .isEqualTo(new InsertOutcome(id.get("keyed 2h"), true));
       InsertOutcome freed = EventProducer.insertUnique(c, "dedup_purge", "k-2d", Map.of());
       assertThat(freed.duplicate()).as("the window is over: the key is free").isFalse();
-      PurgeAfterTest.db.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
+      queues.db.exec("DELETE FROM dedup_purge WHERE id = " + freed.id());
     }
 
     // A shorter purge_after, applied in place: the next pass reads the unkeyed rows that aged
     // past it since the previous pass (the 45-minute-old row), and still keeps the keyed ones.
-    PurgeAfterTest.db.exec(
+    queues.db.exec(
         "ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m dedup_window=1d'");
-    QueueTable shorter = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
-    ctx.update(shorter, new JdbcEventStore(PurgeAfterTest.ds, shorter));
+    QueueTable shorter = queues.discover("dedup_purge");
+    ctx.update(shorter, new JdbcEventStore(queues.ds, shorter));
     purger.run();
     assertThat(ids())
         .containsExactly(
             id.get("keyed 2h"), id.get("keyed cancelled 2h"), id.get("keyed 10m"), dead);
 
     // Without the window, keyed rows go after purge_after like the others; dead rows stay.
-    PurgeAfterTest.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
-    QueueTable plain = QueueContexts.discover(PurgeAfterTest.ds, "dedup_purge");
-    ctx.update(plain, new JdbcEventStore(PurgeAfterTest.ds, plain));
+    queues.db.exec("ALTER TABLE dedup_purge COMMENT = 'sluice_queue purge_after=30m'");
+    QueueTable plain = queues.discover("dedup_purge");
+    ctx.update(plain, new JdbcEventStore(queues.ds, plain));
     purger.run();
     assertThat(ids()).containsExactly(id.get("keyed 10m"), dead);
   }

@@ -38,7 +38,7 @@ public final class QueueContexts {
       throws SQLException {
     db.exec(QueueConvention.createTableSql(name, List.of(), comment.strip()));
     QueueTable table = discover(ds, name);
-    return on(ds, table, new DbClock(Clock.systemUTC()));
+    return context(ds, table, new DbClock(Clock.systemUTC()));
   }
 
   /**
@@ -52,10 +52,11 @@ public final class QueueContexts {
     QueueTable table = discover(ds, name);
     DbClock clock = new DbClock(Clock.systemUTC(), ticker);
     clock.sync(new JdbcEventStore(ds, table)::serverTimeNs);
-    return on(ds, table, clock);
+    return context(ds, table, clock);
   }
 
-  private static QueueContext on(DataSource ds, QueueTable table, DbClock clock) {
+  /** The context of {@code table} on shard {@code s}, with {@code clock}. */
+  public static QueueContext context(DataSource ds, QueueTable table, DbClock clock) {
     return new QueueContext(
         "s",
         table,

@@ -2,21 +2,17 @@ package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.outlet.Delivery;
 import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.queue.QueueContexts;
+import dev.sluice.core.queue.TestQueues;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.poll.Poller;
 import dev.sluice.core.queue.poll.RetryCollector;
 import dev.sluice.core.queue.write.AckBatcher;
 import dev.sluice.core.queue.write.Firer;
-import dev.sluice.db.DataSources;
 import dev.sluice.db.store.EventRef;
-import dev.sluice.testkit.TestDatabase;
-import dev.sluice.testkit.TestDatabases;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,18 +26,16 @@ import org.junit.jupiter.api.Test;
  * the test drains the inbox as the dispatcher thread would, noting each command.
  */
 class DispatcherCommandsTest {
-  static TestDatabase db;
-  static HikariDataSource ds;
+  static TestQueues queues;
 
   @BeforeAll
   static void start() {
-    db = TestDatabases.fresh(DispatcherCommandsTest.class);
-    ds = DataSources.pool("commands-test", db.url(), db.user(), db.password(), 4);
+    queues = TestQueues.fresh(DispatcherCommandsTest.class);
   }
 
   @AfterAll
   static void stop() {
-    ds.close();
+    queues.close();
   }
 
   /** An outlet with a few credits that keeps what it is sent. */
@@ -89,7 +83,7 @@ class DispatcherCommandsTest {
   @Test
   void oneEventFromPollToAckPassesThroughTheCommands() throws Exception {
     QueueContext ctx = queue("path_one");
-    db.exec("INSERT INTO path_one (tenant, time_next) VALUES ('t', 0)");
+    queues.db.exec("INSERT INTO path_one (tenant, time_next) VALUES ('t', 0)");
     Inbox inbox = new Inbox();
     List<FireBatch> toFire = new ArrayList<>();
     List<Completion> toWrite = new ArrayList<>();
@@ -143,6 +137,6 @@ class DispatcherCommandsTest {
   }
 
   static QueueContext queue(String name) throws SQLException {
-    return QueueContexts.create(db, ds, name, "sluice_queue cache_size=10");
+    return queues.create(name, "cache_size=10");
   }
 }

@@ -2,19 +2,15 @@ package dev.sluice.core.queue.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.loop.Backoff;
 import dev.sluice.core.loop.FakeTicker;
-import dev.sluice.core.queue.QueueContexts;
+import dev.sluice.core.queue.TestQueues;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
-import dev.sluice.db.DataSources;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.Release;
-import dev.sluice.testkit.TestDatabase;
-import dev.sluice.testkit.TestDatabases;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,33 +27,23 @@ import org.junit.jupiter.api.Test;
  * after its time.
  */
 class TimingRulesTest {
-  static TestDatabase db;
-  static HikariDataSource ds;
+  static TestQueues queues;
 
   @BeforeAll
   static void start() {
-    db = TestDatabases.fresh(TimingRulesTest.class);
-    ds = DataSources.pool("timing-test", db.url(), db.user(), db.password(), 4);
+    queues = TestQueues.fresh(TimingRulesTest.class);
   }
 
   @AfterAll
   static void stop() {
-    ds.close();
+    queues.close();
   }
 
   final FakeTicker ticker = new FakeTicker();
 
   /** A queue whose clock runs on the test's ticker, anchored once to the database's time. */
   QueueContext queue(String name, String options) throws SQLException {
-    return QueueContexts.create(db, ds, name, "sluice_queue " + options, ticker);
-  }
-
-  static EventRef fireOne(QueueContext ctx) throws SQLException {
-    return QueueContexts.fireOne(db, ctx);
-  }
-
-  static long count(String sql) throws SQLException {
-    return QueueContexts.count(ds, sql);
+    return queues.create(name, options, ticker);
   }
 
   @Test
@@ -72,7 +58,7 @@ class TimingRulesTest {
     Settlements settlements = new Settlements(ctx, table, ledger, feed, written::add);
     ledger.attach(attached);
 
-    EventRef fired = fireOne(ctx);
+    EventRef fired = queues.fireOne(ctx);
     long firedAt = ctx.clock().nowNs();
     CachedEvent e = new CachedEvent(fired.id(), 0, 0, 0, 0, "t", List.of(), "", Map.of());
     assertThat(ledger.assign(e)).isSameAs(attached);
@@ -107,7 +93,7 @@ class TimingRulesTest {
   void aFailedAttemptWaitsExponentiallyFromMinToMaxBackoff() throws SQLException {
     QueueContext ctx = queue("retry_backoff", "min_backoff=2s max_backoff=16s max_attempts=100");
     long s = Duration.ofSeconds(1).toNanos();
-    EventRef ref = fireOne(ctx);
+    EventRef ref = queues.fireOne(ctx);
     // Attempt n waits between half and all of min_backoff * 2^(n-1) (never under min_backoff),
     // up to max_backoff.
     long[][] bounds = {

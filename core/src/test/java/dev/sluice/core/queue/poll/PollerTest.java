@@ -2,16 +2,12 @@ package dev.sluice.core.queue.poll;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.loop.Waiter;
-import dev.sluice.core.queue.QueueContexts;
+import dev.sluice.core.queue.TestQueues;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.dispatch.Dispatcher;
 import dev.sluice.core.queue.dispatch.Inbox;
-import dev.sluice.db.DataSources;
-import dev.sluice.testkit.TestDatabase;
-import dev.sluice.testkit.TestDatabases;
 import java.sql.SQLException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -23,22 +19,20 @@ import org.junit.jupiter.api.Test;
  * dispatcher is not started, and what the poller hands it is run after each pass.
  */
 class PollerTest {
-  static TestDatabase db;
-  static HikariDataSource ds;
+  static TestQueues queues;
 
   @BeforeAll
   static void start() {
-    db = TestDatabases.fresh(PollerTest.class);
-    ds = DataSources.pool("poller-test", db.url(), db.user(), db.password(), 4);
+    queues = TestQueues.fresh(PollerTest.class);
   }
 
   @AfterAll
   static void stop() {
-    ds.close();
+    queues.close();
   }
 
   static void insert(String table, String tenant, long timeNextNs) throws SQLException {
-    db.exec(
+    queues.db.exec(
         "INSERT INTO "
             + table
             + " (tenant, time_next) VALUES ('"
@@ -75,7 +69,7 @@ class PollerTest {
   }
 
   static QueueContext queue(String name, int cacheSize) throws SQLException {
-    return QueueContexts.create(db, ds, name, "sluice_queue cache_size=" + cacheSize);
+    return queues.create(name, "cache_size=" + cacheSize);
   }
 
   /** A noisy backlog three times the window, due a minute ago; returns that time. */
@@ -85,7 +79,7 @@ class PollerTest {
     for (int i = 0; i < 300; i++) {
       sb.append(i == 0 ? "" : ",").append("('noisy',").append(old + i).append(")");
     }
-    db.exec(sb.toString());
+    queues.db.exec(sb.toString());
     return old;
   }
 
@@ -155,7 +149,7 @@ class PollerTest {
         sb.append(String.format("('t%04d',%d)", t, old + t * 3 + i));
       }
     }
-    db.exec(sb.toString());
+    queues.db.exec(sb.toString());
     insert("poll_many", "zzz_late", old + 10_000_000);
     pass(p, d); // one poll for all: the window (1,000) holds the first 334 tenants
     p.rounds().roundDueNow();

@@ -2,7 +2,7 @@ package dev.sluice.core.queue.poll;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.core.queue.QueueContexts;
+import dev.sluice.core.queue.TestQueues;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.dispatch.Inbox;
 import dev.sluice.db.QueueTable;
@@ -19,35 +19,31 @@ import org.junit.jupiter.api.Test;
  */
 class RetryCollectorTest {
 
+  static TestQueues queues;
+
   @BeforeAll
   static void start() {
-    PollerTest.start();
+    queues = TestQueues.fresh(RetryCollectorTest.class);
   }
 
   @AfterAll
   static void stop() {
-    PollerTest.stop();
+    queues.close();
   }
 
   @Test
   void anInPlaceAlterOfAckWaitTakesEffectInTheCollector() throws Exception {
-    QueueContext ctx =
-        QueueContexts.create(
-            PollerTest.db, PollerTest.ds, "collect_alter", "sluice_queue ack_wait=60s");
+    QueueContext ctx = queues.create("collect_alter", "ack_wait=60s");
     RetryCollector collector = new RetryCollector(ctx, new Inbox());
     assertThat(collector.intervalNs()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
 
-    PollerTest.db.exec("ALTER TABLE collect_alter COMMENT = 'sluice_queue ack_wait=200ms'");
-    QueueTable altered = discover("collect_alter");
-    ctx.update(altered, new JdbcEventStore(PollerTest.ds, altered));
+    queues.db.exec("ALTER TABLE collect_alter COMMENT = 'sluice_queue ack_wait=200ms'");
+    QueueTable altered = queues.discover("collect_alter");
+    ctx.update(altered, new JdbcEventStore(queues.ds, altered));
 
     assertThat(ctx.options().ackWait()).hasMillis(200);
     assertThat(collector.intervalNs())
         .as("the collector's interval after ack_wait=200ms was applied in place")
         .isEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
-  }
-
-  static QueueTable discover(String name) {
-    return QueueContexts.discover(PollerTest.ds, name);
   }
 }
