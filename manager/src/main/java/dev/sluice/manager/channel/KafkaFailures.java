@@ -122,20 +122,16 @@ final class KafkaFailures {
   }
 
   PublishFailure closed(OutboundMessage m) {
-    return new PublishFailure(
-        description + " publisher closed before the broker confirmed the message for " + where(m),
-        true);
+    return closed(m, null);
   }
 
+  /** The publisher closed before the broker answered; {@code e}, when not null, is why. */
   PublishFailure closed(OutboundMessage m, Throwable e) {
-    return new PublishFailure(
-        description
-            + " publisher closed before the broker confirmed the message for "
-            + where(m)
-            + ": "
-            + reason(e),
-        true,
-        e);
+    String what =
+        description + " publisher closed before the broker confirmed the message for " + where(m);
+    return e == null
+        ? new PublishFailure(what, true)
+        : new PublishFailure(what + ": " + reason(e), true, e);
   }
 
   /** "topic orders (0/orders/1/1, 12 bytes)". */
