@@ -1,5 +1,7 @@
 package dev.sluice.manager;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.db.QueueConvention;
 import dev.sluice.manager.config.ManagerConfig;
@@ -55,6 +57,12 @@ public final class Harness implements AutoCloseable {
             name,
             List.of("`order_id` BIGINT NULL", "`payload` VARCHAR(255) NULL"),
             ("sluice_queue " + options).strip()));
+  }
+
+  /** {@link #createQueue}, then waits (up to 10 s) until the running manager serves it. */
+  public void createServedQueue(String name, String options) throws SQLException {
+    createQueue(name, options);
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().engine().find(name).isPresent());
   }
 
   /** Creates a conforming table with any comment, even a malformed one. */

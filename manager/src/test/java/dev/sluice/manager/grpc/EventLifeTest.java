@@ -39,11 +39,6 @@ class EventLifeTest {
     h.close();
   }
 
-  static void queue(String name, String options) throws Exception {
-    h.createQueue(name, options);
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find(name).isPresent());
-  }
-
   static long insert(String queue, long orderId) throws Exception {
     try (Connection c = h.connect()) {
       return EventProducer.insert(c, queue, Map.of("order_id", orderId));
@@ -67,7 +62,7 @@ class EventLifeTest {
 
   @Test
   void pendingFiresThenAckMakesItAcked() throws Exception {
-    queue("life_ack", "ack_wait=30s");
+    h.createServedQueue("life_ack", "ack_wait=30s");
     RawReceiver r = h.rawReceiver("life_ack", "r1", 10);
     long id = insert("life_ack", 42);
     Event e = next(r, 10);
@@ -86,7 +81,7 @@ class EventLifeTest {
 
   @Test
   void staleOrUnknownAckIsAnsweredAndChangesNothing() throws Exception {
-    queue("life_stale", "ack_wait=30s");
+    h.createServedQueue("life_stale", "ack_wait=30s");
     RawReceiver r = h.rawReceiver("life_stale", "r1", 10);
     long id = insert("life_stale", 1);
     Event e = next(r, 10);
@@ -104,7 +99,7 @@ class EventLifeTest {
 
   @Test
   void nackReturnsToPendingAndRetriesWithNextEpoch() throws Exception {
-    queue("life_nack", "ack_wait=30s min_backoff=100ms max_backoff=200ms");
+    h.createServedQueue("life_nack", "ack_wait=30s min_backoff=100ms max_backoff=200ms");
     RawReceiver r = h.rawReceiver("life_nack", "r1", 10);
     long id = insert("life_nack", 1);
     Event first = next(r, 10);
@@ -123,7 +118,7 @@ class EventLifeTest {
 
   @Test
   void nackWithRetryAfterWaitsThatLong() throws Exception {
-    queue("life_retry_after", "ack_wait=30s min_backoff=10ms max_backoff=20ms");
+    h.createServedQueue("life_retry_after", "ack_wait=30s min_backoff=10ms max_backoff=20ms");
     RawReceiver r = h.rawReceiver("life_retry_after", "r1", 10);
     insert("life_retry_after", 1);
     Event first = next(r, 10);
@@ -136,7 +131,7 @@ class EventLifeTest {
 
   @Test
   void unackedEventComesBackAfterAckWaitWithinBackoffBounds() throws Exception {
-    queue("life_timeout", "ack_wait=1s min_backoff=200ms max_backoff=400ms");
+    h.createServedQueue("life_timeout", "ack_wait=1s min_backoff=200ms max_backoff=400ms");
     RawReceiver r = h.rawReceiver("life_timeout", "r1", 10);
     long id = insert("life_timeout", 1);
     Event first = next(r, 10);
@@ -153,7 +148,8 @@ class EventLifeTest {
 
   @Test
   void maxAttemptsLeadsToDead() throws Exception {
-    queue("life_dead", "ack_wait=30s min_backoff=10ms max_backoff=20ms max_attempts=3");
+    h.createServedQueue(
+        "life_dead", "ack_wait=30s min_backoff=10ms max_backoff=20ms max_attempts=3");
     RawReceiver r = h.rawReceiver("life_dead", "r1", 10);
     long id = insert("life_dead", 1);
     for (int attempt = 1; attempt <= 3; attempt++) {
@@ -184,7 +180,8 @@ class EventLifeTest {
 
   @Test
   void theDeliveryWhoseFailureMakesTheEventDeadSaysItIsTheLast() throws Exception {
-    queue("life_last", "ack_wait=30s min_backoff=10ms max_backoff=20ms max_attempts=3");
+    h.createServedQueue(
+        "life_last", "ack_wait=30s min_backoff=10ms max_backoff=20ms max_attempts=3");
     RawReceiver r = h.rawReceiver("life_last", "r1", 10);
     long first = insert("life_last", 1);
     assertThat(nackUntilDead(r, "life_last", first)).containsExactly(false, false, true);
@@ -206,7 +203,7 @@ class EventLifeTest {
 
   @Test
   void rolledBackInsertNeverFires() throws Exception {
-    queue("life_rollback", "");
+    h.createServedQueue("life_rollback", "");
     RawReceiver r = h.rawReceiver("life_rollback", "r1", 10);
     try (Connection c = h.connect()) {
       c.setAutoCommit(false);
@@ -223,7 +220,7 @@ class EventLifeTest {
 
   @Test
   void uncommittedInsertFiresOnlyAfterCommit() throws Exception {
-    queue("life_commit", "");
+    h.createServedQueue("life_commit", "");
     RawReceiver r = h.rawReceiver("life_commit", "r1", 10);
     try (Connection c = h.connect()) {
       c.setAutoCommit(false);
@@ -238,7 +235,7 @@ class EventLifeTest {
 
   @Test
   void futureEventNeverFiresEarly() throws Exception {
-    queue("life_future", "poll_interval=50ms");
+    h.createServedQueue("life_future", "poll_interval=50ms");
     RawReceiver r = h.rawReceiver("life_future", "r1", 10);
     long id;
     try (Connection c = h.connect()) {
@@ -261,7 +258,7 @@ class EventLifeTest {
 
   @Test
   void cancelledEventNeverFires() throws Exception {
-    queue("life_cancel", "");
+    h.createServedQueue("life_cancel", "");
     long viaRpc;
     long viaSql;
     try (Connection c = h.connect()) {
@@ -293,7 +290,7 @@ class EventLifeTest {
 
   @Test
   void brokenStreamReleasesItsEventsToAnotherReceiverAtOnce() throws Exception {
-    queue("life_broken", "ack_wait=60s min_backoff=100ms max_backoff=200ms");
+    h.createServedQueue("life_broken", "ack_wait=60s min_backoff=100ms max_backoff=200ms");
     RawReceiver a = h.rawReceiver("life_broken", "a", 5);
     await().atMost(5, SECONDS).until(() -> a.subscribed);
     for (int i = 0; i < 5; i++) {
@@ -317,7 +314,7 @@ class EventLifeTest {
 
   @Test
   void aReceiverGoneWhileItsEventsWereBeingFiredGetsThemReleasedAtOnce() throws Exception {
-    queue("life_firing", "ack_wait=60s min_backoff=30s max_backoff=60s");
+    h.createServedQueue("life_firing", "ack_wait=60s min_backoff=30s max_backoff=60s");
     insert("life_firing", 1);
     insert("life_firing", 2);
     insert("life_firing", 3);
@@ -364,7 +361,7 @@ class EventLifeTest {
 
   @Test
   void maxQpsSpacesTheFiresAtTheQueuesRate() throws Exception {
-    queue("life_qps", "max_qps=20");
+    h.createServedQueue("life_qps", "max_qps=20");
     StringBuilder values = new StringBuilder();
     for (int i = 0; i < 42; i++) {
       values.append(i == 0 ? "(" : ",(").append(i).append(")");

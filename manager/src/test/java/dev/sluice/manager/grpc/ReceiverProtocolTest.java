@@ -31,11 +31,6 @@ class ReceiverProtocolTest {
     h.close();
   }
 
-  static void queue(String name, String options) throws Exception {
-    h.createQueue(name, options);
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find(name).isPresent());
-  }
-
   static long insert(String queue, long orderId) throws Exception {
     h.exec("INSERT INTO " + queue + " (order_id) VALUES (" + orderId + ")");
     return h.queryLong("SELECT MAX(id) FROM " + queue);
@@ -44,7 +39,7 @@ class ReceiverProtocolTest {
   /** A nack's retry_after_ms of Long.MAX_VALUE is held at a day, never wrapped to "at once". */
   @Test
   void aHugeRetryAfterMsIsHeldAtADayNotWrapped() throws Exception {
-    queue("wire_retry", "ack_wait=30s min_backoff=10ms max_backoff=20ms");
+    h.createServedQueue("wire_retry", "ack_wait=30s min_backoff=10ms max_backoff=20ms");
     RawReceiver r = h.rawReceiver("wire_retry", "r1", 10);
     long id = insert("wire_retry", 1);
     Event e = r.events.poll(10, SECONDS);

@@ -43,11 +43,6 @@ class TransactionalAckTest {
     h.close();
   }
 
-  static void queue(String name, String options) throws Exception {
-    h.createQueue(name, options);
-    await().atMost(10, SECONDS).until(() -> h.server().engine().find(name).isPresent());
-  }
-
   static QueueStatsEntry stats(String queue) {
     return h.blocking()
         .queueStats(QueueStatsRequest.newBuilder().setQueue(queue).build())
@@ -57,7 +52,7 @@ class TransactionalAckTest {
   @Test
   void writeAndAckCommitTogetherAndAFailureBeforeCommitIsRetried() throws Exception {
     // ack_wait far beyond the test: only the committed notice can end the manager's hold early.
-    queue("tx_orders", "ack_wait=300s min_backoff=50ms max_backoff=100ms");
+    h.createServedQueue("tx_orders", "ack_wait=300s min_backoff=50ms max_backoff=100ms");
     List<Long> attempts = new CopyOnWriteArrayList<>();
     List<Boolean> ackApplied = new CopyOnWriteArrayList<>();
     SluiceReceiver receiver =
@@ -115,7 +110,7 @@ class TransactionalAckTest {
 
   @Test
   void aStaleAttemptDoesNotApplyAndAutoCommitIsRefused() throws Exception {
-    queue("tx_stale", "ack_wait=300s");
+    h.createServedQueue("tx_stale", "ack_wait=300s");
     List<Boolean> applied = new CopyOnWriteArrayList<>();
     List<Throwable> refused = new CopyOnWriteArrayList<>();
     h.closeLater(
