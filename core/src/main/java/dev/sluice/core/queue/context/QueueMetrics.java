@@ -50,6 +50,12 @@ public final class QueueMetrics {
 
   public final Counter keyReleased;
 
+  /**
+   * A fair queue's poller switched between one poll for all tenants and per-tenant rounds (either
+   * way).
+   */
+  public final Counter pollModeSwitches;
+
   /** From the time an event became due to the time it was fired. */
   public final Timer dueToDispatch;
 
@@ -94,6 +100,11 @@ public final class QueueMetrics {
     windowTrimmed = r.counter("sluice.window.trimmed", t);
     keyHeld = r.counter("sluice.ordering.held", t);
     keyReleased = r.counter("sluice.ordering.released", t);
+    pollModeSwitches =
+        Counter.builder("sluice.poll.mode.switches")
+            .description("switches between one poll for all tenants and per-tenant rounds")
+            .tags(t)
+            .register(r);
     actorTooDeep = r.counter("sluice.actor.path.too.deep", t);
     tooLarge = r.counter("sluice.events.too.large", t);
     dueToDispatch = latency("sluice.due.to.dispatch", "due time to fire", r);

@@ -11,8 +11,6 @@ import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.db.store.EventRow;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Reads pending events into the window, on its own thread ({@code sluice-<shard>-<queue>-poller}).
@@ -31,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * second, a short range of the poll index in front of the backlog, so a quiet tenant's new event is
  * seen within milliseconds (and no tenant is filled beyond its part by it): it never waits for a
  * round and then a pause as well. It returns to the single poll once no tenant is at its part and
- * none has more on disk than it was last read.
+ * none has more on disk than it was last read, and the switch has lasted its hold ({@link
+ * PollMode}: at least a second, more when the backlog keeps bringing it back).
  *
  * <p>Pace: while rows keep coming a pass starts {@link #BUSY_WAIT_NS} after the last one started
  * (or {@link #MIN_WAIT_NS} after it ended, if it took longer); after the last rows the pause grows
@@ -47,7 +46,6 @@ import org.slf4j.LoggerFactory;
  * never dies.
  */
 public final class Poller implements Runnable {
-  private static final Logger log = LoggerFactory.getLogger(Poller.class);
   private static final long SYNC_EVERY_NS = TimeUnit.SECONDS.toNanos(1);
 
   private final QueueContext ctx;
@@ -119,7 +117,7 @@ public final class Poller implements Runnable {
   private long lastFoundMono = Long.MIN_VALUE / 2;
 
   private final boolean fair;
-  private boolean tenantMode;
+  private final PollMode mode;
   private final TenantRounds rounds;
 
   /** How far back {@link #recentPoll} looks: rows due before that are the backlog's. */
@@ -170,6 +168,7 @@ public final class Poller implements Runnable {
     this.nextWaitNs = intervalNs;
     this.polled = new PolledEvents(ctx, feed::sawRows, turns);
     this.rounds = new TenantRounds(ctx, feed, dispatcher, polled, this::handOver);
+    this.mode = new PollMode(ctx.where(), ctx.metrics().pollModeSwitches);
   }
 
   /** A new poll_interval, from any thread: the next pause uses it. */
@@ -181,7 +180,12 @@ public final class Poller implements Runnable {
   }
 
   boolean tenantMode() {
-    return tenantMode;
+    return mode.perTenant();
+  }
+
+  /** The poll's mode and its hysteresis (for tests). */
+  PollMode mode() {
+    return mode;
   }
 
   /** The per-tenant rounds (for tests). */
@@ -369,7 +373,7 @@ public final class Poller implements Runnable {
     // window in time anyway, and re-reading the look-ahead every few ms would only cost.
     lastFoundMono = Math.max(lastFoundMono, feed.lastDueNewsMono());
     nextWaitNs = Math.min(intervalNs, Math.max(BUSY_WAIT_NS, (mono - lastFoundMono) / 4));
-    if (following && !tenantMode && !foundRows) {
+    if (following && !mode.perTenant() && !foundRows) {
       nextWaitNs = restWhileFollowed();
     }
     if (polled.takeLeftOver()) {
@@ -421,35 +425,36 @@ public final class Poller implements Runnable {
     }
     keyTurns();
     if (fair
-        && !tenantMode
+        && !mode.perTenant()
         && !feed.lastPollCapped()
         && lastGlobalFull
         && rounds.tenantsWaitOnDisk(mono)) {
       // A backlog deeper than the window, and tenants on disk that the window lacks.
-      tenantMode = true;
-      log.info(
-          "{}: {} tenants have pending events, the window holds {}; polling tenant by tenant",
-          ctx.where(),
-          rounds.knownTenants(),
-          feed.heldTenants().size());
+      mode.enter(
+          mono,
+          rounds.knownTenants()
+              + " tenants have pending events, the window holds "
+              + feed.heldTenants().size());
     }
-    if (fair && !tenantMode && feed.lastPollCapped()) {
-      tenantMode = true;
-      log.info(
-          "{}: a tenant holds its full share of the window; polling tenant by tenant", ctx.where());
+    if (fair && !mode.perTenant() && feed.lastPollCapped()) {
+      mode.enter(mono, "a tenant holds its full share of the window");
     }
-    if (!tenantMode) {
+    if (!mode.perTenant()) {
       if (feed.cacheRoom() > 0) {
         globalPoll(mono);
       }
-    } else if (rounds.roundDue(mono) && !rounds.round(mono, ctx.clock().nowNs() + lookahead())) {
-      tenantMode = false;
-      rounds.leave();
-      log.info("{}: no tenant at its share any more; back to one poll for all", ctx.where());
-    } else {
-      // Every pass, a round's too: rows committed while the round ran are read at once, so a
-      // quiet tenant's new event waits for one short read, never for a round and a pause.
-      recentPoll();
+      return;
     }
+    if (rounds.roundDue(mono)
+        && !rounds.round(mono, ctx.clock().nowNs() + lookahead())
+        && mode.mayLeave(mono)) {
+      // No tenant at its share any more, and the mode has lasted its hold (see PollMode).
+      mode.leave(mono);
+      rounds.leave();
+      return;
+    }
+    // Every pass, a round's too: rows committed while the round ran are read at once, so a quiet
+    // tenant's new event waits for one short read, never for a round and a pause.
+    recentPoll();
   }
 }

@@ -117,6 +117,7 @@ class PollerTest {
     assertThat(d.feed().held("noisy")).isEqualTo(50);
     pass(p, d); // tenant by tenant: the first round lists both tenants and reads each
     assertThat(p.tenantMode()).isTrue();
+    assertThat(ctx.metrics().pollModeSwitches.count()).as("the switch is counted").isEqualTo(1);
     assertThat(d.feed().held("quiet")).isEqualTo(1);
 
     // The quiet tenant's next event commits; the next pass is one with a per-tenant round.
