@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
       FairnessCommand.class,
       JfrTopCommand.class,
       StepdownCommand.class,
+      HandoverCommand.class,
       OrderedCommand.class,
       ClientsCommand.class
     })

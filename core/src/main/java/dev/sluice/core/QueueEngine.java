@@ -15,6 +15,7 @@ import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.OperatorStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -37,6 +38,12 @@ public final class QueueEngine {
 
   private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
 
+  /** The longest {@link #handOverWait}, whatever the lease's timing. */
+  static final Duration MAX_HAND_OVER_WAIT = Duration.ofSeconds(1);
+
+  /** How long a graceful stop serves on after it withdrew its heartbeat (see {@link #stop}). */
+  private final Duration handOverWait;
+
   public QueueEngine(EngineConfig config, Clock clock, MeterRegistry registry) {
     this(config, clock, Ticker.SYSTEM, registry);
   }
@@ -46,6 +53,8 @@ public final class QueueEngine {
    * @param ticker monotonic time for every pause, deadline and age (a test may move it by hand)
    */
   public QueueEngine(EngineConfig config, Clock clock, Ticker ticker, MeterRegistry registry) {
+    Duration wait = config.leaseTtl().dividedBy(3).plus(config.leaseRenew().dividedBy(2));
+    this.handOverWait = wait.compareTo(MAX_HAND_OVER_WAIT) > 0 ? MAX_HAND_OVER_WAIT : wait;
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());
     // This process among any others started with the same manager id (see LeaseKeeper).
     String instance = Long.toHexString(new java.security.SecureRandom().nextLong());
@@ -75,8 +84,28 @@ public final class QueueEngine {
     }
   }
 
-  /** Stops every shard in parallel; each stop is bounded. Then closes every subscribed outlet. */
+  /**
+   * Stops every shard in parallel; each stop is bounded. Then closes every subscribed outlet.
+   *
+   * <p>A planned hand-over first: when another manager is live, this one withdraws its heartbeat
+   * and goes on serving for {@link #handOverWait} (a third of the lease's ttl, the others'
+   * heartbeat period, and half a renew period; a second at most: 917 ms with the default lease
+   * timing), so that they count one fewer manager and seek the shards fast; the shards are then
+   * stopped and their leases released, and the deliveries of each pause for its stop and a few
+   * milliseconds, not for the others' next heartbeat and renewal.
+   */
   public void stop() {
+    boolean others = false;
+    for (ShardManager s : shards) {
+      others |= s.announceLeaving();
+    }
+    if (others) {
+      try {
+        Thread.sleep(handOverWait.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     shards.parallelStream().forEach(ShardManager::stop);
     direct.stop();
     for (Subscriptions.Subscription s : subscriptions.all()) {

@@ -19,6 +19,13 @@ import org.slf4j.LoggerFactory;
  * <p>Timing: a lease lasts {@code ttl} on the database's clock; a leader that cannot renew stops
  * dispatching one renew period before that, by its own monotonic clock, so two managers never
  * dispatch the same shard by lease (and the epoch CAS covers the rest).
+ *
+ * <p><b>A planned hand-over.</b> A manager that joins (or restarts) is under its share while the
+ * others still hold every lease; each of them gives one up at its next round after it counted the
+ * newcomer (it stops firing, stops its queues, then releases the lease). So that the shard does not
+ * wait for the newcomer's next renew period as well, a keeper under its share whose lease another
+ * live manager holds tries again every {@link #SEEK_FAST_NS} for {@link #SEEK_FAST_TTLS} TTLs: the
+ * shard's deliveries pause for the old leader's stop and one short wait, not a renew period.
  */
 public final class LeaseKeeper implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
@@ -63,6 +70,15 @@ public final class LeaseKeeper implements Runnable {
   /** After giving a shard up for a fault, how long (in TTLs) before seeking it again. */
   static final int HOLD_OFF_TTLS = 2;
 
+  /** The pace of a keeper under its share whose lease another manager is expected to give up. */
+  static final long SEEK_FAST_NS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /**
+   * For how long (in TTLs) the fast pace lasts: the holder gives the lease up within one heartbeat
+   * and one renew period of counting this manager, both shorter than a TTL.
+   */
+  static final int SEEK_FAST_TTLS = 2;
+
   private final String shard;
   private final String managerId;
   private final String instance;
@@ -86,6 +102,11 @@ public final class LeaseKeeper implements Runnable {
   private long lastHeartbeatMono = Long.MIN_VALUE / 2;
   private final Object sleeper = new Object();
 
+  /** Set under {@link #sleeper} by {@link #wake}: the next round runs without a pause. */
+  private boolean wakeNow;
+
+  private final Runnable waker = this::wake;
+
   /** A fault reported by the shard (any thread); the keeper's next round gives the lease up. */
   private volatile String giveUp;
 
@@ -100,6 +121,28 @@ public final class LeaseKeeper implements Runnable {
 
   /** Another live process announces this manager id: do not lead (keeper thread only). */
   private boolean duplicate;
+
+  /**
+   * Since when (monotonic ns) this keeper, under its share, has found the lease held by another
+   * manager; reset when the count of live managers changes or the lease is taken. Keeper thread.
+   */
+  private long refusedSinceMono = Long.MIN_VALUE / 2;
+
+  /** Whether the next round comes after {@link #SEEK_FAST_NS} instead of a renew period. */
+  private volatile boolean seekFast;
+
+  /** The count of live managers at the last heartbeat (written by the keeper's thread). */
+  private volatile int lastManagers;
+
+  /**
+   * Set by {@link #leave} (any thread): this process is stopping gracefully. The keeper withdraws
+   * its heartbeat at once and keeps renewing what it holds, but sends no heartbeat and seeks no
+   * lease any more, so the other managers count one fewer and get ready to take this one's shards.
+   */
+  private volatile boolean leaving;
+
+  /** Whether the heartbeat was withdrawn after {@link #leave} (keeper thread). */
+  private boolean withdrawn;
 
   LeaseKeeper(
       String shard,
@@ -126,6 +169,25 @@ public final class LeaseKeeper implements Runnable {
 
   boolean leader() {
     return leader;
+  }
+
+  /**
+   * A graceful stop's first step (any thread): the heartbeat is withdrawn at the keeper's next
+   * round (at once), so the other live managers count one fewer at their next heartbeat, find their
+   * share grown, and seek this shard fast; the lease is kept (and renewed) until {@link #resign}.
+   *
+   * @return whether another live manager may take the shard over: this keeper leads it, and the
+   *     last heartbeat counted others
+   */
+  boolean leave() {
+    leaving = true;
+    wake();
+    return leader && lastManagers > 1;
+  }
+
+  /** How long the keeper waits before its next round (a renew period, or the fast seek's pace). */
+  long pauseNs() {
+    return seekFast ? Math.min(renewNs, SEEK_FAST_NS) : renewNs;
   }
 
   /**
@@ -158,14 +220,31 @@ public final class LeaseKeeper implements Runnable {
     }
   }
 
+  /** Any thread: the next round runs now (the share of leases grew). */
+  private void wake() {
+    synchronized (sleeper) {
+      wakeNow = true;
+      sleeper.notifyAll();
+    }
+  }
+
   @Override
   public void run() {
+    balancer.onShareGrown(waker);
+    try {
+      loop();
+    } finally {
+      balancer.forget(waker);
+    }
+  }
+
+  private void loop() {
     while (running) {
       long t0 = ticker.nanos();
       tick();
-      long left = renewNs - (ticker.nanos() - t0);
+      long left = pauseNs() - (ticker.nanos() - t0);
       synchronized (sleeper) {
-        if (running && left > 0 && giveUp == null && fencedOff == null) {
+        if (running && left > 0 && giveUp == null && fencedOff == null && !wakeNow) {
           try {
             TimeUnit.NANOSECONDS.timedWait(sleeper, left);
           } catch (InterruptedException e) {
@@ -173,6 +252,7 @@ public final class LeaseKeeper implements Runnable {
             return;
           }
         }
+        wakeNow = false;
       }
     }
   }
@@ -208,10 +288,26 @@ public final class LeaseKeeper implements Runnable {
         return;
       }
       long mono = ticker.nanos();
+      if (leaving) {
+        if (!withdrawn) {
+          store.leave(managerId, instance);
+          withdrawn = true;
+        }
+        if (leader && !store.renew(shard, managerId, ttlNs)) {
+          lose("the lease expired and another manager took it");
+        } else if (leader) {
+          lastRenewedMono = mono;
+        }
+        return;
+      }
       if (mono - lastHeartbeatMono >= ttlNs / 3) {
         // Often enough to count as live within a TTL; not every round (idle queries add up).
         LeaseStore.Heartbeat hb = store.heartbeat(managerId, instance, ttlNs);
         balancer.managers(hb.managers());
+        if (hb.managers() != lastManagers) {
+          lastManagers = hb.managers();
+          refusedSinceMono = Long.MIN_VALUE / 2; // a new balance: seek fast again if refused
+        }
         lastHeartbeatMono = mono;
         if (!hb.ours() != duplicate) {
           duplicate = !hb.ours();
@@ -256,6 +352,8 @@ public final class LeaseKeeper implements Runnable {
         LeaseStore.Lease l = store.acquire(shard, managerId, ttlNs);
         if (l.held()) {
           leader = true;
+          seekFast = false;
+          refusedSinceMono = Long.MIN_VALUE / 2;
           lastRenewedMono = before;
           log.info("shard {}: lease taken (token {}), dispatching", shard, l.token());
           leadership.lead(l.token());
@@ -263,8 +361,11 @@ public final class LeaseKeeper implements Runnable {
           balancer.released();
           if (!l.owner().isEmpty() && !l.owner().equals(managerId)) {
             leadership.servedElsewhere(l.owner());
+            refused(before);
           }
         }
+      } else {
+        seekFast = false;
       }
     } catch (Throwable t) { // an Error too: this thread must go on, or the lease is held by no one
       runner.failed(t);
@@ -272,6 +373,17 @@ public final class LeaseKeeper implements Runnable {
     if (leader && ticker.nanos() - lastRenewedMono > ttlNs - renewNs) {
       lose("could not renew the lease in time");
     }
+  }
+
+  /**
+   * Under its share, this keeper found the lease held by another manager: that manager is expected
+   * to give one up shortly (a planned hand-over), so seek fast for a while.
+   */
+  private void refused(long mono) {
+    if (refusedSinceMono == Long.MIN_VALUE / 2) {
+      refusedSinceMono = mono;
+    }
+    seekFast = mono - refusedSinceMono < SEEK_FAST_TTLS * ttlNs;
   }
 
   private void lose(String why) {

@@ -114,6 +114,17 @@ public final class ShardLeadership implements LeaseKeeper.Leadership {
     }
   }
 
+  /**
+   * Before a graceful stop: this manager withdraws its heartbeat but keeps serving, so that the
+   * others get ready to take the shard (see {@link LeaseKeeper#leave}).
+   *
+   * @return whether another live manager may take the shard over (worth a short wait)
+   */
+  boolean announceLeaving() {
+    LeaseKeeper k = keeper;
+    return k != null && k.leave();
+  }
+
   /** The shard's graceful stop: the lease is given up, so another manager takes over at once. */
   void resign() {
     LeaseKeeper k = keeper;

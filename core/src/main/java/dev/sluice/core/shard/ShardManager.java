@@ -216,6 +216,17 @@ public final class ShardManager {
    * manager takes over at once; then every queue (each bounded: receivers finish, held events are
    * released); then the pool.
    */
+  /**
+   * A graceful stop's first step, while the shard is still served: this manager withdraws its
+   * heartbeat, so the other live managers find their share grown and seek this shard's lease fast;
+   * {@link #stop} then releases it and one of them takes it within a few milliseconds.
+   *
+   * @return whether another live manager may take the shard over
+   */
+  public boolean announceLeaving() {
+    return leadership.announceLeaving();
+  }
+
   public void stop() {
     if (!served.markStopped()) {
       return;

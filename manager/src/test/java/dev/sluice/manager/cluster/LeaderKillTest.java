@@ -44,7 +44,7 @@ class LeaderKillTest {
       Path cfg = Files.createTempFile("sluice-leader-kill", ".yaml");
       Files.writeString(
           cfg,
-          "manager_id: doomed\ngrpc_host: 127.0.0.1\ngrpc_port: "
+          "manager_id: doomed\nhttp_port: 0\ngrpc_host: 127.0.0.1\ngrpc_port: "
               + port
               + "\ndiscovery_interval: 300ms\nlease_ttl: "
               + ttl.toMillis()

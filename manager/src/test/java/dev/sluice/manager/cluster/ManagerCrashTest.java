@@ -43,7 +43,7 @@ class ManagerCrashTest {
       Path cfg = Files.createTempFile("sluice-crash", ".yaml");
       Files.writeString(
           cfg,
-          "manager_id: doomed\ngrpc_host: 127.0.0.1\ngrpc_port: "
+          "manager_id: doomed\nhttp_port: 0\ngrpc_host: 127.0.0.1\ngrpc_port: "
               + port
               + "\ndiscovery_interval: 1s\nshards:\n  - name: s1\n    url: \""
               + h.url()
