@@ -77,6 +77,13 @@ final class SteadyCommand implements Callable<Integer> {
   double jitWarmup;
 
   @Option(
+      names = "--idle-statements",
+      description =
+          "During the idle window, keep the server's general log and note the statements the idle"
+              + " manager sends, by shape (needs SUPER; the embedded server allows it)")
+  boolean idleStatements;
+
+  @Option(
       names = "--idle-seconds",
       defaultValue = "5",
       description = "Length of the idle window. Default: ${DEFAULT-VALUE}")
@@ -245,7 +252,7 @@ final class SteadyCommand implements Callable<Integer> {
       Progress.note(s.timerSummary("sluice.due.to.window"));
       Progress.note(s.timerSummary("sluice.due.to.dispatch"));
       Progress.note(s.timerSummary("sluice.poll.duration"));
-      double idle = idleQps(peer, status);
+      double idle = idleQps(server, peer, status);
       // What each more idle queue costs: ten more, served, then the idle rate again.
       for (int i = 1; i <= EXTRA_QUEUES; i++) {
         s.createQueue(SluiceSide.QUEUE + "_idle_" + i);
@@ -255,7 +262,7 @@ final class SteadyCommand implements Callable<Integer> {
           && System.nanoTime() < deadline) {
         Thread.sleep(50);
       }
-      double idleMore = idleQps(peer + " +" + EXTRA_QUEUES + " queues", status);
+      double idleMore = idleQps(server, peer + " +" + EXTRA_QUEUES + " queues", status);
       Progress.note(
           String.format(
               Locale.ROOT,
@@ -284,7 +291,7 @@ final class SteadyCommand implements Callable<Integer> {
       awaitDelivered("db-scheduler", producer::sent, lat);
       report("db-scheduler", lat.snapshot(), achieved);
       reportCommits("db-scheduler", producer);
-      double idle = idleQps("db-scheduler", status);
+      double idle = idleQps(server, "db-scheduler", status);
       return new Outcome(achieved, lat.snapshot(), idle, Double.NaN);
     } finally {
       server.drop(db);
@@ -368,13 +375,18 @@ final class SteadyCommand implements Callable<Integer> {
   }
 
   /** The server's queries/s over an idle window, without the probe's own two statements. */
-  private double idleQps(String peer, ServerStatus status) throws Exception {
+  private double idleQps(BenchServer server, String peer, ServerStatus status) throws Exception {
     Thread.sleep(2000); // last acks written, nothing left to do
     var before = status.read();
+    IdleStatements log = new IdleStatements(server);
+    if (idleStatements) {
+      log.start();
+    }
     try (Progress p = Progress.start(peer + " idle", () -> "measuring the idle query rate")) {
       Thread.sleep((long) (idleSeconds * 1000));
     }
     var d = ServerStatus.Delta.between(before, status.read());
+    log.report(peer, idleSeconds);
     double qps = d.questions() / idleSeconds;
     Progress.note(
         String.format(

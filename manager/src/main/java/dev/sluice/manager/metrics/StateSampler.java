@@ -195,24 +195,30 @@ public final class StateSampler implements Runnable {
     for (Map.Entry<Key, QueueManager> e : now.entrySet()) {
       QueueManager q = e.getValue();
       try {
-        java.util.OptionalLong oldest = q.oldestPendingDueNs();
+        long nowMs = clock.millis();
+        Sample old = before.get(e.getKey());
+        StateCounts c;
+        long countedAt;
+        java.util.OptionalLong oldest;
+        if (old == null || nowMs >= nextCountAtMs.getOrDefault(e.getKey(), 0L)) {
+          // A count reads the oldest due pending event too: no second query for it.
+          c = q.counts();
+          oldest =
+              c.pending() > 0
+                  ? java.util.OptionalLong.of(c.oldestDueNs())
+                  : java.util.OptionalLong.empty();
+          countedAt = nowMs;
+          nextCountAtMs.put(e.getKey(), nextCountAtMs(nowMs, everyMs, c));
+        } else {
+          oldest = q.oldestPendingDueNs();
+          c = old.counts();
+          countedAt = old.countedAtMs();
+        }
         long nowNs = q.nowNs();
         long age =
             oldest.isEmpty() || oldest.getAsLong() > nowNs
                 ? 0
                 : (nowNs - oldest.getAsLong()) / 1_000_000;
-        long nowMs = clock.millis();
-        Sample old = before.get(e.getKey());
-        StateCounts c;
-        long countedAt;
-        if (old == null || nowMs >= nextCountAtMs.getOrDefault(e.getKey(), 0L)) {
-          c = q.counts();
-          countedAt = nowMs;
-          nextCountAtMs.put(e.getKey(), nextCountAtMs(nowMs, everyMs, c));
-        } else {
-          c = old.counts();
-          countedAt = old.countedAtMs();
-        }
         next.put(e.getKey(), new Sample(c, age, nowMs, countedAt));
       } catch (RuntimeException ex) {
         registry.counter("sluice.db.errors", e.getKey().tags()).increment();
