@@ -9,9 +9,11 @@ import dev.sluice.manager.channel.OutboundMessage;
 import dev.sluice.manager.config.ChannelConfig;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
@@ -49,6 +51,15 @@ final class DrainCommand implements Callable<Integer> {
 
   @Option(names = "--events", description = "Events per peer (default 200,000; --quick 50,000)")
   Long events;
+
+  @Option(
+      names = "--warmup",
+      description =
+          "Events each of sluice, floor and db-scheduler drains first, untimed, on a database of"
+              + " its own, so that every peer is measured with the JIT warmed the same way"
+              + " (default: a tenth of the events, at least 5,000; none with --groups, whose"
+              + " peers run twice; 0: none)")
+  Long warmup;
 
   @Option(
       names = "--binlog",
@@ -93,6 +104,11 @@ final class DrainCommand implements Callable<Integer> {
   List<String> peers;
 
   static final String DEFAULT_PEERS = "sluice,floor,db-scheduler";
+
+  /**
+   * The peers given the same untimed warm-up drain before their measured one ({@code --warmup}).
+   */
+  static final Set<String> WARMED_PEERS = Set.of("sluice", "floor", "db-scheduler");
 
   @Option(
       names = "--outlet",
@@ -196,7 +212,20 @@ final class DrainCommand implements Callable<Integer> {
               maxInFlight,
               SluiceSide.comment(),
               DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
+      long w = warmup != null ? warmup : groups ? 0 : Math.max(5_000, n / 10);
+      Set<String> warmed = new HashSet<>();
       for (String p : peers) {
+        if (w > 0 && WARMED_PEERS.contains(p) && warmed.add(p)) {
+          Progress.note(
+              String.format(Locale.ROOT, "warm-up: %s drains %,d events first, not counted", p, w));
+          switch (p) {
+            case "sluice" -> runSluice(server, status, w, false);
+            case "floor" -> runFloor(server, status, w);
+            default -> runDbScheduler(server, status, w);
+          }
+          System.gc();
+          Thread.sleep(1000);
+        }
         switch (p) {
           case "sluice" -> {
             if (!Double.isNaN(sluice)) {
