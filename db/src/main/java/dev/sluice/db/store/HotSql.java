@@ -260,6 +260,11 @@ final class HotSql {
     return rows.query(sql, null, null);
   }
 
+  /** Runs a read of event rows with their places ({@link EventRows#queryPlaced}). */
+  List<EventRow> queryPlaced(Sql sql) {
+    return rows.queryPlaced(sql);
+  }
+
   /** Runs a read of event rows ({@link EventRows#query}). */
   List<EventRow> query(Sql sql, Map<EventRef, String> unreadable, List<OutOfRangeRow> outOfRange) {
     return rows.query(sql, unreadable, outOfRange);

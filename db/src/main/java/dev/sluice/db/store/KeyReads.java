@@ -128,17 +128,18 @@ final class KeyReads {
         place);
   }
 
-  /** Each key's first pending row (held or not), with its place. */
+  /** Each key's first pending row (held or not), with its place: one statement per 256 keys. */
   List<EventRow> firstPending(List<Object> keys) {
+    boolean halt = q.options().haltOnDead();
     List<EventRow> rows = new ArrayList<>();
     for (int at = 0; at < Math.max(1, keys.size()); at += MAX_KEYS) {
       List<Object> batch = keys.subList(at, Math.min(keys.size(), at + MAX_KEYS));
-      rows.addAll(hot.query(sql.firstPending(hot.selectColumns(), batch)));
+      rows.addAll(hot.queryPlaced(sql.firstPending(hot.selectColumns(), batch, halt)));
       if (sql.oneKey()) {
         break;
       }
     }
-    return placed(rows);
+    return rows;
   }
 
   /** Up to {@code limit} distinct keys of held rows (normalized). */
