@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongPredicate;
 import org.jooq.DSLContext;
 import org.jooq.Record;
 
@@ -89,13 +90,25 @@ final class KeyReads {
 
   /** {@code rows} with their places in their keys (a row with a NULL key is first). */
   List<EventRow> placed(List<EventRow> rows) {
+    return placed(rows, id -> false);
+  }
+
+  /**
+   * The same, but the rows {@code known} accepts stay first without a read: the caller holds them
+   * as their key's head already (a poll that reads the window's own rows again). Only the keys of
+   * the other rows are read.
+   */
+  List<EventRow> placed(List<EventRow> rows, LongPredicate known) {
     if (rows.isEmpty()) {
       return rows;
     }
     Set<Object> keys = new LinkedHashSet<>();
-    for (EventRow r : rows) {
+    boolean[] skip = new boolean[rows.size()];
+    for (int i = 0; i < skip.length; i++) {
+      EventRow r = rows.get(i);
       Object k = keyOf(r);
-      if (k != null) {
+      skip[i] = k == null || known.test(r.id()); // asked once: the answer may change meanwhile
+      if (!skip[i]) {
         keys.add(k);
       }
     }
@@ -105,9 +118,9 @@ final class KeyReads {
     boolean halt = q.options().haltOnDead();
     Map<Object, Edges> edges = edges(keys, halt);
     List<EventRow> out = new ArrayList<>(rows.size());
-    for (EventRow r : rows) {
-      Object k = keyOf(r);
-      Edges e = k == null ? null : edges.get(k);
+    for (int i = 0; i < skip.length; i++) {
+      EventRow r = rows.get(i);
+      Edges e = skip[i] ? null : edges.get(keyOf(r));
       KeyPlace place = e == null ? KeyPlace.FIRST : e.place(r.id(), halt);
       out.add(place == KeyPlace.FIRST ? r : withPlace(r, place));
     }
