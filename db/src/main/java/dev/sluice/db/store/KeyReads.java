@@ -16,8 +16,10 @@ import org.jooq.Record;
 /**
  * An ordered queue's reads of where events stand in their keys ({@link KeySql}): a poll's rows get
  * their {@link KeyPlace} from one more statement over the distinct keys they hold — four one-entry
- * seeks per key — so a check costs the same whatever a key's backlog. The same per-key figures
- * serve the recheck of held rows and the halted keys.
+ * seeks per key — so a check costs the same whatever a key's backlog; the rows the caller holds as
+ * heads already are left out of it. The same per-key figures serve the halted keys. A key's first
+ * pending row (a turn, the recheck of held rows) is read with its place in one statement ({@link
+ * KeySql#firstPending}).
  *
  * <p>The place is read after the rows, in a snapshot of its own: an event of the key fired or
  * inserted in between makes the row wait (it is checked again at its turn); one settled in between
