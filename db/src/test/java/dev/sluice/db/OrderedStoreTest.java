@@ -15,7 +15,12 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,6 +60,29 @@ class OrderedStoreTest {
       }
     }
     return n;
+  }
+
+  /** The server's statements of these kinds so far ({@code Com_select}, ...; every session). */
+  static Map<String, Long> statements() throws Exception {
+    Map<String, Long> out = new HashMap<>();
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_update',"
+                    + " 'Com_commit', 'Com_rollback', 'Com_set_option')")) {
+      while (rs.next()) {
+        out.put(rs.getString(1).toLowerCase(Locale.ROOT).substring(4), rs.getLong(2));
+      }
+    }
+    return out;
+  }
+
+  /** The statements of each kind since {@code before} (a {@link #statements} reading). */
+  static Map<String, Long> since(Map<String, Long> before) throws Exception {
+    Map<String, Long> out = new HashMap<>();
+    statements().forEach((k, v) -> out.put(k, v - before.get(k)));
+    return out;
   }
 
   static JdbcEventStore queue(String table) throws Exception {
@@ -110,5 +138,93 @@ class OrderedStoreTest {
     assertThat(indexReads() - before)
         .as("the recheck reads each held row once, with a few entries for each")
         .isLessThan(5000L * 8);
+  }
+
+  @Test
+  void aTurnIsOneReadAndOneWriteAndTheWindowsOwnRowsCostNoKeyRead() throws Exception {
+    JdbcEventStore store = queue("ord_turns");
+    StringBuilder sb = new StringBuilder("INSERT INTO ord_turns (k) VALUES ");
+    for (int i = 0; i < 100; i++) {
+      sb.append(i == 0 ? "" : ",").append("('k").append(i % 50).append("')");
+    }
+    db.exec(sb.toString());
+    long now = store.serverTimeNs();
+    List<EventRow> rows = store.pollPending(now + HOUR, 1000);
+    List<EventRef> behind = new ArrayList<>();
+    Set<Long> heads = new HashSet<>();
+    for (EventRow r : rows) {
+      if (r.waitsForKey()) {
+        behind.add(new EventRef(r.id(), r.epoch()));
+      } else {
+        heads.add(r.id());
+      }
+    }
+    assertThat(heads).hasSize(50);
+
+    // The hold of 50 rows: one UPDATE, no transaction around it.
+    Map<String, Long> before = statements();
+    assertThat(store.hold(behind))
+        .hasSize(50)
+        .containsOnlyKeys(behind)
+        .doesNotContainValue(CasOutcome.STALE);
+    assertThat(since(before))
+        .as("statements of a hold of 50 rows")
+        .containsEntry("update", 1L)
+        .containsEntry("commit", 0L)
+        .containsEntry("set_option", 0L);
+
+    // A poll that reads again the rows the caller holds as heads reads no key: one statement.
+    store.knownHeads(heads::contains);
+    before = statements();
+    long reads = indexReads();
+    assertThat(store.pollPending(now + HOUR, 1000))
+        .hasSize(50)
+        .extracting(EventRow::keyPlace)
+        .containsOnly(KeyPlace.FIRST);
+    long pollReads = indexReads() - reads;
+    assertThat(since(before)).as("statements of a poll of known heads").containsEntry("select", 1L);
+    assertThat(pollReads).as("index reads of a poll of 50 known heads").isLessThan(60);
+
+    // A row not known is placed as before (one more statement for its key).
+    store.knownHeads(id -> false);
+    before = statements();
+    assertThat(store.pollPending(now + HOUR, 1000)).hasSize(50);
+    assertThat(since(before))
+        .as("statements of a poll of unknown heads")
+        .containsEntry("select", 2L);
+    store.knownHeads(null);
+
+    // The heads settle (acked by hand); each key's turn: one read that says where each key's first
+    // pending row stands, and one UPDATE that releases those whose turn it is.
+    db.exec("UPDATE ord_turns SET state = 2 WHERE time_next < " + QueueConvention.HELD_NS);
+    List<Object> keys = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      keys.add("k" + i);
+    }
+    before = statements();
+    reads = indexReads();
+    List<EventRow> firsts = store.firstPendingOfKeys(keys);
+    long firstReads = indexReads() - reads;
+    assertThat(firsts).hasSize(50).allMatch(r -> r.held() && !r.waitsForKey());
+    List<EventRef> turn = new ArrayList<>();
+    firsts.forEach(r -> turn.add(new EventRef(r.id(), r.epoch())));
+    assertThat(store.unhold(turn)).containsOnlyKeys(turn).doesNotContainValue(CasOutcome.STALE);
+    assertThat(since(before))
+        .as("statements of 50 keys' turns")
+        .containsEntry("select", 1L)
+        .containsEntry("update", 1L)
+        .containsEntry("commit", 0L)
+        .containsEntry("set_option", 0L);
+    assertThat(firstReads).as("index reads of 50 keys' first rows and places").isLessThan(50L * 8);
+
+    // A release of a row released already finds the change made, and does not make it twice.
+    assertThat(store.unhold(turn.subList(0, 1))).containsValue(CasOutcome.APPLIED);
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT time_next FROM ord_turns WHERE id = " + turn.get(0).id())) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getLong(1)).isEqualTo(firsts.get(0).timeNextNs() - QueueConvention.HELD_NS);
+    }
   }
 }

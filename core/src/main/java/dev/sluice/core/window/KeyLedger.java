@@ -1,8 +1,9 @@
 package dev.sluice.core.window;
 
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 
@@ -21,11 +22,19 @@ import java.util.function.LongPredicate;
  * replayed): it is turned away while the head is out; the table keeps it, and it comes back when
  * the head leaves.
  *
- * <p>Owned by the dispatcher thread: no locks.
+ * <p>Owned by the dispatcher thread: no locks; only {@link #holds} is read from another (the
+ * poller's), on a concurrent set.
  */
 public final class KeyLedger {
   /** Each key's head, by key. */
   private final Map<Object, Long> heads = new HashMap<>();
+
+  /**
+   * The ids of the keyed events admitted here and not let go of since, nor left: those this manager
+   * holds (window, firing or in flight). Written by the dispatcher's thread only; read by the
+   * poller's ({@link #holds}), whose polls need not read again where such a row stands in its key.
+   */
+  private final Set<Long> held = ConcurrentHashMap.newKeySet();
 
   /** Whether this manager still holds the event (window, firing or in flight). */
   private final LongPredicate present;
@@ -50,9 +59,29 @@ public final class KeyLedger {
     Long head = heads.get(k);
     if (head == null || head == e.id || head < e.id || !present.test(head)) {
       heads.put(k, e.id);
+      held.add(e.boxedId);
       return true;
     }
     return false;
+  }
+
+  /**
+   * Any thread (the poller's): whether the event {@code id} is an ordered event this manager holds,
+   * as admitted here. A poll that reads it again finds it known and skips it, so its place in its
+   * key changes nothing.
+   */
+  public boolean holds(long id) {
+    return held.contains(id);
+  }
+
+  /**
+   * {@code e} left the window without leaving this manager's keys (no room for it, trimmed, changed
+   * since the poll): the table keeps it, and a poll that reads it again reads its place too.
+   */
+  public void letGo(CachedEvent e) {
+    if (e.orderingKey != null) {
+      held.remove(e.boxedId);
+    }
   }
 
   /**
@@ -65,6 +94,7 @@ public final class KeyLedger {
     if (k == null) {
       return;
     }
+    held.remove(e.boxedId);
     Long head = heads.get(k);
     if (head != null && head == e.id) {
       heads.remove(k);
@@ -74,13 +104,11 @@ public final class KeyLedger {
 
   /** Keys whose head is gone from memory without {@link #left}: dropped when they pile up. */
   public void forgetAbsent(int keep) {
-    if (heads.size() <= keep) {
-      return;
+    if (heads.size() > keep) {
+      heads.values().removeIf(id -> !present.test(id));
     }
-    for (Iterator<Long> it = heads.values().iterator(); it.hasNext(); ) {
-      if (!present.test(it.next())) {
-        it.remove();
-      }
+    if (held.size() > keep) {
+      held.removeIf(id -> !present.test(id));
     }
   }
 }

@@ -83,4 +83,12 @@ public interface DispatchStore extends QueueStore {
 
   /** Who hears of rows the store skipped or made dead because it cannot serve them. */
   default void onBadRow(BadRowListener listener) {}
+
+  /**
+   * An ordered queue's polls give the rows whose id {@code known} accepts as first of their key
+   * without reading their key's place again: the caller holds them already as their key's head, so
+   * the place would change nothing it does. {@code known} is called on the polling thread. Set once
+   * by the queue engine; until then every row's place is read.
+   */
+  default void knownHeads(java.util.function.LongPredicate known) {}
 }

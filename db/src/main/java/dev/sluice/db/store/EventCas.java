@@ -304,13 +304,28 @@ final class EventCas {
 
   /**
    * Holds ({@code time_next + HELD_NS}, rows not held yet) or releases ({@code - HELD_NS}, held
-   * rows) pending rows, a compare-and-set on the epoch; {@code fenced}: the leader's own write.
+   * rows) pending rows, a compare-and-set on the epoch (kept as it is); {@code fenced}: the
+   * leader's own write.
+   *
+   * <p>The leader's own holds and releases are the hot path's ({@link #casMarked}): one autocommit
+   * UPDATE per expected epoch, one round trip. A row the UPDATE missed is read back: it counts as
+   * {@link CasOutcome#APPLIED} when it is pending at the expected epoch and held (a hold) or not (a
+   * release) — the change asked for is in the table, whoever made it (the only other writer of held
+   * rows is an operator's skip, which releases the same row for the same reason).
    */
   Map<EventRef, CasOutcome> shiftHeld(Collection<EventRef> refs, boolean hold, boolean fenced) {
+    if (fenced) {
+      return casMarked(
+          refs,
+          EventState.PENDING,
+          hot.shiftHeld(hold),
+          (ref, st, ep, timeNext, acked) ->
+              st == EventState.PENDING && ep == ref.epoch() && (timeNext >= HELD_NS) == hold);
+    }
     return cas(
         refs,
         EventState.PENDING,
-        fenced,
+        false,
         (tx, ids, guard) ->
             tx.update(t)
                 .set(timeNext, hold ? timeNext.plus(HELD_NS) : timeNext.minus(HELD_NS))

@@ -53,6 +53,23 @@ final class EventRows {
    */
   List<EventRow> query(
       HotSql.Sql sql, Map<EventRef, String> unreadable, List<OutOfRangeRow> outOfRange) {
+    return query(sql, unreadable, outOfRange, false);
+  }
+
+  /**
+   * A read whose last column, after the user columns, is each row's {@link KeyPlace} by its ordinal
+   * ({@link KeySql#firstPending}): the rows come with their places. Unreadable user values read as
+   * null.
+   */
+  List<EventRow> queryPlaced(HotSql.Sql sql) {
+    return query(sql, null, null, true);
+  }
+
+  private List<EventRow> query(
+      HotSql.Sql sql,
+      Map<EventRef, String> unreadable,
+      List<OutOfRangeRow> outOfRange,
+      boolean placed) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql.text())) {
       HotSql.bind(ps, sql.values());
@@ -60,7 +77,7 @@ final class EventRows {
         List<EventRow> out = new ArrayList<>();
         while (rs.next()) {
           try {
-            out.add(row(rs));
+            out.add(placed ? placed(rs, row(rs)) : row(rs));
           } catch (SQLException | RuntimeException e) {
             if (!fitsLong(rs, 1) || !fitsLong(rs, 2)) {
               if (outOfRange != null) {
@@ -72,7 +89,7 @@ final class EventRows {
             if (unreadable != null) {
               unreadable.put(new EventRef(rs.getLong(1), rs.getLong(2)), why);
             } else {
-              out.add(lenientRow(rs));
+              out.add(placed ? placed(rs, lenientRow(rs)) : lenientRow(rs));
             }
           }
         }
@@ -112,6 +129,24 @@ final class EventRows {
             + "` BIGINT NOT NULL"
             + (column.equals(ID) ? " AUTO_INCREMENT" : " DEFAULT 0")
             + " once none is above)");
+  }
+
+  /** {@code r} with the place its read gave it: the column after the user columns. */
+  private EventRow placed(ResultSet rs, EventRow r) throws SQLException {
+    KeyPlace place = KeyPlace.values()[rs.getInt(userFrom + userKinds.length)];
+    return place == KeyPlace.FIRST
+        ? r
+        : new EventRow(
+            r.id(),
+            r.epoch(),
+            r.timeNextNs(),
+            r.timeCreatedNs(),
+            r.priority(),
+            r.tenant(),
+            r.actor(),
+            r.workClass(),
+            r.userColumns(),
+            place);
   }
 
   /** {@link #row}, with null for each user column the driver cannot read. */

@@ -260,6 +260,11 @@ final class HotSql {
     return rows.query(sql, null, null);
   }
 
+  /** Runs a read of event rows with their places ({@link EventRows#queryPlaced}). */
+  List<EventRow> queryPlaced(Sql sql) {
+    return rows.queryPlaced(sql);
+  }
+
   /** Runs a read of event rows ({@link EventRows#query}). */
   List<EventRow> query(Sql sql, Map<EventRef, String> unreadable, List<OutOfRangeRow> outOfRange) {
     return rows.query(sql, unreadable, outOfRange);
@@ -307,8 +312,15 @@ final class HotSql {
 
   // ---------------------------------------------------------------- compare-and-set
 
-  /** What a compare-and-set UPDATE sets: {@code SET} text with {@code ?}, and its values. */
-  record Change(String set, List<Object> values) {}
+  /**
+   * What a compare-and-set UPDATE sets: {@code SET} text with {@code ?}, and its values; {@code
+   * also}, a condition (no {@code ?}) the row must meet besides its id, state and epoch, or "".
+   */
+  record Change(String set, List<Object> values, String also) {
+    Change(String set, List<Object> values) {
+      this(set, values, "");
+    }
+  }
 
   /** pending → fired at the next epoch, due again at the ack deadline. */
   Change fire(long deadlineNs) {
@@ -328,6 +340,17 @@ final class HotSql {
    */
   Change ack(long nowNs) {
     return new Change(AckSql.set("?", "?"), List.of(sv(EventState.ACKED), nowNs, nowNs));
+  }
+
+  /**
+   * An ordered queue's hold ({@code time_next + HELD_NS}, of a row not held) or release ({@code -
+   * HELD_NS}, of a held row); the epoch is kept.
+   */
+  Change shiftHeld(boolean hold) {
+    return new Change(
+        "`time_next` = `time_next` " + (hold ? "+ " : "- ") + HELD_NS,
+        List.of(),
+        " and `time_next` " + (hold ? "< " : ">= ") + HELD_NS);
   }
 
   /**
@@ -368,7 +391,8 @@ final class HotSql {
             .append(" force index (PRIMARY) set ")
             .append(change.set())
             .append(" where ")
-            .append(AckSql.guard(width, "?"));
+            .append(AckSql.guard(width, "?"))
+            .append(change.also());
     List<Object> values = new ArrayList<>(change.values().size() + width + 4);
     values.addAll(change.values());
     values.addAll(ids);

@@ -32,6 +32,9 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
   /** An ordered queue's key reads; null for an unordered queue. */
   private final KeyReads keyReads;
 
+  /** The rows the poller's caller holds as their key's head already (see {@link #knownHeads}). */
+  private volatile java.util.function.LongPredicate knownHeads = id -> false;
+
   JdbcDispatchStore(EventCas cas, FireTransaction fireTx, KeyReads keyReads) {
     super(cas);
     this.fireTx = fireTx;
@@ -41,6 +44,11 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
   @Override
   public void onBadRow(BadRowListener listener) {
     c.onBadRow(listener);
+  }
+
+  @Override
+  public void knownHeads(java.util.function.LongPredicate known) {
+    this.knownHeads = known == null ? id -> false : known;
   }
 
   /** The poll query with its values inlined, for {@code EXPLAIN} in tests and the CLI. */
@@ -71,7 +79,7 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
     List<OutOfRangeRow> outOfRange = new ArrayList<>();
     List<EventRow> rows = c.hot.query(sql, unreadable, outOfRange);
     if (keyReads != null) {
-      rows = keyReads.placed(rows);
+      rows = keyReads.placed(rows, knownHeads);
     }
     outOfRange.forEach(this::markOutOfRangeDead);
     if (!unreadable.isEmpty()) {

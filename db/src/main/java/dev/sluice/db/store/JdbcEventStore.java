@@ -120,6 +120,11 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public void knownHeads(java.util.function.LongPredicate known) {
+    dispatch.knownHeads(known);
+  }
+
+  @Override
   public List<EventRow> pollPending(long dueBeforeNs, int limit) {
     return dispatch.pollPending(dueBeforeNs, limit);
   }

@@ -9,14 +9,17 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongPredicate;
 import org.jooq.DSLContext;
 import org.jooq.Record;
 
 /**
  * An ordered queue's reads of where events stand in their keys ({@link KeySql}): a poll's rows get
  * their {@link KeyPlace} from one more statement over the distinct keys they hold — four one-entry
- * seeks per key — so a check costs the same whatever a key's backlog. The same per-key figures
- * serve the recheck of held rows and the halted keys.
+ * seeks per key — so a check costs the same whatever a key's backlog; the rows the caller holds as
+ * heads already are left out of it. The same per-key figures serve the halted keys. A key's first
+ * pending row (a turn, the recheck of held rows) is read with its place in one statement ({@link
+ * KeySql#firstPending}).
  *
  * <p>The place is read after the rows, in a snapshot of its own: an event of the key fired or
  * inserted in between makes the row wait (it is checked again at its turn); one settled in between
@@ -89,13 +92,25 @@ final class KeyReads {
 
   /** {@code rows} with their places in their keys (a row with a NULL key is first). */
   List<EventRow> placed(List<EventRow> rows) {
+    return placed(rows, id -> false);
+  }
+
+  /**
+   * The same, but the rows {@code known} accepts stay first without a read: the caller holds them
+   * as their key's head already (a poll that reads the window's own rows again). Only the keys of
+   * the other rows are read.
+   */
+  List<EventRow> placed(List<EventRow> rows, LongPredicate known) {
     if (rows.isEmpty()) {
       return rows;
     }
     Set<Object> keys = new LinkedHashSet<>();
-    for (EventRow r : rows) {
+    boolean[] skip = new boolean[rows.size()];
+    for (int i = 0; i < skip.length; i++) {
+      EventRow r = rows.get(i);
       Object k = keyOf(r);
-      if (k != null) {
+      skip[i] = k == null || known.test(r.id()); // asked once: the answer may change meanwhile
+      if (!skip[i]) {
         keys.add(k);
       }
     }
@@ -105,9 +120,9 @@ final class KeyReads {
     boolean halt = q.options().haltOnDead();
     Map<Object, Edges> edges = edges(keys, halt);
     List<EventRow> out = new ArrayList<>(rows.size());
-    for (EventRow r : rows) {
-      Object k = keyOf(r);
-      Edges e = k == null ? null : edges.get(k);
+    for (int i = 0; i < skip.length; i++) {
+      EventRow r = rows.get(i);
+      Edges e = skip[i] ? null : edges.get(keyOf(r));
       KeyPlace place = e == null ? KeyPlace.FIRST : e.place(r.id(), halt);
       out.add(place == KeyPlace.FIRST ? r : withPlace(r, place));
     }
@@ -128,17 +143,18 @@ final class KeyReads {
         place);
   }
 
-  /** Each key's first pending row (held or not), with its place. */
+  /** Each key's first pending row (held or not), with its place: one statement per 256 keys. */
   List<EventRow> firstPending(List<Object> keys) {
+    boolean halt = q.options().haltOnDead();
     List<EventRow> rows = new ArrayList<>();
     for (int at = 0; at < Math.max(1, keys.size()); at += MAX_KEYS) {
       List<Object> batch = keys.subList(at, Math.min(keys.size(), at + MAX_KEYS));
-      rows.addAll(hot.query(sql.firstPending(hot.selectColumns(), batch)));
+      rows.addAll(hot.queryPlaced(sql.firstPending(hot.selectColumns(), batch, halt)));
       if (sql.oneKey()) {
         break;
       }
     }
-    return placed(rows);
+    return rows;
   }
 
   /** Up to {@code limit} distinct keys of held rows (normalized). */

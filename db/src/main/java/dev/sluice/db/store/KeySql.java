@@ -100,14 +100,27 @@ final class KeySql {
   }
 
   /**
-   * Each key's first pending row (held or not): one seek per key, in one statement.
+   * Each key's first pending row (held or not), and after its columns its {@link KeyPlace} by
+   * ordinal: behind the key's first fired event if that has a lower id, else (with {@code dead})
+   * halted behind its first dead one if that has. Three one-entry seeks per key (two without {@code
+   * dead}; the key's first pending event is the row itself), in one statement: a turn's read and
+   * its check in one round trip.
    *
    * @param select the row's columns, as the polls select them (without FROM)
    */
-  HotSql.Sql firstPending(String select, Collection<Object> keys) {
+  HotSql.Sql firstPending(String select, Collection<Object> keys, boolean dead) {
     String one =
         select
-            + " from "
+            + ", case when "
+            + edge(fired, false)
+            + " < `id` then "
+            + KeyPlace.BEHIND.ordinal()
+            + (dead
+                ? " when " + edge(this.dead, false) + " < `id` then " + KeyPlace.HALTED.ordinal()
+                : "")
+            + " else "
+            + KeyPlace.FIRST.ordinal()
+            + " end from "
             + table
             + " force index ("
             + index
@@ -116,6 +129,7 @@ final class KeySql {
             + "`state` = "
             + pending
             + " order by `id` limit 1";
+    int perKey = dead ? 3 : 2;
     List<Object> values = new ArrayList<>();
     if (column == null) {
       return new HotSql.Sql(one, values);
@@ -123,7 +137,9 @@ final class KeySql {
     StringBuilder sb = new StringBuilder();
     for (Object k : keys) {
       sb.append(sb.length() == 0 ? "(" : " union all (").append(one).append(')');
-      values.add(k);
+      for (int i = 0; i < perKey; i++) {
+        values.add(k);
+      }
     }
     return new HotSql.Sql(sb.toString(), values);
   }

@@ -24,8 +24,9 @@ import java.util.concurrent.TimeUnit;
  * The window, the gaps and {@link #pollerHasMore} are the {@link Dispatcher} thread's, like every
  * method that changes them. The poller's thread reads the published figures (volatile: {@link
  * #cacheRoom}, {@link #held}, {@link #lastPollCapped}, {@link #lastDueNewsMono}), writes the row
- * size estimate ({@link #sawRows}, its thread only) and takes the let-go positions ({@link
- * #drainLetGo}, a concurrent map).
+ * size estimate ({@link #sawRows}, its thread only), takes the let-go positions ({@link
+ * #drainLetGo}, a concurrent map) and asks which ordered events are held here ({@link
+ * #holdsOrdered}, a concurrent set).
  */
 final class WindowFeed implements WindowView {
   private static final long HELD_EVERY_NS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -226,6 +227,7 @@ final class WindowFeed implements WindowView {
    * the poll): the row stays pending in the table, and the poller must read it again.
    */
   void letGo(CachedEvent e) {
+    keys.letGo(e);
     PollPosition before = PollPosition.before(e.dueNs, e.id);
     letGo.merge(e.tenant, before, PollPosition::earlier);
     gaps.merge(e.tenant, before, PollPosition::earlier);
@@ -341,6 +343,12 @@ final class WindowFeed implements WindowView {
   @Override
   public long lastDueNewsMono() {
     return lastDueNewsMono;
+  }
+
+  /** Whether this manager holds the ordered event {@code id} (any thread; see KeyLedger). */
+  @Override
+  public boolean holdsOrdered(long id) {
+    return keys.holds(id);
   }
 
   /** The dispatcher's settle count (any thread): a poll records it when it begins. */

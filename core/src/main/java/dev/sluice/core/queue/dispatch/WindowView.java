@@ -43,6 +43,13 @@ public interface WindowView {
   /** When a poll last brought an event new to the window and already due (monotonic ns). */
   long lastDueNewsMono();
 
+  /**
+   * Whether the ordered event {@code id} is held by this manager (window, firing or in flight) as
+   * admitted at its key: a poll reading it again needs no check of its key, the dispatcher skips
+   * it.
+   */
+  boolean holdsOrdered(long id);
+
   /** The dispatcher's settle count: a poll records it when it begins. */
   long settledSeq();
 

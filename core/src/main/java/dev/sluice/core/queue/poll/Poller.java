@@ -167,6 +167,8 @@ public final class Poller implements Runnable {
     this.fair = ctx.options().fair();
     this.nextWaitNs = intervalNs;
     this.polled = new PolledEvents(ctx, feed::sawRows, turns);
+    // An ordered queue's sweeps read the window's own rows again: their keys are not read again.
+    ctx.dispatch().knownHeads(feed::holdsOrdered);
     this.rounds = new TenantRounds(ctx, feed, dispatcher, polled, this::handOver);
     this.mode = new PollMode(ctx.where(), ctx.metrics().pollModeSwitches);
   }
