@@ -57,8 +57,8 @@ final class DrainCommand implements Callable<Integer> {
       description =
           "Events each of sluice, floor and db-scheduler drains first, untimed, on a database of"
               + " its own, so that every peer is measured with the JIT warmed the same way"
-              + " (default: a tenth of the events, at least 5,000; none with --groups, whose"
-              + " peers run twice; 0: none)")
+              + " (default: a tenth of the events, at least 5,000; none below 10,000 events or"
+              + " with --groups, whose peers run twice; 0: none)")
   Long warmup;
 
   @Option(
@@ -212,7 +212,7 @@ final class DrainCommand implements Callable<Integer> {
               maxInFlight,
               SluiceSide.comment(),
               DbSchedulerSide.Settings.defaults(Duration.ofMillis(dbsPollingMs))));
-      long w = warmup != null ? warmup : groups ? 0 : Math.max(5_000, n / 10);
+      long w = warmup != null ? warmup : groups || n < 10_000 ? 0 : Math.max(5_000, n / 10);
       Set<String> warmed = new HashSet<>();
       for (String p : peers) {
         if (w > 0 && WARMED_PEERS.contains(p) && warmed.add(p)) {
