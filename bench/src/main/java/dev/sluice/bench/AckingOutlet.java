@@ -2,8 +2,6 @@ package dev.sluice.bench;
 
 import dev.sluice.core.QueueEngine;
 import dev.sluice.core.outlet.Delivery;
-import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.outlet.OutletCredits;
 import dev.sluice.db.store.EventRef;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -14,20 +12,19 @@ import java.util.concurrent.Executors;
  * of its own (never the dispatcher's), and tells {@link DeliveryGaps} when each shard's events
  * arrived. Any thread may deliver; the acks run on the outlet's single acking thread.
  */
-final class AckingOutlet implements Outlet {
+final class AckingOutlet extends CreditedOutlet {
   private final String id;
   private final QueueEngine engine;
   private final String queue;
   private final DeliveryGaps gaps;
-  private final OutletCredits credits;
   private final ExecutorService acker;
 
   AckingOutlet(String id, QueueEngine engine, String queue, int max, DeliveryGaps gaps) {
+    super(max);
     this.id = id;
     this.engine = engine;
     this.queue = queue;
     this.gaps = gaps;
-    this.credits = new OutletCredits(max);
     this.acker = Executors.newSingleThreadExecutor(r -> new Thread(r, "bench-acker-" + id));
   }
 
@@ -39,26 +36,6 @@ final class AckingOutlet implements Outlet {
   @Override
   public long streamId() {
     return id.hashCode() & 0x7fffffffL;
-  }
-
-  @Override
-  public int maxInFlight() {
-    return credits.max();
-  }
-
-  @Override
-  public int free() {
-    return credits.free();
-  }
-
-  @Override
-  public boolean tryReserve(String workClass) {
-    return credits.tryTake();
-  }
-
-  @Override
-  public void unreserve(String workClass) {
-    credits.giveBack();
   }
 
   @Override

@@ -19,7 +19,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -96,7 +95,7 @@ final class HandoverCommand implements Callable<Integer> {
       QueueEngine b = start("b");
       try {
         producer.start();
-        await("each manager to lead one shard", 30, () -> leads(a) == 1 && leads(b) == 1);
+        Await.until("each manager to lead one shard", 30, 5, () -> leads(a) == 1 && leads(b) == 1);
         QueueEngine current = a;
         for (int r = 1; r <= rounds; r++) {
           Thread.sleep(1000);
@@ -107,14 +106,14 @@ final class HandoverCommand implements Callable<Integer> {
           // A graceful stop: the shard moves to b.
           gaps.reset();
           current.stop();
-          await("b to lead both shards", 30, () -> leads(b) == 2);
+          Await.until("b to lead both shards", 30, 5, () -> leads(b) == 2);
           Thread.sleep(1000);
           double stop = gaps.longestMs(moved);
           // The restart: a new process with the same id takes its share back from b.
           gaps.reset();
           current = start("a");
           QueueEngine back = current;
-          await("a to lead one shard again", 30, () -> leads(back) == 1);
+          Await.until("a to lead one shard again", 30, 5, () -> leads(back) == 1);
           Thread.sleep(1000);
           String taken = ledShard(back);
           double takeback = gaps.longestMs(taken);
@@ -231,17 +230,6 @@ final class HandoverCommand implements Callable<Integer> {
           // closing anyway
         }
       }
-    }
-  }
-
-  private static void await(String what, int seconds, BooleanSupplier done)
-      throws InterruptedException {
-    long limit = System.nanoTime() + seconds * 1_000_000_000L;
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > limit) {
-        throw new IllegalStateException("waited " + seconds + " s for " + what);
-      }
-      Thread.sleep(5);
     }
   }
 

@@ -1,8 +1,6 @@
 package dev.sluice.bench;
 
 import dev.sluice.core.outlet.Delivery;
-import dev.sluice.core.outlet.Outlet;
-import dev.sluice.core.outlet.OutletCredits;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,15 +10,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * in flight (fired) until the queue's ack deadline. Counts deliveries and the shards serving it
  * into counters shared by all the outlets of a run. Any thread (atomics only).
  */
-final class HoldingOutlet implements Outlet {
+final class HoldingOutlet extends CreditedOutlet {
   private final long streamId;
   private final AtomicLong delivered;
   private final AtomicInteger attached;
-  private final OutletCredits credits;
 
   HoldingOutlet(long streamId, int max, AtomicLong delivered, AtomicInteger attached) {
+    super(max);
     this.streamId = streamId;
-    this.credits = new OutletCredits(max);
     this.delivered = delivered;
     this.attached = attached;
   }
@@ -33,26 +30,6 @@ final class HoldingOutlet implements Outlet {
   @Override
   public long streamId() {
     return streamId;
-  }
-
-  @Override
-  public int maxInFlight() {
-    return credits.max();
-  }
-
-  @Override
-  public int free() {
-    return credits.free();
-  }
-
-  @Override
-  public boolean tryReserve(String workClass) {
-    return credits.tryTake();
-  }
-
-  @Override
-  public void unreserve(String workClass) {
-    credits.giveBack();
   }
 
   @Override

@@ -124,7 +124,8 @@ final class StepdownCommand implements Callable<Integer> {
         for (String cause : causes) {
           List<double[]> got = new ArrayList<>();
           for (int r = 1; r <= rounds; r++) {
-            await("the shard to be led with every queue serving", 120, () -> serving(shard));
+            Await.until(
+                "the shard to be led with every queue serving", 120, 20, () -> serving(shard));
             hold(db, r);
             double[] t = stepDown(server, db, shard, cause);
             got.add(t);
@@ -200,7 +201,7 @@ final class StepdownCommand implements Callable<Integer> {
       }
     }
     long want = before + (long) queues * events;
-    await("the outlets to hold the events", 120, () -> delivered.get() >= want);
+    Await.until("the outlets to hold the events", 120, 20, () -> delivered.get() >= want);
   }
 
   /**
@@ -264,17 +265,6 @@ final class StepdownCommand implements Callable<Integer> {
       }
     }
     return System.nanoTime();
-  }
-
-  private static void await(String what, int seconds, BooleanSupplier done)
-      throws InterruptedException {
-    long limit = System.nanoTime() + seconds * 1_000_000_000L;
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > limit) {
-        throw new IllegalStateException("waited " + seconds + " s for " + what);
-      }
-      Thread.sleep(20);
-    }
   }
 
   /** Live worker threads of the shard's queues (dispatcher, poller, firers, ack writer). */

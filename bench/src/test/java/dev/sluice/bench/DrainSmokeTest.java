@@ -2,10 +2,6 @@ package dev.sluice.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.testkit.TestDatabases;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -19,24 +15,8 @@ class DrainSmokeTest {
   @Test
   void drainPrintsOneLineOfFiguresForEveryPeer() {
     List<String> args = new ArrayList<>(List.of("drain", "--events", "500"));
-    String external = System.getenv(TestDatabases.ENV_URL);
-    if (external != null && !external.isBlank()) {
-      args.addAll(List.of("--jdbc-url", external.trim()));
-    }
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    PrintStream out = System.out;
-    int code;
-    try {
-      System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-      code = BenchMain.run(args.toArray(String[]::new));
-    } finally {
-      System.setOut(out);
-    }
-    String printed = buf.toString(StandardCharsets.UTF_8);
-    out.print(printed);
-    assertThat(code).isZero();
-    List<String> lines = printed.lines().toList();
-    assertThat(lines.get(lines.size() - 1))
+    String printed = BenchRun.of(args.toArray(String[]::new)).printed();
+    assertThat(new BenchRun(printed).lastLine())
         .matches(
             "drain: sluice=\\d+/s db_scheduler=\\d+/s floor=\\d+/s ratio=\\d+\\.\\d\\d"
                 + " floor_ratio=\\d+\\.\\d\\d");
@@ -46,24 +26,8 @@ class DrainSmokeTest {
   @Test
   void drainWithGroupsComparesGroupedAndPlain() {
     List<String> args = new ArrayList<>(List.of("drain", "--events", "500", "--groups"));
-    String external = System.getenv(TestDatabases.ENV_URL);
-    if (external != null && !external.isBlank()) {
-      args.addAll(List.of("--jdbc-url", external.trim()));
-    }
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    PrintStream out = System.out;
-    int code;
-    try {
-      System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-      code = BenchMain.run(args.toArray(String[]::new));
-    } finally {
-      System.setOut(out);
-    }
-    String printed = buf.toString(StandardCharsets.UTF_8);
-    out.print(printed);
-    assertThat(code).isZero();
-    List<String> lines = printed.lines().toList();
-    assertThat(lines.get(lines.size() - 1))
+    String printed = BenchRun.of(args.toArray(String[]::new)).printed();
+    assertThat(new BenchRun(printed).lastLine())
         .matches(
             "groups: grouped=\\d+/s plain=\\d+/s ratio=\\d+\\.\\d\\d \\(grouped: 500 children in"
                 + " groups of 100, counted without their 5 completions, clocked to the last"
