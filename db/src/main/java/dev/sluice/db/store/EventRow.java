@@ -56,4 +56,21 @@ public record EventRow(
   public boolean held() {
     return timeNextNs >= dev.sluice.db.QueueConvention.HELD_NS;
   }
+
+  /** The same row with the place its key gave it (this row itself when the place is the same). */
+  public EventRow withPlace(KeyPlace place) {
+    return place == keyPlace
+        ? this
+        : new EventRow(
+            id,
+            epoch,
+            timeNextNs,
+            timeCreatedNs,
+            priority,
+            tenant,
+            actor,
+            workClass,
+            userColumns,
+            place);
+  }
 }

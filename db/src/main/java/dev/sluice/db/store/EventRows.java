@@ -133,20 +133,7 @@ final class EventRows {
 
   /** {@code r} with the place its read gave it: the column after the user columns. */
   private EventRow placed(ResultSet rs, EventRow r) throws SQLException {
-    KeyPlace place = KeyPlace.values()[rs.getInt(userFrom + userKinds.length)];
-    return place == KeyPlace.FIRST
-        ? r
-        : new EventRow(
-            r.id(),
-            r.epoch(),
-            r.timeNextNs(),
-            r.timeCreatedNs(),
-            r.priority(),
-            r.tenant(),
-            r.actor(),
-            r.workClass(),
-            r.userColumns(),
-            place);
+    return r.withPlace(KeyPlace.values()[rs.getInt(userFrom + userKinds.length)]);
   }
 
   /** {@link #row}, with null for each user column the driver cannot read. */

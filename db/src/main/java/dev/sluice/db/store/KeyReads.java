@@ -124,23 +124,9 @@ final class KeyReads {
       EventRow r = rows.get(i);
       Edges e = skip[i] ? null : edges.get(keyOf(r));
       KeyPlace place = e == null ? KeyPlace.FIRST : e.place(r.id(), halt);
-      out.add(place == KeyPlace.FIRST ? r : withPlace(r, place));
+      out.add(r.withPlace(place));
     }
     return out;
-  }
-
-  private static EventRow withPlace(EventRow r, KeyPlace place) {
-    return new EventRow(
-        r.id(),
-        r.epoch(),
-        r.timeNextNs(),
-        r.timeCreatedNs(),
-        r.priority(),
-        r.tenant(),
-        r.actor(),
-        r.workClass(),
-        r.userColumns(),
-        place);
   }
 
   /** Each key's first pending row (held or not), with its place: one statement per 256 keys. */
