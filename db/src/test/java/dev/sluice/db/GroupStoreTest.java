@@ -227,4 +227,70 @@ class GroupStoreTest {
         .as("the completion event released")
         .isEqualTo(1);
   }
+
+  /** The server's SELECTs so far (every session: this test is alone on its server). */
+  static long selects() throws Exception {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Com_select'")) {
+      rs.next();
+      return rs.getLong(2);
+    }
+  }
+
+  /** Seals {@code n} groups of two children each, named {@code prefix-i}; returns their keys. */
+  static List<String> sealedGroups(JdbcGroupStore store, QueueTable done, String prefix, long now)
+      throws Exception {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      keys.add(prefix + "-" + i);
+    }
+    children("gb_kids", keys, 2);
+    for (String k : keys) {
+      assertThat(store.seal(done, new EventRef(completion("gb_done", k), 0), k, false, now))
+          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    }
+    return keys;
+  }
+
+  /**
+   * The closer completes a pass's groups with one read of the shard's tables for all of them (it
+   * read them once per group, and under a grouped drain completions trailed by seconds); each group
+   * still completes in a transaction of its own, and one whose children are not all done stays.
+   */
+  @Test
+  void aBatchOfCompletionsReadsTheShardsTablesOnce() throws Exception {
+    table("gb_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gb_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    List<String> one = sealedGroups(store, done, "one", now);
+    List<String> batch = sealedGroups(store, done, "batch", now);
+    db.exec("UPDATE gb_kids SET state = 2 WHERE group_key NOT IN ('one-7', 'batch-7')");
+
+    long before = selects();
+    int completedOneByOne = 0;
+    for (String k : one) {
+      completedOneByOne += store.complete(k, now) == null ? 0 : 1;
+    }
+    long oneByOne = selects() - before;
+    before = selects();
+    List<dev.sluice.db.store.GroupStore.Group> completed =
+        store.completeAll(batch, now, () -> true);
+    long together = selects() - before;
+
+    assertThat(completedOneByOne).isEqualTo(19);
+    assertThat(completed)
+        .extracting(dev.sluice.db.store.GroupStore.Group::key)
+        .hasSize(19)
+        .doesNotContain("batch-7");
+    assertThat(longOf("SELECT COUNT(*) FROM gb_done WHERE time_next < " + QueueConvention.HELD_NS))
+        .as("completion events released, exactly the completed groups'")
+        .isEqualTo(38);
+    assertThat(together)
+        .as("selects for 20 groups together (one by one: %d)", oneByOne)
+        .isLessThanOrEqualTo(oneByOne - 15);
+    assertThat(store.completeAll(batch, now, () -> true)).as("completed once").isEmpty();
+    assertThat(store.completeAll(List.of("batch-7"), now, () -> false)).isEmpty();
+  }
 }

@@ -263,14 +263,10 @@ public final class GroupCloser implements Groups {
   }
 
   private void completeAll(List<String> keys) {
-    for (String key : keys) {
-      if (!loop.running() || !gate.open()) {
-        return;
-      }
-      GroupStore.Group g = store.complete(key, nowNs.getAsLong());
-      if (g == null) {
-        continue;
-      }
+    List<GroupStore.Group> done =
+        store.completeAll(keys, nowNs.getAsLong(), () -> loop.running() && gate.open());
+    for (GroupStore.Group g : done) {
+      String key = g.key();
       completed.increment();
       log.info(
           "shard {}: group {} completed ({} acked, {} dead, {} cancelled): completion event {} of"

@@ -129,6 +129,29 @@ public interface GroupStore {
   Group complete(String key, long nowNs);
 
   /**
+   * {@link #complete} for each of {@code keys} in turn, each in its own transaction, while {@code
+   * goOn} holds; the shard's tables are read once for all of them (the keys were listed as sealed
+   * before this call, so every table their children and completion events are in exists by then).
+   *
+   * @return the groups completed, in order
+   * @throws FencedOffException when the fence refused one: the groups before it stay completed
+   */
+  default List<Group> completeAll(
+      List<String> keys, long nowNs, java.util.function.BooleanSupplier goOn) {
+    List<Group> done = new java.util.ArrayList<>();
+    for (String key : keys) {
+      if (!goOn.getAsBoolean()) {
+        break;
+      }
+      Group g = complete(key, nowNs);
+      if (g != null) {
+        done.add(g);
+      }
+    }
+    return done;
+  }
+
+  /**
    * Deletes up to {@code limit} rows of groups completed before {@code beforeNs} whose completion
    * event, of {@code queue}, is no longer pending or fired. Fenced.
    */
