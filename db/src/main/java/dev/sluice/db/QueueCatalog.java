@@ -324,11 +324,6 @@ public final class QueueCatalog {
   }
 
   private String engine(String table) {
-    return ctx.fetchValue(
-                "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-                table)
-            instanceof String s
-        ? s
-        : null;
+    return engines(List.of(table)).get(table);
   }
 }

@@ -136,20 +136,7 @@ public interface GroupStore {
    * @return the groups completed, in order
    * @throws FencedOffException when the fence refused one: the groups before it stay completed
    */
-  default List<Group> completeAll(
-      List<String> keys, long nowNs, java.util.function.BooleanSupplier goOn) {
-    List<Group> done = new java.util.ArrayList<>();
-    for (String key : keys) {
-      if (!goOn.getAsBoolean()) {
-        break;
-      }
-      Group g = complete(key, nowNs);
-      if (g != null) {
-        done.add(g);
-      }
-    }
-    return done;
-  }
+  List<Group> completeAll(List<String> keys, long nowNs, java.util.function.BooleanSupplier goOn);
 
   /**
    * Deletes up to {@code limit} rows of groups completed before {@code beforeNs} whose completion
