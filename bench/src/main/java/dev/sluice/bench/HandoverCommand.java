@@ -18,7 +18,6 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -89,8 +88,7 @@ final class HandoverCommand implements Callable<Integer> {
         dbs.add(db);
       }
       AtomicBoolean producing = new AtomicBoolean(true);
-      AtomicLong inserted = new AtomicLong();
-      Thread producer = new Thread(() -> produce(producing, inserted), "bench-producer");
+      Thread producer = new Thread(() -> produce(producing), "bench-producer");
       QueueEngine a = start("a");
       QueueEngine b = start("b");
       try {
@@ -195,24 +193,23 @@ final class HandoverCommand implements Callable<Integer> {
   }
 
   /** Inserts {@link #rate} events a second, spread over both shards, every 10 ms a few. */
-  private void produce(AtomicBoolean producing, AtomicLong inserted) {
+  private void produce(AtomicBoolean producing) {
     List<Connection> cs = new ArrayList<>();
     try {
+      List<PreparedStatement> inserts = new ArrayList<>();
       for (Database db : dbs) {
-        cs.add(db.connect());
+        Connection c = db.connect();
+        cs.add(c);
+        inserts.add(c.prepareStatement("INSERT INTO " + QUEUE + " (payload) VALUES ('h')"));
       }
       long perTick = Math.max(1, rate / 100 / SHARDS.size());
       long next = System.nanoTime();
       while (producing.get()) {
-        for (Connection c : cs) {
-          try (PreparedStatement ps =
-              c.prepareStatement("INSERT INTO " + QUEUE + " (payload) VALUES ('h')")) {
-            for (int i = 0; i < perTick; i++) {
-              ps.addBatch();
-            }
-            ps.executeBatch();
-            inserted.addAndGet(perTick);
+        for (PreparedStatement ps : inserts) {
+          for (int i = 0; i < perTick; i++) {
+            ps.addBatch();
           }
+          ps.executeBatch();
         }
         next += TimeUnit.MILLISECONDS.toNanos(10);
         long sleep = next - System.nanoTime();
@@ -225,7 +222,7 @@ final class HandoverCommand implements Callable<Integer> {
     } finally {
       for (Connection c : cs) {
         try {
-          c.close();
+          c.close(); // closes its statement too
         } catch (Exception ignored) {
           // closing anyway
         }
