@@ -2,11 +2,13 @@ package dev.sluice.core;
 
 import dev.sluice.core.config.ShardConfig;
 import dev.sluice.core.loop.Ticker;
+import dev.sluice.core.outlet.Extend;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.outlet.Outlet;
 import dev.sluice.core.outlet.OutletOutcomes;
 import dev.sluice.core.queue.QueueManager;
 import dev.sluice.core.shard.DirectAcks;
+import dev.sluice.core.shard.Extensions;
 import dev.sluice.core.shard.LeaseBalancer;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
@@ -35,6 +37,8 @@ public final class QueueEngine {
 
   /** Outcomes for queues this process does not dispatch: each shard's direct-acks thread. */
   private final DirectAcks direct = new DirectAcks();
+
+  private final Extensions extensions = new Extensions(direct);
 
   private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -318,6 +322,16 @@ public final class QueueEngine {
         route(from, queue, shardName, List.of(), List.of(), refs, why);
       }
     };
+  }
+
+  /**
+   * Moves the deadlines of fired events a receiver holds ({@link Extensions}): on the shard they
+   * came from, whether this process leads it or not. The future completes with one answer per ask,
+   * or exceptionally when the database could not be written (the receiver asks again).
+   */
+  public java.util.concurrent.CompletableFuture<List<Extend.Answer>> extend(
+      String queue, String shardName, List<Extend> asks) {
+    return extensions.extend(shardNamed(shardName), queue, asks);
   }
 
   private ShardManager shardNamed(String shardName) {

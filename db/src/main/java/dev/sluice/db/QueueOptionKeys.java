@@ -44,6 +44,16 @@ public final class QueueOptionKeys {
               "how long a receiver may hold an event before it is retried (a change applies"
                   + " to later fires). *Consider tuning*: above your slowest handling");
 
+  /** 0: ten times ack_wait ({@link QueueOptions#maxHold()}). */
+  public static final QueueOption<Duration> MAX_HOLD =
+      QueueOption.duration("max_hold", Duration.ZERO, Duration.ZERO, Duration.ofDays(7))
+          .appliedInPlace()
+          .doc(
+              "the longest a receiver may hold one attempt of an event by extending its deadline,"
+                  + " counted from its fire (0: ten times ack_wait). An extension beyond it is"
+                  + " answered LIMIT and the deadline stays at fire + max_hold, so a stuck handler"
+                  + " cannot keep an event forever");
+
   public static final QueueOption<Duration> MIN_BACKOFF =
       QueueOption.duration("min_backoff", Duration.ofSeconds(1), Duration.ZERO, MAX_BACKOFF_LIMIT)
           .appliedInPlace()
@@ -288,6 +298,7 @@ public final class QueueOptionKeys {
   public static final List<QueueOption<?>> ALL =
       List.of(
           ACK_WAIT,
+          MAX_HOLD,
           MIN_BACKOFF,
           MAX_BACKOFF,
           MAX_ATTEMPTS,

@@ -309,6 +309,12 @@ public final class QueueOptions {
     return get(ACK_WAIT);
   }
 
+  /** The longest hold of one attempt by extensions, from its fire: max_hold, or 10 × ack_wait. */
+  public Duration maxHold() {
+    Duration d = get(MAX_HOLD);
+    return d.isZero() ? ackWait().multipliedBy(10) : d;
+  }
+
   public Duration minBackoff() {
     return get(MIN_BACKOFF);
   }

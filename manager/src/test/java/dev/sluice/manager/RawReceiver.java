@@ -24,6 +24,8 @@ public final class RawReceiver implements AutoCloseable {
   public final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
   public final List<Event> all = new CopyOnWriteArrayList<>();
   public final List<AckResult> results = new CopyOnWriteArrayList<>();
+  public final LinkedBlockingQueue<dev.sluice.proto.v1.ExtendResult> extendResults =
+      new LinkedBlockingQueue<>();
 
   /** The sizes of the event messages received, in bytes, in order. */
   public final List<Integer> batchBytes = new CopyOnWriteArrayList<>();
@@ -70,6 +72,8 @@ public final class RawReceiver implements AutoCloseable {
                     all.addAll(m.getEvents().getEventsList());
                   }
                   case ACK_RESULTS -> results.addAll(m.getAckResults().getResultsList());
+                  case EXTEND_RESULTS ->
+                      extendResults.addAll(m.getExtendResults().getResultsList());
                   default -> {}
                 }
               }
@@ -146,6 +150,30 @@ public final class RawReceiver implements AutoCloseable {
                                     .setDeliveryToken(e.getDeliveryToken()))
                             .setRetryAfterMs(retryAfterMs)
                             .setReason(reason)))
+            .build());
+  }
+
+  /** Asks to move {@code e}'s deadline to {@code byMs} from now (its fire time as delivered). */
+  public void extend(Event e, long byMs) {
+    extend(e, e.getEpoch(), byMs);
+  }
+
+  /** The same, for attempt {@code epoch} of {@code e} (a stale one, say). */
+  public void extend(Event e, long epoch, long byMs) {
+    send(
+        ReceiverMessage.newBuilder()
+            .setExtends(
+                dev.sluice.proto.v1.Extends.newBuilder()
+                    .addExtends(
+                        dev.sluice.proto.v1.Extend.newBuilder()
+                            .setEvent(
+                                EventRef.newBuilder()
+                                    .setId(e.getId())
+                                    .setEpoch(epoch)
+                                    .setShard(e.getShard())
+                                    .setDeliveryToken(e.getDeliveryToken()))
+                            .setExtendByMs(byMs)
+                            .setTimeFiredNs(e.getTimeFiredNs())))
             .build());
   }
 

@@ -23,6 +23,7 @@ import java.util.Map;
  *     empty for a queue ordered as one key); null when the queue is not ordered or the key is NULL
  * @param group for a group's completion event, what became of its children; null otherwise
  * @param lastAttempt whether a failure of this attempt makes the event dead (max_attempts reached)
+ * @param deadlineNs when the manager takes the event back unless acked or extended (0: unknown)
  */
 public record Delivery(
     String shard,
@@ -39,7 +40,44 @@ public record Delivery(
     Map<String, Object> columns,
     String orderingKey,
     GroupOutcome group,
-    boolean lastAttempt) {
+    boolean lastAttempt,
+    long deadlineNs) {
+
+  /** A delivery without a known deadline (0): channels' and tests' deliveries. */
+  public Delivery(
+      String shard,
+      String queue,
+      long id,
+      long epoch,
+      String tenant,
+      int priority,
+      long dueNs,
+      long createdNs,
+      long firedNs,
+      String workClass,
+      List<String> actorPath,
+      Map<String, Object> columns,
+      String orderingKey,
+      GroupOutcome group,
+      boolean lastAttempt) {
+    this(
+        shard,
+        queue,
+        id,
+        epoch,
+        tenant,
+        priority,
+        dueNs,
+        createdNs,
+        firedNs,
+        workClass,
+        actorPath,
+        columns,
+        orderingKey,
+        group,
+        lastAttempt,
+        0);
+  }
 
   /** A delivery of an event that completes no group. */
   public Delivery(

@@ -16,6 +16,7 @@ import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
 import dev.sluice.core.queue.dispatch.AttachedOutlets;
 import dev.sluice.core.queue.dispatch.Dispatcher;
+import dev.sluice.core.queue.dispatch.DispatcherCommand;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Alter;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Cancelled;
 import dev.sluice.core.queue.dispatch.Inbox;
@@ -29,6 +30,7 @@ import dev.sluice.core.queue.write.Firer;
 import dev.sluice.db.QueueOptions;
 import dev.sluice.db.QueueTable;
 import dev.sluice.db.store.CasOutcome;
+import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.StateCounts;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -257,6 +259,15 @@ public final class QueueManager {
   /** What outlets report back, queued for the dispatcher thread. */
   public OutletOutcomes outcomes() {
     return streams;
+  }
+
+  /**
+   * Receivers extended these attempts' deadlines (being written to the table): the dispatcher moves
+   * its own timeouts, each bounded by its attempt's fire + {@code maxHoldNs}.
+   */
+  public void extended(Map<EventRef, Long> deadlines, long maxHoldNs) {
+    inbox.post(new DispatcherCommand.Extended(deadlines, maxHoldNs));
+    dispatcher.wake();
   }
 
   /** An outlet became writable again, or credits changed: let the dispatcher look. */

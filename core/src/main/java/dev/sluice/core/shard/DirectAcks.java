@@ -80,6 +80,14 @@ public final class DirectAcks {
     direct(s).execute(() -> applyDirect(from, queue, s, store, acks, nacks, releases, 0));
   }
 
+  /**
+   * The shard's {@code sluice-<shard>-direct-acks} thread, for other receivers' writes that must
+   * not run on a gRPC thread ({@link Extensions}).
+   */
+  ScheduledExecutorService writer(ShardManager s) {
+    return direct(s);
+  }
+
   private ScheduledExecutorService direct(ShardManager s) {
     return directWriters.computeIfAbsent(
         s.name(),

@@ -70,6 +70,15 @@ public interface DispatchStore extends QueueStore {
    */
   Map<EventRef, CasOutcome> release(Collection<Release> releases);
 
+  /**
+   * Moves the deadline of fired events forward: for each, one compare-and-set {@code UPDATE ... SET
+   * time_next = deadline WHERE id = ? AND epoch = ? AND state = fired AND time_next < deadline};
+   * when it changes nothing, the row is read to tell an event already held that long (APPLIED, with
+   * its deadline) from a stale attempt or an unknown id. Unfenced: a deadline moved by a manager
+   * that lost its lease is still the holder's, and the CAS on the epoch keeps it to that attempt.
+   */
+  Map<EventRef, Extension.Outcome> extend(Collection<Extension> extensions);
+
   /** Fired events whose ack deadline is at or before {@code beforeNs}, oldest first. */
   List<EventRef> expiredFired(long beforeNs, int limit);
 

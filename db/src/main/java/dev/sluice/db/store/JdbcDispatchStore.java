@@ -213,6 +213,38 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
   }
 
   @Override
+  public Map<EventRef, Extension.Outcome> extend(Collection<Extension> extensions) {
+    Map<EventRef, Extension.Outcome> out = new HashMap<>();
+    for (Extension x : extensions) {
+      EventRef ref = x.ref();
+      int n =
+          c.ctx
+              .update(c.t)
+              .set(c.timeNext, x.deadlineNs())
+              .where(c.id.eq(ref.id()))
+              .and(c.epoch.eq(ref.epoch()))
+              .and(c.state.eq(c.sv(EventState.FIRED)))
+              .and(c.timeNext.lt(x.deadlineNs()))
+              .execute();
+      if (n == 1) {
+        out.put(ref, new Extension.Outcome(CasOutcome.APPLIED, x.deadlineNs()));
+        continue;
+      }
+      org.jooq.Record3<Object, Long, Long> row =
+          c.ctx.select(c.state, c.epoch, c.timeNext).from(c.t).where(c.id.eq(ref.id())).fetchOne();
+      if (row == null) {
+        out.put(ref, Extension.Outcome.UNKNOWN);
+      } else if (c.stateOf(ref.id(), row.value1()) == EventState.FIRED
+          && row.value2() == ref.epoch()) {
+        out.put(ref, new Extension.Outcome(CasOutcome.APPLIED, row.value3()));
+      } else {
+        out.put(ref, Extension.Outcome.STALE);
+      }
+    }
+    return out;
+  }
+
+  @Override
   public Map<EventRef, CasOutcome> release(Collection<Release> releases) {
     Map<EventRef, CasOutcome> out = new HashMap<>();
     List<EventRef> dead = new ArrayList<>();

@@ -166,6 +166,11 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public Map<EventRef, Extension.Outcome> extend(Collection<Extension> extensions) {
+    return dispatch.extend(extensions);
+  }
+
+  @Override
   public Map<EventRef, CasOutcome> release(Collection<Release> releases) {
     return dispatch.release(releases);
   }

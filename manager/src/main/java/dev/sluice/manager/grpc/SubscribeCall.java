@@ -1,6 +1,7 @@
 package dev.sluice.manager.grpc;
 
 import dev.sluice.core.QueueEngine;
+import dev.sluice.core.outlet.Extend;
 import dev.sluice.core.shard.ShardManager;
 import dev.sluice.db.KeyRange;
 import dev.sluice.db.store.EventRef;
@@ -98,6 +99,10 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
               (shard, nacks) ->
                   engine.outcomes(sub.queue(), shard).nacked(sub, Subscription.coreNacks(nacks)));
         }
+        case EXTENDS -> {
+          requireSubscribed("extends");
+          extend(m.getExtends().getExtendsList());
+        }
         case FLOW -> {
           requireSubscribed("flow");
           sub.setMaxInFlight(guard.flow(checkMaxInFlight(m.getFlow().getMaxInFlight())));
@@ -105,11 +110,42 @@ final class SubscribeCall implements StreamObserver<ReceiverMessage> {
               .filter(q -> q.queue().equals(sub.queue()))
               .forEach(q -> q.wake());
         }
-        default -> throw Statuses.invalid("empty message: set subscribe, acks, nacks or flow");
+        default ->
+            throw Statuses.invalid("empty message: set subscribe, acks, nacks, flow or extends");
       }
     } catch (RuntimeException e) {
       fail(Statuses.of(e, where()).getStatus());
     }
+  }
+
+  /**
+   * Deadline extensions, per shard (the shard's direct-acks thread writes them, {@code
+   * QueueEngine.extend}); answered with ExtendResults once written. One the database could not take
+   * is not answered: the receiver asks again.
+   */
+  private void extend(List<dev.sluice.proto.v1.Extend> asks) {
+    Map<String, dev.sluice.proto.v1.Extend> byRef = new LinkedHashMap<>();
+    for (dev.sluice.proto.v1.Extend x : asks) {
+      byRef.put(x.getEvent().getShard() + "/" + x.getEvent().getId(), x);
+    }
+    Map<String, List<Extend>> byShard = new LinkedHashMap<>();
+    for (var r : guard.own(sub, asks.stream().map(dev.sluice.proto.v1.Extend::getEvent).toList())) {
+      dev.sluice.proto.v1.Extend x = byRef.get(r.getShard() + "/" + r.getId());
+      byShard
+          .computeIfAbsent(r.getShard(), k -> new ArrayList<>())
+          .add(
+              new Extend(
+                  new EventRef(r.getId(), r.getEpoch()),
+                  java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                      Math.max(0, x.getExtendByMs())),
+                  x.getTimeFiredNs()));
+    }
+    Subscription s = sub;
+    byShard.forEach(
+        (shard, refs) ->
+            engine
+                .extend(s.queue(), shard, refs)
+                .thenAccept(answers -> s.extended(shard, answers)));
   }
 
   private void subscribe(Subscribe s) {

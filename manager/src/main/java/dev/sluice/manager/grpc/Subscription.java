@@ -200,7 +200,8 @@ public final class Subscription implements Outlet, StreamGuard.Stream {
         .setTimeDueNs(d.dueNs())
         .setTimeCreatedNs(d.createdNs())
         .setTimeFiredNs(d.firedNs())
-        .setLastAttempt(d.lastAttempt());
+        .setLastAttempt(d.lastAttempt())
+        .setTimeDeadlineNs(d.deadlineNs());
     // Straight into the builder's map: no intermediate map of converted values per event.
     for (Map.Entry<String, Object> c : d.columns().entrySet()) {
       e.putColumns(c.getKey(), Values.toWire(c.getValue()));
@@ -233,6 +234,29 @@ public final class Subscription implements Outlet, StreamGuard.Stream {
               .setOutcome(r.result() == null ? "" : r.result().name()));
     }
     send(ManagerMessage.newBuilder().setAckResults(b).build());
+  }
+
+  /** The answers to this receiver's deadline extensions (an {@code ExtendResults} message). */
+  void extended(String shard, List<dev.sluice.core.outlet.Extend.Answer> answers) {
+    dev.sluice.proto.v1.ExtendResults.Builder b = dev.sluice.proto.v1.ExtendResults.newBuilder();
+    for (dev.sluice.core.outlet.Extend.Answer a : answers) {
+      b.addResults(
+          dev.sluice.proto.v1.ExtendResult.newBuilder()
+              .setEvent(
+                  dev.sluice.proto.v1.EventRef.newBuilder()
+                      .setId(a.ref().id())
+                      .setEpoch(a.ref().epoch())
+                      .setShard(shard))
+              .setStatus(
+                  switch (a.status()) {
+                    case OK -> dev.sluice.proto.v1.ExtendStatus.EXTEND_STATUS_OK;
+                    case STALE -> dev.sluice.proto.v1.ExtendStatus.EXTEND_STATUS_STALE;
+                    case UNKNOWN -> dev.sluice.proto.v1.ExtendStatus.EXTEND_STATUS_UNKNOWN;
+                    case LIMIT -> dev.sluice.proto.v1.ExtendStatus.EXTEND_STATUS_LIMIT;
+                  })
+              .setTimeDeadlineNs(a.deadlineNs()));
+    }
+    send(ManagerMessage.newBuilder().setExtendResults(b).build());
   }
 
   /** The manager is stopping: the receiver reconnects, to this manager or another. */

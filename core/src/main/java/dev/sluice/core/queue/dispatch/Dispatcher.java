@@ -13,6 +13,7 @@ import dev.sluice.core.queue.dispatch.DispatcherCommand.Attach;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Cancelled;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Committed;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Detach;
+import dev.sluice.core.queue.dispatch.DispatcherCommand.Extended;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Fired;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Nacked;
 import dev.sluice.core.queue.dispatch.DispatcherCommand.Orphans;
@@ -293,6 +294,8 @@ public final class Dispatcher implements Runnable {
       settlements.nacked(n.from(), n.nacks());
     } else if (command instanceof Released r) {
       settlements.released(r.from(), r.refs(), r.why());
+    } else if (command instanceof Extended x) {
+      x.deadlines().forEach((ref, d) -> table.extend(ref, d, x.maxHoldNs()));
     } else if (command instanceof Cancelled c) {
       feed.cancel(c.ids());
       stats.publish();

@@ -33,6 +33,7 @@ public sealed interface DispatcherCommand
         DispatcherCommand.Committed,
         DispatcherCommand.Nacked,
         DispatcherCommand.Released,
+        DispatcherCommand.Extended,
         DispatcherCommand.Cancelled,
         DispatcherCommand.Alter,
         DispatcherCommand.StopSending,
@@ -121,6 +122,12 @@ public sealed interface DispatcherCommand
   /** The outlet gave events back through no fault of theirs: pending again at once. */
   record Released(AttachedOutlet from, List<EventRef> refs, String why)
       implements DispatcherCommand {}
+
+  /**
+   * Receivers extended these attempts' deadlines (the table is being written): each in-flight
+   * attempt's timeout moves there, bounded by its own fire + {@code maxHoldNs}.
+   */
+  record Extended(Map<EventRef, Long> deadlines, long maxHoldNs) implements DispatcherCommand {}
 
   /** Events cancelled in the table: they leave the window. */
   record Cancelled(List<Long> ids) implements DispatcherCommand {}

@@ -22,7 +22,8 @@ final class InFlight {
   /** When the fire was decided (database clock ns), for the dispatch-to-ack latency. */
   final long firedAtNs;
 
-  final long deadlineNs;
+  /** When it times out; moved later by receivers' extensions ({@link InFlightTable#extend}). */
+  long deadlineNs;
 
   /** An ack, nack, timeout or release is on its way to the database. */
   boolean settling;
@@ -65,6 +66,7 @@ final class InFlight {
         columns,
         OrderingKey.text(e.orderingKey),
         e.group,
-        lastAttempt);
+        lastAttempt,
+        deadlineNs);
   }
 }

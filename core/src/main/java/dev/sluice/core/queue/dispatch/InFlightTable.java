@@ -100,6 +100,25 @@ final class InFlightTable {
     return inFlight.containsKey(id);
   }
 
+  /**
+   * A receiver extended attempt {@code ref}'s deadline to {@code deadlineNs}: it moves there, never
+   * earlier and never past its fire + {@code maxHoldNs}, and to the end of the deadline order (an
+   * extension shorter than ack_wait then expires late, never early). Nothing for another attempt or
+   * one already settling.
+   */
+  void extend(EventRef ref, long deadlineNs, long maxHoldNs) {
+    InFlight f = at(ref);
+    if (f == null || f.settling) {
+      return;
+    }
+    long d = Math.min(deadlineNs, f.firedAtNs + maxHoldNs);
+    if (d > f.deadlineNs) {
+      f.deadlineNs = d;
+      inFlight.remove(f.event.boxedId);
+      inFlight.put(f.event.boxedId, f);
+    }
+  }
+
   /** Events whose ack deadline passed at {@code now} and that are not settling yet. */
   List<InFlight> expired(long now) {
     List<InFlight> out = List.of();
