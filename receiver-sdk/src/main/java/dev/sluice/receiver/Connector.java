@@ -292,6 +292,20 @@ final class Connector implements StreamSession.Listener {
   }
 
   /** True while the current stream is subscribed and not ended. */
+  /** Sends a deadline extension on the current stream; false when none is subscribed. */
+  boolean sendExtend(dev.sluice.proto.v1.Extend x) {
+    StreamSession s;
+    synchronized (lock) {
+      s = current;
+    }
+    return s != null && s.isSubscribed() && !s.isEnded() && s.sendExtend(x);
+  }
+
+  @Override
+  public void extended(dev.sluice.proto.v1.ExtendResult result) {
+    runtime.extender().answered(result);
+  }
+
   boolean isConnected() {
     synchronized (lock) {
       return current != null && current.isSubscribed() && !current.isEnded();

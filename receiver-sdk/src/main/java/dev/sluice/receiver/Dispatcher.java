@@ -27,6 +27,8 @@ final class Dispatcher {
   private final StatsCounters stats;
   private final AtomicBoolean silenced;
   private final ThreadPoolExecutor pool;
+  private final AutoExtend autoExtend; // null: off
+  private final Extender extender;
   private int inFlight; // guarded by this
 
   Dispatcher(
@@ -35,7 +37,11 @@ final class Dispatcher {
       EventHandler handler,
       StatsCounters stats,
       AtomicBoolean silenced,
-      java.util.concurrent.ThreadFactory threads) {
+      java.util.concurrent.ThreadFactory threads,
+      AutoExtend autoExtend,
+      Extender extender) {
+    this.autoExtend = autoExtend;
+    this.extender = extender;
     this.handler = handler;
     this.stats = stats;
     this.silenced = silenced;
@@ -61,7 +67,7 @@ final class Dispatcher {
       }
       outbox.handlingStarted();
       try {
-        pool.execute(new HandleTask(event, outbox));
+        pool.execute(new HandleTask(event, outbox, System.nanoTime()));
       } catch (RejectedExecutionException e) {
         // Arrived after the handler threads were shut down (end of close()): let the manager
         // redeliver it elsewhere instead of leaving it to time out.
@@ -132,10 +138,12 @@ final class Dispatcher {
   private final class HandleTask implements Runnable {
     final Event event;
     final Outbox outbox;
+    final long receivedNanos;
 
-    HandleTask(Event event, Outbox outbox) {
+    HandleTask(Event event, Outbox outbox, long receivedNanos) {
       this.event = event;
       this.outbox = outbox;
+      this.receivedNanos = receivedNanos;
     }
 
     @Override
@@ -143,8 +151,13 @@ final class Dispatcher {
       long id = event.getId();
       long epoch = event.getEpoch();
       Completion completion;
+      AutoExtend.Running extending = null;
       try {
         ReceivedEvent received = new ReceivedEvent(event);
+        received.extensions(extender, outbox);
+        if (autoExtend != null) {
+          extending = autoExtend.start(received, receivedNanos);
+        }
         handler.handle(received);
         completion =
             received.ackedInTransaction()
@@ -160,6 +173,10 @@ final class Dispatcher {
                 : t.getClass().getName() + ": " + t.getMessage();
         log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
         completion = Completion.nack(id, epoch, event.getShard(), 0, reason);
+      } finally {
+        if (extending != null) {
+          extending.stop();
+        }
       }
       finish(completion.withToken(event.getDeliveryToken()), outbox);
     }

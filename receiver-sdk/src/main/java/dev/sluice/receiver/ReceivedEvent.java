@@ -35,11 +35,20 @@ public final class ReceivedEvent {
   /** The same with JSON columns as String: what {@link #columns()} shows. */
   private final Map<String, Object> columns;
 
+  /** The current deadline (ns, database clock): as delivered, then as extensions moved it. */
+  private volatile long deadlineNs;
+
+  /** Where extensions go; null for an event made outside a receiver (tests). */
+  private volatile Extender extender;
+
+  private volatile Outbox origin;
+
   /** Set by {@link TransactionalAck} on the handler's thread; read after the handler returns. */
   private volatile boolean ackedInTransaction;
 
   public ReceivedEvent(Event raw) {
     this.raw = Objects.requireNonNull(raw, "raw");
+    this.deadlineNs = raw.getTimeDeadlineNs();
     // Sorted so that iteration order does not depend on the wire order of the proto map.
     Map<String, Object> converted = new TreeMap<>();
     Map<String, Object> shown = new TreeMap<>();
@@ -96,6 +105,81 @@ public final class ReceivedEvent {
   /** When the manager fired this attempt, in ns since the Unix epoch (database clock). */
   public long firedTimeNanos() {
     return raw.getTimeFiredNs();
+  }
+
+  /**
+   * When the manager takes this event back unless it is acked or extended (the database's clock):
+   * its fire plus the queue's ack_wait, moved by each extension. Null when the manager did not say
+   * (an older manager).
+   */
+  public Instant deadline() {
+    long d = deadlineNs;
+    return d == 0 ? null : Instant.ofEpochSecond(0, d);
+  }
+
+  /**
+   * Asks the manager to move this attempt's deadline to {@code by} from now (bounded by the queue's
+   * max_hold from the fire), so that a handler running long is not delivered again meanwhile. The
+   * receiver does this by itself while a handler runs ({@link SluiceReceiverBuilder#autoExtend});
+   * call it when you know better. Completes with the new deadline, or exceptionally with {@link
+   * ExtensionRefused} (stale attempt, unknown event, max_hold reached) or when no manager could be
+   * reached in time.
+   */
+  public java.util.concurrent.CompletableFuture<Instant> extend(Duration by) {
+    Objects.requireNonNull(by, "by");
+    if (by.isNegative() || by.isZero()) {
+      throw new IllegalArgumentException("by must be positive, was " + by);
+    }
+    Extender x = extender;
+    if (x == null) {
+      return java.util.concurrent.CompletableFuture.failedFuture(
+          new IllegalStateException("event " + id() + " was not delivered by a receiver"));
+    }
+    return x.send(raw, origin, by)
+        .thenApply(
+            r -> {
+              long d = r.getTimeDeadlineNs();
+              switch (r.getStatus()) {
+                case EXTEND_STATUS_OK -> {
+                  moveDeadline(d);
+                  return Instant.ofEpochSecond(0, deadlineNs);
+                }
+                case EXTEND_STATUS_LIMIT -> {
+                  moveDeadline(d);
+                  throw new ExtensionRefused(
+                      ExtensionRefused.Reason.LIMIT,
+                      Instant.ofEpochSecond(0, d),
+                      describe() + " reached the queue's max_hold");
+                }
+                case EXTEND_STATUS_STALE ->
+                    throw new ExtensionRefused(
+                        ExtensionRefused.Reason.STALE,
+                        null,
+                        describe() + " is no longer fired at this attempt");
+                default ->
+                    throw new ExtensionRefused(
+                        ExtensionRefused.Reason.UNKNOWN, null, describe() + " is unknown");
+              }
+            });
+  }
+
+  private synchronized void moveDeadline(long d) {
+    if (d > deadlineNs) {
+      deadlineNs = d;
+    }
+  }
+
+  /** The attempt's hold as delivered (deadline - fire: the queue's ack_wait); 0 if unknown. */
+  long holdNanos() {
+    long d = raw.getTimeDeadlineNs();
+    long f = raw.getTimeFiredNs();
+    return d > 0 && f > 0 && d > f ? d - f : 0;
+  }
+
+  /** Where {@link #extend} sends: the receiver's extender, preferring the delivering endpoint. */
+  void extensions(Extender extender, Outbox origin) {
+    this.extender = extender;
+    this.origin = origin;
   }
 
   /**

@@ -24,4 +24,6 @@ record ReceiverConfig(
     Duration shutdownTimeout,
     ChannelSecurity security,
     java.util.concurrent.ThreadFactory handlerThreads,
-    List<ReceiverObserver> observers) {}
+    List<ReceiverObserver> observers,
+    boolean autoExtend,
+    double autoExtendAt) {}

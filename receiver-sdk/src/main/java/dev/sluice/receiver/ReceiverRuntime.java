@@ -17,6 +17,7 @@ import java.util.function.BooleanSupplier;
  * @param closing true once close() or abort() began
  * @param streamsChanged called (outside any endpoint lock) when a stream got subscribed or ended
  * @param notices tells the observers of answers and streams' ends
+ * @param extender sends deadline extensions and matches their answers
  */
 record ReceiverRuntime(
     String receiverId,
@@ -26,4 +27,5 @@ record ReceiverRuntime(
     AtomicBoolean silenced,
     BooleanSupplier closing,
     Runnable streamsChanged,
-    ObserverNotices notices) {}
+    ObserverNotices notices,
+    Extender extender) {}

@@ -82,6 +82,7 @@ public final class SluiceReceiver implements AutoCloseable {
   private final AtomicBoolean silenced = new AtomicBoolean(); // abort() was called
   private final AtomicBoolean stopped = new AtomicBoolean(); // close() reached its last step
   private final Dispatcher dispatcher;
+  private final Extender extender;
   private final Object stateLock = new Object();
   private final Object closeLock = new Object();
   // Notified when a stream got subscribed or ended, and when the receiver stops. Taken before any
@@ -96,6 +97,13 @@ public final class SluiceReceiver implements AutoCloseable {
 
   SluiceReceiver(ReceiverConfig config) {
     this.config = config;
+    // Its one thread starts with the first extension or timer task (a pool starts threads lazily).
+    this.extender =
+        new Extender(
+            Executors.newSingleThreadScheduledExecutor(
+                new NamedThreadFactory(config.receiverId(), "extend", false)));
+    this.extender.routes(
+        () -> endpoints.stream().map(e -> new Extender.Route(e.outbox(), e.connector())).toList());
     this.dispatcher =
         new Dispatcher(
             config.receiverId(),
@@ -103,7 +111,9 @@ public final class SluiceReceiver implements AutoCloseable {
             config.handler(),
             stats,
             silenced,
-            config.handlerThreads());
+            config.handlerThreads(),
+            config.autoExtend() ? new AutoExtend(extender, config.autoExtendAt()) : null,
+            extender);
   }
 
   public static SluiceReceiverBuilder builder() {
@@ -149,7 +159,8 @@ public final class SluiceReceiver implements AutoCloseable {
               silenced,
               this::isClosing,
               this::signalStreamsChanged,
-              new ObserverNotices(config.observers()));
+              new ObserverNotices(config.observers()),
+              extender);
       Subscribe subscribe =
           Subscribe.newBuilder()
               .setQueue(config.queue())
@@ -462,6 +473,7 @@ public final class SluiceReceiver implements AutoCloseable {
       e.sender().interrupt();
     }
     connectThread.shutdownNow();
+    extender.timer().shutdownNow();
     callbackThread.shutdown();
     List<Endpoint> owned = new ArrayList<>();
     for (Endpoint e : endpoints) {

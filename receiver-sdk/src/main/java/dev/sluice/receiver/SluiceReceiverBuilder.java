@@ -27,6 +27,8 @@ public final class SluiceReceiverBuilder {
   private Duration reconnectMax = Duration.ofSeconds(5);
   private java.util.concurrent.ThreadFactory handlerThreads;
   private Duration shutdownTimeout = Duration.ofSeconds(30);
+  private boolean autoExtend = true;
+  private double autoExtendAt = 0.5;
   private Path tlsCa;
   private Path clientCert;
   private Path clientKey;
@@ -160,6 +162,30 @@ public final class SluiceReceiverBuilder {
     return this;
   }
 
+  /**
+   * Whether the receiver extends the deadline of an event while its handler runs (default: true):
+   * once a share ({@link #autoExtendAt}) of the queue's ack_wait has passed, it asks for another
+   * ack_wait from now, again and again until the handler ends, up to the queue's max_hold. Off, a
+   * handler running past ack_wait sees its event delivered again to another receiver while it still
+   * works.
+   */
+  public SluiceReceiverBuilder autoExtend(boolean on) {
+    this.autoExtend = on;
+    return this;
+  }
+
+  /**
+   * The share of ack_wait after which automatic extension asks for more: above 0, below 1 (default
+   * 0.5). Lower leaves more margin for a slow network or a failover.
+   */
+  public SluiceReceiverBuilder autoExtendAt(double share) {
+    if (!(share > 0 && share < 1)) {
+      throw new IllegalArgumentException("autoExtendAt must be above 0 and below 1, was " + share);
+    }
+    this.autoExtendAt = share;
+    return this;
+  }
+
   /** How long close() lets in-flight handlings run before interrupting them. Default 30 s. */
   public SluiceReceiverBuilder shutdownTimeout(Duration shutdownTimeout) {
     this.shutdownTimeout = shutdownTimeout;
@@ -228,7 +254,9 @@ public final class SluiceReceiverBuilder {
             shutdownTimeout,
             security,
             handlerThreads,
-            List.copyOf(observers)));
+            List.copyOf(observers),
+            autoExtend,
+            autoExtendAt));
   }
 
   private void checkTargets() {

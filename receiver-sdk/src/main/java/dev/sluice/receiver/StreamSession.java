@@ -39,6 +39,9 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     void shardChange(ShardChange change);
 
     void ended(StreamSession session, Status status);
+
+    /** A manager's answer to a deadline extension. */
+    default void extended(dev.sluice.proto.v1.ExtendResult result) {}
   }
 
   private final long generation;
@@ -89,6 +92,18 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
     if (writable()) {
       requests.onNext(ReceiverMessage.newBuilder().setSubscribe(subscribe).build());
     }
+  }
+
+  /** Sends one deadline extension; false, sending nothing, if this stream cannot carry it. */
+  synchronized boolean sendExtend(dev.sluice.proto.v1.Extend x) {
+    if (!writable() || !subscribed) {
+      return false;
+    }
+    requests.onNext(
+        ReceiverMessage.newBuilder()
+            .setExtends(dev.sluice.proto.v1.Extends.newBuilder().addExtends(x))
+            .build());
+    return true;
   }
 
   /**
@@ -177,6 +192,11 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
           if (matchAnswer(result.getEvent())) {
             outbox.answered(1);
           }
+        }
+      }
+      case EXTEND_RESULTS -> {
+        for (dev.sluice.proto.v1.ExtendResult r : message.getExtendResults().getResultsList()) {
+          listener.extended(r);
         }
       }
       default -> {
