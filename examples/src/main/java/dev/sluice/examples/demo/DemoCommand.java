@@ -44,6 +44,9 @@ import picocli.CommandLine.Spec;
  *
  * <p>With {@code --groups}, {@link GroupsRun} checks event groups, deduplication and a recurring
  * event under the chaos.
+ *
+ * <p>With {@code --long}, {@link LongRun} checks deadline extension through a leader's kill -9 and
+ * a receiver's death.
  */
 @Command(
     name = "demo",
@@ -61,12 +64,21 @@ import picocli.CommandLine.Spec;
       "With --groups, event groups, deduplication and a recurring event are checked under the"
           + " chaos: no completion early, none lost or doubled, no duplicate delivered, no"
           + " occurrence missing or doubled.",
+      "With --long, jobs run 2-10 times their ack_wait while receivers extend their deadlines,"
+          + " some wait first, and the leader and a receiver are killed: the summary says whether an"
+          + " event was delivered again while a live receiver still ran it, or lost.",
       "Prints progress every second, then one summary line. Exit code 0 when nothing was lost"
           + " and nothing fired that was rolled back, cancelled or not yet due."
     })
 public final class DemoCommand implements Callable<Integer> {
   private static final String QUEUE = DemoDatabase.QUEUE;
   private static final int DEFAULT_EVENTS = 5000;
+  private static final int DEFAULT_RATE = 250;
+
+  /** With --long: jobs and jobs per second (each job runs 4-20 s on one of 96 handler threads). */
+  private static final int LONG_JOBS = 200;
+
+  private static final int LONG_RATE = 20;
 
   /**
    * With --chaos and no --events, orders flow this long, so every chaos step meets live traffic.
@@ -95,9 +107,13 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--rate",
-      defaultValue = "250",
-      description = "Transactions per second (default: ${DEFAULT-VALUE}).")
-  int rate;
+      description =
+          "Transactions per second (default: "
+              + DEFAULT_RATE
+              + "; with --long, "
+              + LONG_RATE
+              + ").")
+  Integer rate;
 
   @Option(
       names = "--timeout",
@@ -202,6 +218,30 @@ public final class DemoCommand implements Callable<Integer> {
   int maxGroup;
 
   @Option(
+      names = "--long",
+      description =
+          "Long jobs: handlers work 2-10 times the queue's ack_wait (2 s) while the"
+              + " receivers extend their deadlines, a third of them ask to be retried later first, the leader is"
+              + " killed (kill -9) and a receiver is killed mid-run; two manager processes on one"
+              + " shard. --events counts the jobs (default: "
+              + LONG_JOBS
+              + "). The summary: finished= waits= extended= failovers="
+              + " duplicates_while_running= (a delivery while a live receiver still runs the event)"
+              + " lost=; exit code 1 unless the last two are 0.")
+  boolean longJobs;
+
+  @Option(
+      names = "--auto-extend",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "With --long: receivers extend a running handler's deadline (default: on);"
+              + " --no-auto-extend shows what that prevents: duplicates while running, and lost"
+              + " jobs.")
+  boolean autoExtend;
+
+  @Option(
       names = "--keys",
       defaultValue = "200",
       description = "With --ordered: the ordering keys (default: ${DEFAULT-VALUE}).")
@@ -216,13 +256,24 @@ public final class DemoCommand implements Callable<Integer> {
               + " (./sluice demo picks it)");
     }
     DemoLogging.quiet();
+    if (longJobs) {
+      return new LongRun(
+              spec.commandLine().getOut(),
+              spec.commandLine().getErr(),
+              eventCount(),
+              rate(),
+              seed != null ? seed : ThreadLocalRandom.current().nextLong(),
+              autoExtend,
+              timeoutSeconds)
+          .call();
+    }
     if (groups) {
       return new GroupsRun(
               spec.commandLine().getOut(),
               spec.commandLine().getErr(),
               eventCount(),
               maxGroup,
-              rate,
+              rate(),
               seed != null ? seed : ThreadLocalRandom.current().nextLong(),
               Math.max(2, managers),
               Duration.ofMillis((long) (chaosIntervalSeconds * 1000)),
@@ -262,7 +313,7 @@ public final class DemoCommand implements Callable<Integer> {
             target,
             untilFaults() ? "up to " : "",
             eventCount(),
-            rate,
+            rate(),
             untilFaults() ? ", until every fault is injected" : "",
             seedUsed,
             orderedNote());
@@ -449,7 +500,7 @@ public final class DemoCommand implements Callable<Integer> {
             DemoManagers.LEASE_TTL.toMillis(),
             DemoManagers.LEASE_RENEW.toMillis(),
             eventCount(),
-            rate,
+            rate(),
             seedUsed,
             chaos ? "; chaos every " + chaosIntervalSeconds + " s" : "",
             orderedNote());
@@ -525,14 +576,24 @@ public final class DemoCommand implements Callable<Integer> {
     return poison && events == null;
   }
 
+  private int rate() {
+    if (rate != null) {
+      return rate;
+    }
+    return longJobs ? LONG_RATE : DEFAULT_RATE;
+  }
+
   private int eventCount() {
     if (events != null) {
       return events;
     }
-    if (poison) {
-      return rate * Poison.SECONDS;
+    if (longJobs) {
+      return LONG_JOBS;
     }
-    return chaos || groups ? rate * CHAOS_SECONDS : DEFAULT_EVENTS;
+    if (poison) {
+      return rate() * Poison.SECONDS;
+    }
+    return chaos || groups ? rate() * CHAOS_SECONDS : DEFAULT_EVENTS;
   }
 
   /** Produces, kills a receiver half way, then waits until every event is finished. */
@@ -552,8 +613,8 @@ public final class DemoCommand implements Callable<Integer> {
     int orders = eventCount();
     Runnable producer =
         ordered
-            ? new OrderedProducer(db, canceller, ledger, orders, keys, rate, seedUsed)
-            : new DemoProducer(db, canceller, ledger, orders, rate, seedUsed, enough);
+            ? new OrderedProducer(db, canceller, ledger, orders, keys, rate(), seedUsed)
+            : new DemoProducer(db, canceller, ledger, orders, rate(), seedUsed, enough);
     AtomicInteger made = new AtomicInteger();
     ExecutorService threads =
         Executors.newFixedThreadPool(
@@ -729,6 +790,17 @@ public final class DemoCommand implements Callable<Integer> {
           "--groups runs on one shard with its own chaos: not with --ordered, --poison, --secure,"
               + " --outlet, --shards or --linger");
     }
+    if (longJobs
+        && (groups || ordered || poison || secure || outlet != null || clustered() || linger > 0)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--long runs on one shard with two manager processes of its own: not with --groups,"
+              + " --ordered, --poison, --secure, --outlet, --shards, --managers, --chaos or"
+              + " --linger");
+    }
+    if (!autoExtend && !longJobs) {
+      throw new ParameterException(spec.commandLine(), "--no-auto-extend goes with --long");
+    }
     if (maxGroup < 1 || maxGroup > 100_000) {
       throw new ParameterException(
           spec.commandLine(), "--max-group must be 1..100000, was " + maxGroup);
@@ -748,8 +820,8 @@ public final class DemoCommand implements Callable<Integer> {
                 + " --managers, --chaos, --poison or --secure");
       }
     }
-    if (rate < 1 || rate > 100_000) {
-      throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate);
+    if (rate() < 1 || rate() > 100_000) {
+      throw new ParameterException(spec.commandLine(), "--rate must be 1..100000, was " + rate());
     }
     if (timeoutSeconds < 1) {
       throw new ParameterException(

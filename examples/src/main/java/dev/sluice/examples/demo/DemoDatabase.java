@@ -43,6 +43,9 @@ final class DemoDatabase implements AutoCloseable {
    */
   private static final String GROUPS_MIGRATIONS = "classpath:db/demo-groups";
 
+  /** With {@code sluice demo --long}: the long jobs' queue ({@link LongRun}). */
+  private static final String LONG_MIGRATIONS = "classpath:db/demo-long";
+
   /** One shard: its name (as managers and receivers know it), key range, database and pool. */
   record Shard(String name, String keyRange, String url, HikariDataSource pool) {}
 
@@ -84,6 +87,22 @@ final class DemoDatabase implements AutoCloseable {
    * @param groups also apply {@code db/demo-groups}: the tables of {@code sluice demo --groups}
    */
   static DemoDatabase start(int count, boolean ordered, boolean groups) {
+    List<String> extra = new ArrayList<>();
+    if (ordered) {
+      extra.add(ORDERED_MIGRATIONS);
+    }
+    if (groups) {
+      extra.add(GROUPS_MIGRATIONS);
+    }
+    return start(count, extra);
+  }
+
+  /** One shard with the long jobs' queue of {@code sluice demo --long}. */
+  static DemoDatabase startLong() {
+    return start(1, List.of(LONG_MIGRATIONS));
+  }
+
+  private static DemoDatabase start(int count, List<String> extraMigrations) {
     if (count < 1 || count > MAX_SHARDS) {
       throw new IllegalArgumentException("shards must be 1.." + MAX_SHARDS + ", was " + count);
     }
@@ -99,12 +118,7 @@ final class DemoDatabase implements AutoCloseable {
         HikariDataSource pool = DataSources.pool("demo-app-" + name, url, USER, PASSWORD, 4);
         made.add(new Shard(name, ranges.get(i), url, pool));
         List<String> locations = new ArrayList<>(List.of(MIGRATIONS));
-        if (ordered) {
-          locations.add(ORDERED_MIGRATIONS);
-        }
-        if (groups) {
-          locations.add(GROUPS_MIGRATIONS);
-        }
+        locations.addAll(extraMigrations);
         SluiceMigrations.migrate(pool, locations);
       }
       return new DemoDatabase(server, made);
