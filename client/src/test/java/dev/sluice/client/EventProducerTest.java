@@ -18,4 +18,21 @@ class EventProducerTest {
     assertThatThrownBy(() -> EventProducer.EventOptions.builder().priority(200).build())
         .isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void aDebounceWithAnIdOrABadKeyIsRefusedBeforeAnyStatement() {
+    assertThatThrownBy(
+            () ->
+                EventProducer.insertDebounced(
+                    null, "q", "k", Map.of(), EventProducer.EventOptions.builder().id(7).build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("queue q: a debounced insert takes no id");
+    assertThatThrownBy(() -> EventProducer.insertDebounced(null, "q", "", Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("dedup key");
+    assertThatThrownBy(
+            () -> EventProducer.insertDebounced(null, "q", "k", Map.of("dedup_key", "other")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("but the key given is 'k'");
+  }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.sluice.client.DebounceOutcome;
 import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.client.InsertOutcome;
 import dev.sluice.client.QueueColumns;
@@ -101,6 +102,15 @@ public final class Send {
    */
   public InsertOutcome sendUnique(String dedupKey) {
     return producer.sendUnique(queue, dedupKey, columns, options.build());
+  }
+
+  /**
+   * Debounces the event of {@code dedupKey} in the current transaction ({@link
+   * SluiceProducer#sendDebounced}): replaces the pending event that holds the key, or inserts one,
+   * or writes nothing once that event is fired.
+   */
+  public DebounceOutcome sendDebounced(String dedupKey) {
+    return producer.sendDebounced(queue, dedupKey, columns, options.build());
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.client.DebounceOutcome;
 import dev.sluice.client.EventProducer;
 import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.client.InsertOutcome;
@@ -117,6 +118,46 @@ public class SluiceProducer {
           KeyValue.of("messaging.message.id", Long.toString(outcome.id())));
       observation.highCardinalityKeyValue(
           KeyValue.of("sluice.duplicate", Boolean.toString(outcome.duplicate())));
+      return outcome;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      observation.stop();
+    }
+  }
+
+  /** {@link #sendDebounced(String, String, Map, EventOptions)} with default options. */
+  public DebounceOutcome sendDebounced(String queue, String dedupKey, Map<String, ?> columns) {
+    return sendDebounced(queue, dedupKey, columns, EventOptions.DEFAULTS);
+  }
+
+  /**
+   * Debounces the event of {@code dedupKey} ({@link EventProducer#insertDebounced}): replaces the
+   * columns and due time of the still-pending event that holds the key, inserts a new event when
+   * none does, and writes nothing once that event is fired ({@link
+   * DebounceOutcome.Result#NOT_PENDING}). In the current transaction, like {@link #send}; a
+   * database error is translated to Spring's {@code DataAccessException}s. The queue needs the
+   * {@code dedup_key} column and its UNIQUE index (README, "Deduplication").
+   */
+  public DebounceOutcome sendDebounced(
+      String queue, String dedupKey, Map<String, ?> columns, EventOptions options) {
+    requireTransaction(queue);
+    Observation observation = SluiceObservations.producer(observations, queue).start();
+    try (Observation.Scope scope = observation.openScope()) {
+      DebounceOutcome outcome;
+      Connection c = DataSourceUtils.getConnection(dataSource);
+      try {
+        outcome = EventProducer.insertDebounced(c, queue, dedupKey, columns, options);
+      } catch (SQLException e) {
+        throw translator.translate("debounce into queue " + queue, null, e);
+      } finally {
+        DataSourceUtils.releaseConnection(c, dataSource);
+      }
+      observation.highCardinalityKeyValue(
+          KeyValue.of("messaging.message.id", Long.toString(outcome.id())));
+      observation.highCardinalityKeyValue(
+          KeyValue.of("sluice.debounce", outcome.result().name().toLowerCase()));
       return outcome;
     } catch (RuntimeException | Error e) {
       observation.error(e);

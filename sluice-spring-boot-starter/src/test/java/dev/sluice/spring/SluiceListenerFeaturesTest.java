@@ -218,6 +218,32 @@ class SluiceListenerFeaturesTest {
         .isInstanceOf(DataAccessException.class);
   }
 
+  @Test
+  void aDebouncedSendReplacesThePendingEventOfItsKey() throws Exception {
+    // An hour ahead: pending throughout the test, never delivered by it.
+    EventOptions later = EventOptions.builder().delay(Duration.ofHours(1)).build();
+    dev.sluice.client.DebounceOutcome first =
+        tx.execute(s -> producer.sendDebounced("dedup_events", "d-1", Map.of("label", "a"), later));
+    dev.sluice.client.DebounceOutcome again =
+        tx.execute(s -> producer.sendDebounced("dedup_events", "d-1", Map.of("label", "b"), later));
+    assertThat(first.result()).isEqualTo(dev.sluice.client.DebounceOutcome.Result.INSERTED);
+    assertThat(again)
+        .isEqualTo(
+            new dev.sluice.client.DebounceOutcome(
+                first.id(), dev.sluice.client.DebounceOutcome.Result.REPLACED));
+    try (var c = sluice.connect();
+        var st = c.createStatement();
+        var r =
+            st.executeQuery(
+                "SELECT label, state FROM dedup_events WHERE dedup_key = 'd-1' AND id = "
+                    + first.id())) {
+      assertThat(r.next()).isTrue();
+      assertThat(r.getString(1)).isEqualTo("b");
+      assertThat(r.getInt(2)).isZero();
+      assertThat(r.next()).isFalse();
+    }
+  }
+
   static long rows(String table) throws java.sql.SQLException {
     try (var c = sluice.connect();
         var st = c.createStatement();
