@@ -157,7 +157,8 @@ public class SluiceProducer {
       observation.highCardinalityKeyValue(
           KeyValue.of("messaging.message.id", Long.toString(outcome.id())));
       observation.highCardinalityKeyValue(
-          KeyValue.of("sluice.debounce", outcome.result().name().toLowerCase()));
+          KeyValue.of(
+              "sluice.debounce", outcome.result().name().toLowerCase(java.util.Locale.ROOT)));
       return outcome;
     } catch (RuntimeException | Error e) {
       observation.error(e);
