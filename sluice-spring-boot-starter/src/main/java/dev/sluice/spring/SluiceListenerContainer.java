@@ -170,6 +170,7 @@ public class SluiceListenerContainer implements SmartLifecycle, SluiceListenerRe
             .keyRange(over.getKeyRange() != null ? over.getKeyRange() : p.getKeyRange())
             .reconnectBackoff(p.getReconnectMin(), p.getReconnectMax())
             .shutdownTimeout(p.getShutdownTimeout())
+            .autoExtend(over.getAutoExtend() != null ? over.getAutoExtend() : p.isAutoExtend())
             .handler(u.invoker);
     observer.building(e.id(), b);
     if (maxInFlight != null) {

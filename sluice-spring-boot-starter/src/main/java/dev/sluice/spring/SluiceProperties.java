@@ -120,6 +120,20 @@ public class SluiceProperties {
      */
     private Duration shutdownTimeout = Duration.ofSeconds(15);
 
+    /**
+     * Extend a running handler's event deadline while it runs, so that a handler longer than the
+     * queue's ack_wait is not delivered again meanwhile (up to the queue's max_hold).
+     */
+    private boolean autoExtend = true;
+
+    public boolean isAutoExtend() {
+      return autoExtend;
+    }
+
+    public void setAutoExtend(boolean autoExtend) {
+      this.autoExtend = autoExtend;
+    }
+
     /** First wait before reconnecting to a manager whose stream ended; doubles per failure. */
     private Duration reconnectMin = Duration.ofMillis(100);
 
@@ -294,6 +308,17 @@ public class SluiceProperties {
   /** sluice.listeners.<id>.*: overrides for one listener (id defaults to the queue). */
   public static class Listener {
     /** Handler threads of this listener. */
+    /** Overrides sluice.receiver.auto-extend for this listener. */
+    private Boolean autoExtend;
+
+    public Boolean getAutoExtend() {
+      return autoExtend;
+    }
+
+    public void setAutoExtend(Boolean autoExtend) {
+      this.autoExtend = autoExtend;
+    }
+
     private Integer concurrency;
 
     /** Unacked events per stream of this listener. */
