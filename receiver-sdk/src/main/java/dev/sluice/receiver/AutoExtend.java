@@ -77,8 +77,11 @@ final class AutoExtend {
           return;
         }
       }
+      // An answer slower than a quarter of the hold is not waited for: the next try supersedes it.
+      long patienceNs = Math.max(TimeUnit.MILLISECONDS.toNanos(200), (long) (share * holdNs / 2));
       event
           .extend(Duration.ofNanos(holdNs))
+          .orTimeout(patienceNs, TimeUnit.NANOSECONDS)
           .whenComplete(
               (deadline, error) -> {
                 if (error == null) {
@@ -96,13 +99,17 @@ final class AutoExtend {
                       refused.getMessage());
                   stop();
                 } else {
-                  log.warn(
-                      "event {} (attempt {}, queue {}, shard {}): extension failed, trying again: {}",
-                      event.id(),
-                      event.attempt(),
-                      event.queue(),
-                      event.shard(),
-                      cause.toString());
+                  // A slow answer is routine under load (the next try supersedes it): DEBUG; a
+                  // failure to reach any manager is worth a WARN.
+                  boolean slow = cause instanceof java.util.concurrent.TimeoutException;
+                  (slow ? log.atDebug() : log.atWarn())
+                      .log(
+                          "event {} (attempt {}, queue {}, shard {}): extension failed, trying again: {}",
+                          event.id(),
+                          event.attempt(),
+                          event.queue(),
+                          event.shard(),
+                          cause.toString());
                   schedule(Math.min(TimeUnit.SECONDS.toNanos(1), (long) (share * holdNs / 2)));
                 }
               });

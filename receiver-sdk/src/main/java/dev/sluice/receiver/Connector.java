@@ -180,6 +180,7 @@ final class Connector implements StreamSession.Listener {
 
   @Override
   public void ended(StreamSession session, Status status) {
+    runtime.extender().streamEnded(this);
     boolean stop;
     synchronized (lock) {
       if (current == session) {

@@ -66,9 +66,11 @@ final class Dispatcher {
         inFlight++;
       }
       outbox.handlingStarted();
+      HandleTask task = task(event, outbox);
       try {
-        pool.execute(new HandleTask(event, outbox, System.nanoTime()));
+        pool.execute(task);
       } catch (RejectedExecutionException e) {
+        task.stopExtending();
         // Arrived after the handler threads were shut down (end of close()): let the manager
         // redeliver it elsewhere instead of leaving it to time out.
         finish(
@@ -77,6 +79,20 @@ final class Dispatcher {
             outbox);
       }
     }
+  }
+
+  /**
+   * The handling of {@code event}; its automatic extension starts now, at its arrival, so that an
+   * event waiting for a free handler thread (a receiver may hold more than its threads: each
+   * manager's stream has its own credits, and a broken stream's events go on running) is not taken
+   * back and delivered again meanwhile.
+   */
+  private HandleTask task(Event event, Outbox outbox) {
+    ReceivedEvent received = new ReceivedEvent(event);
+    received.extensions(extender, outbox);
+    AutoExtend.Running extending =
+        autoExtend == null ? null : autoExtend.start(received, System.nanoTime());
+    return new HandleTask(event, outbox, received, extending);
   }
 
   synchronized int inFlight() {
@@ -104,6 +120,7 @@ final class Dispatcher {
     List<Runnable> notStarted = pool.shutdownNow();
     for (Runnable r : notStarted) {
       HandleTask task = (HandleTask) r;
+      task.stopExtending();
       Event e = task.event;
       finish(
           Completion.nack(e.getId(), e.getEpoch(), e.getShard(), 0, REFUSED)
@@ -138,12 +155,20 @@ final class Dispatcher {
   private final class HandleTask implements Runnable {
     final Event event;
     final Outbox outbox;
-    final long receivedNanos;
+    final ReceivedEvent received;
+    final AutoExtend.Running extending; // null: not extended
 
-    HandleTask(Event event, Outbox outbox, long receivedNanos) {
+    HandleTask(Event event, Outbox outbox, ReceivedEvent received, AutoExtend.Running extending) {
       this.event = event;
       this.outbox = outbox;
-      this.receivedNanos = receivedNanos;
+      this.received = received;
+      this.extending = extending;
+    }
+
+    void stopExtending() {
+      if (extending != null) {
+        extending.stop();
+      }
     }
 
     @Override
@@ -151,13 +176,7 @@ final class Dispatcher {
       long id = event.getId();
       long epoch = event.getEpoch();
       Completion completion;
-      AutoExtend.Running extending = null;
       try {
-        ReceivedEvent received = new ReceivedEvent(event);
-        received.extensions(extender, outbox);
-        if (autoExtend != null) {
-          extending = autoExtend.start(received, receivedNanos);
-        }
         handler.handle(received);
         completion =
             received.ackedInTransaction()
@@ -174,9 +193,7 @@ final class Dispatcher {
         log.warn("handler failed for event {} (attempt {}): {}", id, epoch, reason, t);
         completion = Completion.nack(id, epoch, event.getShard(), 0, reason);
       } finally {
-        if (extending != null) {
-          extending.stop();
-        }
+        stopExtending();
       }
       finish(completion.withToken(event.getDeliveryToken()), outbox);
     }

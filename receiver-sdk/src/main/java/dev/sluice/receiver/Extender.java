@@ -33,6 +33,10 @@ final class Extender {
   private record Key(String shard, long id, long epoch) {}
 
   private final Map<Key, CompletableFuture<ExtendResult>> waiting = new ConcurrentHashMap<>();
+
+  /** The connector each waiting extension went on: its stream's end fails them at once. */
+  private final Map<Key, Connector> sentOn = new ConcurrentHashMap<>();
+
   private final ScheduledExecutorService timer;
   private volatile Supplier<List<Route>> routes = List::of;
 
@@ -68,7 +72,11 @@ final class Extender {
             .setExtendByMs(Math.max(1, by.toMillis()))
             .setTimeFiredNs(event.getTimeFiredNs())
             .build();
-    if (!sendOn(x, origin)) {
+    Connector on = sendOn(x, origin);
+    if (on != null) {
+      sentOn.put(key, on);
+    }
+    if (on == null) {
       waiting.remove(key, f);
       f.completeExceptionally(
           new IllegalStateException(
@@ -82,6 +90,7 @@ final class Extender {
     timer.schedule(
         () -> {
           if (waiting.remove(key, f)) {
+            sentOn.remove(key, on);
             f.completeExceptionally(
                 new TimeoutException(
                     "no answer to the extension of event "
@@ -96,26 +105,46 @@ final class Extender {
     return f;
   }
 
-  private boolean sendOn(Extend x, Outbox origin) {
+  /** The connector that took it: the origin's if subscribed, else any subscribed; or null. */
+  private Connector sendOn(Extend x, Outbox origin) {
     List<Route> all = routes.get();
     for (Route r : all) {
       if (r.outbox() == origin && r.connector().sendExtend(x)) {
-        return true;
+        return r.connector();
       }
     }
     for (Route r : all) {
       if (r.outbox() != origin && r.connector().sendExtend(x)) {
-        return true;
+        return r.connector();
       }
     }
-    return false;
+    return null;
+  }
+
+  /**
+   * {@code connector}'s stream ended (its manager stopped or was killed): the extensions waiting
+   * for its answer fail now, so that they are sent again on another stream before the deadline, not
+   * after {@link #ANSWER_TIMEOUT}.
+   */
+  void streamEnded(Connector connector) {
+    for (Map.Entry<Key, Connector> e : sentOn.entrySet()) {
+      if (e.getValue() == connector && sentOn.remove(e.getKey(), connector)) {
+        CompletableFuture<ExtendResult> f = waiting.remove(e.getKey());
+        if (f != null) {
+          f.completeExceptionally(
+              new IllegalStateException(
+                  "the stream the extension of event " + e.getKey().id() + " went on ended"));
+        }
+      }
+    }
   }
 
   /** A manager's answer (gRPC callback thread). */
   void answered(ExtendResult r) {
     EventRef e = r.getEvent();
-    CompletableFuture<ExtendResult> f =
-        waiting.remove(new Key(e.getShard(), e.getId(), e.getEpoch()));
+    Key key = new Key(e.getShard(), e.getId(), e.getEpoch());
+    sentOn.remove(key);
+    CompletableFuture<ExtendResult> f = waiting.remove(key);
     if (f != null) {
       f.complete(r);
     }

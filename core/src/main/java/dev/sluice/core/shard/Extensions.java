@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
 public final class Extensions {
   private static final Logger log = LoggerFactory.getLogger(Extensions.class);
 
+  private static final long CLOCK_SYNC_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
   private final DirectAcks direct;
 
   public Extensions(DirectAcks direct) {
@@ -70,7 +72,10 @@ public final class Extensions {
 
   private static List<Extend.Answer> apply(
       ShardManager s, String queue, EventStore store, List<Extend> asks) {
-    s.clock().sync(store::serverTimeNs);
+    if (!s.clock().synced() || s.clock().sinceSyncNs() > CLOCK_SYNC_NS) {
+      s.clock()
+          .sync(store::serverTimeNs); // the shard's clock, shared: re-measured at most 1/s here
+    }
     long now = s.clock().nowNs();
     long maxHoldNs = s.table(queue).options().maxHold().toNanos();
     Map<EventRef, Extension> planned = new LinkedHashMap<>();

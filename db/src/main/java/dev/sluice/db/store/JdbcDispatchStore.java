@@ -214,12 +214,17 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
 
   @Override
   public Map<EventRef, Extension.Outcome> extend(Collection<Extension> extensions) {
+    // One transaction, one commit, for the batch: each row is its own CAS all the same.
+    return c.ctx.transactionResult(cfg -> extendIn(DSL.using(cfg), extensions));
+  }
+
+  private Map<EventRef, Extension.Outcome> extendIn(
+      DSLContext tx, Collection<Extension> extensions) {
     Map<EventRef, Extension.Outcome> out = new HashMap<>();
     for (Extension x : extensions) {
       EventRef ref = x.ref();
       int n =
-          c.ctx
-              .update(c.t)
+          tx.update(c.t)
               .set(c.timeNext, x.deadlineNs())
               .where(c.id.eq(ref.id()))
               .and(c.epoch.eq(ref.epoch()))
@@ -231,7 +236,7 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
         continue;
       }
       org.jooq.Record3<Object, Long, Long> row =
-          c.ctx.select(c.state, c.epoch, c.timeNext).from(c.t).where(c.id.eq(ref.id())).fetchOne();
+          tx.select(c.state, c.epoch, c.timeNext).from(c.t).where(c.id.eq(ref.id())).fetchOne();
       if (row == null) {
         out.put(ref, Extension.Outcome.UNKNOWN);
       } else if (c.stateOf(ref.id(), row.value1()) == EventState.FIRED
