@@ -77,8 +77,8 @@ final class AutoExtend {
           return;
         }
       }
-      // An answer slower than a quarter of the hold is not waited for: the next try supersedes it.
-      long patienceNs = Math.max(TimeUnit.MILLISECONDS.toNanos(200), (long) (share * holdNs / 2));
+      // An answer slower than the share of the hold is not waited for: the next try supersedes it.
+      long patienceNs = Math.max(TimeUnit.MILLISECONDS.toNanos(200), (long) (share * holdNs));
       event
           .extend(Duration.ofNanos(holdNs))
           .orTimeout(patienceNs, TimeUnit.NANOSECONDS)

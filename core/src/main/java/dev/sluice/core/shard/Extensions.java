@@ -31,8 +31,6 @@ import org.slf4j.LoggerFactory;
 public final class Extensions {
   private static final Logger log = LoggerFactory.getLogger(Extensions.class);
 
-  private static final long CLOCK_SYNC_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
-
   private final DirectAcks direct;
 
   public Extensions(DirectAcks direct) {
@@ -46,6 +44,9 @@ public final class Extensions {
     if (store == null) {
       return CompletableFuture.completedFuture(all(asks, Extend.Status.UNKNOWN));
     }
+    // With the shard's clock measured (as soon as it serves), the plan is made here, on the
+    // caller's thread, so that the leader's timeouts move before the write waits for its thread.
+    Plan early = s.clock().synced() ? plan(s, queue, asks) : null;
     CompletableFuture<List<Extend.Answer>> out = new CompletableFuture<>();
     try {
       direct
@@ -53,7 +54,7 @@ public final class Extensions {
           .execute(
               () -> {
                 try {
-                  out.complete(apply(s, queue, store, asks));
+                  out.complete(apply(s, queue, store, asks, early));
                 } catch (RuntimeException e) {
                   log.warn(
                       "shard {} queue {}: {} deadline extensions not written: {}",
@@ -70,12 +71,10 @@ public final class Extensions {
     return out;
   }
 
-  private static List<Extend.Answer> apply(
-      ShardManager s, String queue, EventStore store, List<Extend> asks) {
-    if (!s.clock().synced() || s.clock().sinceSyncNs() > CLOCK_SYNC_NS) {
-      s.clock()
-          .sync(store::serverTimeNs); // the shard's clock, shared: re-measured at most 1/s here
-    }
+  /** The asks as deadlines at {@code now}, each bounded by its fire + max_hold. */
+  private record Plan(Map<EventRef, Extension> planned, Map<EventRef, Boolean> limited) {}
+
+  private static Plan plan(ShardManager s, String queue, List<Extend> asks) {
     long now = s.clock().nowNs();
     long maxHoldNs = s.table(queue).options().maxHold().toNanos();
     Map<EventRef, Extension> planned = new LinkedHashMap<>();
@@ -89,10 +88,23 @@ public final class Extensions {
     }
     QueueManager q = s.queue(queue);
     if (q != null) {
+      // The leader's own timeouts move at once, before the write waits its turn on the thread.
       Map<EventRef, Long> deadlines = new LinkedHashMap<>();
       planned.forEach((ref, x) -> deadlines.put(ref, x.deadlineNs()));
       q.extended(deadlines, maxHoldNs);
     }
+    return new Plan(planned, limited);
+  }
+
+  private static List<Extend.Answer> apply(
+      ShardManager s, String queue, EventStore store, List<Extend> asks, Plan early) {
+    Plan plan = early;
+    if (plan == null) {
+      s.clock().sync(store::serverTimeNs);
+      plan = plan(s, queue, asks);
+    }
+    Map<EventRef, Extension> planned = plan.planned();
+    Map<EventRef, Boolean> limited = plan.limited();
     Map<EventRef, Extension.Outcome> written = store.extend(planned.values());
     List<Extend.Answer> answers = new ArrayList<>(asks.size());
     for (Extend a : asks) {
