@@ -90,6 +90,8 @@ final class LongReceivers implements AutoCloseable, Consumers {
             .receiverId(id)
             .concurrency(CONCURRENCY)
             .autoExtend(autoExtend)
+            // ack_wait is only 2 s here: ask at a quarter of it, leaving 1.5 s for the answer.
+            .autoExtendAt(0.25)
             .shutdownTimeout(Duration.ofSeconds(25))
             .handler(event -> handle(id, event))
             .build();
