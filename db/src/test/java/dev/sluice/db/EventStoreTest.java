@@ -9,6 +9,7 @@ import dev.sluice.client.EventProducer.EventOptions;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
+import dev.sluice.db.store.Extension;
 import dev.sluice.db.store.JdbcEventStore;
 import dev.sluice.db.store.Release;
 import dev.sluice.testkit.TestDatabase;
@@ -108,6 +109,36 @@ class EventStoreTest {
     // A second fire of the same attempt loses: two managers cannot both fire it.
     assertThat(store.fire(List.of(new EventRef(a, 0)), now()))
         .containsEntry(new EventRef(a, 0), CasOutcome.STALE);
+  }
+
+  @Test
+  void anExpiryDoesNotUndoAnExtensionWrittenSinceItWasJudged() throws Exception {
+    long a = insert("a");
+    long b = insert("b");
+    long firedAt = now();
+    store.fire(List.of(new EventRef(a, 0), new EventRef(b, 0)), firedAt + 1_000_000L);
+    long judged = firedAt + 2_000_000L; // both deadlines passed here
+    long later = firedAt + 60_000_000_000L;
+    assertThat(store.extend(List.of(new Extension(new EventRef(a, 1), later))))
+        .containsEntry(new EventRef(a, 1), new Extension.Outcome(CasOutcome.APPLIED, later));
+    Map<EventRef, CasOutcome> out =
+        store.release(
+            List.of(
+                new Release(new EventRef(a, 1), judged, false).expiredAt(judged),
+                new Release(new EventRef(b, 1), judged, false).expiredAt(judged)));
+    assertThat(out)
+        .containsEntry(new EventRef(a, 1), CasOutcome.STALE)
+        .containsEntry(new EventRef(b, 1), CasOutcome.APPLIED);
+    assertThat(store.ack(List.of(new EventRef(a, 1)), now()))
+        .as("the extended attempt is still fired, its ack applies")
+        .containsEntry(new EventRef(a, 1), CasOutcome.APPLIED);
+    // Dead by an expiry obeys the same rule.
+    long c = insert("c");
+    store.fire(List.of(new EventRef(c, 0)), firedAt + 1_000_000L);
+    store.extend(List.of(new Extension(new EventRef(c, 1), later)));
+    assertThat(store.release(List.of(new Release(new EventRef(c, 1), 0, true).expiredAt(judged))))
+        .containsEntry(new EventRef(c, 1), CasOutcome.STALE);
+    assertThat(store.counts().dead()).isZero();
   }
 
   @Test

@@ -20,7 +20,7 @@ import org.jooq.DSLContext;
 import org.jooq.DataType;
 import org.jooq.Field;
 import org.jooq.Record;
-import org.jooq.Record3;
+import org.jooq.Record4;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
@@ -203,10 +203,20 @@ final class EventCas {
       EventState from,
       boolean fenced,
       Function<List<Long>, Map<Field<?>, Object>> setFor) {
+    return cas(refs, from, fenced, null, setFor);
+  }
+
+  Map<EventRef, CasOutcome> cas(
+      Collection<EventRef> refs,
+      EventState from,
+      boolean fenced,
+      Condition also,
+      Function<List<Long>, Map<Field<?>, Object>> setFor) {
     return cas(
         refs,
         from,
         fenced,
+        also,
         (tx, ids, guard) -> tx.update(t).set(setFor.apply(ids)).where(guard).execute());
   }
 
@@ -216,6 +226,17 @@ final class EventCas {
    */
   Map<EventRef, CasOutcome> cas(
       Collection<EventRef> refs, EventState from, boolean fenced, Change change) {
+    return cas(refs, from, fenced, null, change);
+  }
+
+  /**
+   * {@code also}: a further condition each row must meet to change (null: none), such as an
+   * expiry's {@code time_next <= t}; a row that fails it is {@link CasOutcome#STALE}.
+   */
+  Map<EventRef, CasOutcome> cas(
+      Collection<EventRef> refs, EventState from, boolean fenced, Condition also, Change change) {
+    Change guarded =
+        also == null ? change : (tx, ids, guard) -> change.apply(tx, ids, guard.and(also));
     if (refs.isEmpty()) {
       return Map.of();
     }
@@ -224,7 +245,7 @@ final class EventCas {
       return ctx.transactionResult(
           cfg -> {
             DSLContext tx = DSL.using(cfg);
-            int n = update(tx, byEpoch, from, fenced, change);
+            int n = update(tx, byEpoch, from, fenced, guarded);
             if (n != refs.size()) {
               throw new PartialMatch();
             }
@@ -235,13 +256,14 @@ final class EventCas {
             return all;
           });
     } catch (PartialMatch e) {
-      return casLocked(refs, from, fenced, change);
+      return casLocked(refs, from, fenced, also, guarded);
     }
   }
 
   /** The exact path: lock the rows, decide per event, change only those that match. */
   private Map<EventRef, CasOutcome> casLocked(
-      Collection<EventRef> refs, EventState from, boolean fenced, Change change) {
+      Collection<EventRef> refs, EventState from, boolean fenced, Condition also, Change change) {
+    Field<Boolean> meets = DSL.field(also == null ? DSL.trueCondition() : also);
     Set<Long> ids = new HashSet<>();
     for (EventRef r : refs) {
       ids.add(r.id());
@@ -249,20 +271,21 @@ final class EventCas {
     return ctx.transactionResult(
         cfg -> {
           DSLContext tx = DSL.using(cfg);
-          Map<Long, Record3<Long, Long, Object>> rows = new HashMap<>();
-          for (Record3<Long, Long, Object> r :
-              tx.select(id, epoch, state).from(t).where(id.in(ids)).forUpdate().fetch()) {
+          Map<Long, Record4<Long, Long, Object, Boolean>> rows = new HashMap<>();
+          for (Record4<Long, Long, Object, Boolean> r :
+              tx.select(id, epoch, state, meets).from(t).where(id.in(ids)).forUpdate().fetch()) {
             rows.put(r.value1(), r);
           }
           Map<EventRef, CasOutcome> out = new HashMap<>();
           List<EventRef> eligible = new ArrayList<>();
           Set<Long> taken = new HashSet<>();
           for (EventRef r : refs) {
-            Record3<Long, Long, Object> row = rows.get(r.id());
+            Record4<Long, Long, Object, Boolean> row = rows.get(r.id());
             if (row == null) {
               out.put(r, CasOutcome.UNKNOWN);
             } else if (stateOf(r.id(), row.value3()) == from
                 && row.value2() == r.epoch()
+                && Boolean.TRUE.equals(row.value4())
                 && taken.add(r.id())) {
               eligible.add(r);
               out.put(r, CasOutcome.APPLIED);

@@ -251,6 +251,18 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
 
   @Override
   public Map<EventRef, CasOutcome> release(Collection<Release> releases) {
+    Map<Long, List<Release>> byDue = new LinkedHashMap<>();
+    for (Release r : releases) {
+      byDue.computeIfAbsent(r.dueBy(), k -> new ArrayList<>()).add(r);
+    }
+    Map<EventRef, CasOutcome> out = new HashMap<>();
+    byDue.forEach(
+        (due, rs) -> out.putAll(release(rs, due > 0 ? c.timeNext.le(DSL.val(due)) : null)));
+    return out;
+  }
+
+  /** Releases that share one further condition ({@code also}, or none when null). */
+  private Map<EventRef, CasOutcome> release(Collection<Release> releases, Condition also) {
     Map<EventRef, CasOutcome> out = new HashMap<>();
     List<EventRef> dead = new ArrayList<>();
     Map<Long, Long> retryAt = new HashMap<>();
@@ -276,6 +288,7 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
             dead,
             EventState.FIRED,
             true,
+            also,
             (tx, ids, guard) -> {
               int n = tx.update(c.t).set(c.state, c.sv(EventState.DEAD)).where(guard).execute();
               Map<EventRef, String> why = new LinkedHashMap<>();
@@ -290,6 +303,7 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
             retry,
             EventState.FIRED,
             true,
+            also,
             ids -> {
               CaseValueStep<Long> choose = DSL.choose(c.id);
               CaseWhenStep<Long, Long> when = null;
@@ -311,6 +325,7 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
             unsent,
             EventState.FIRED,
             true,
+            also,
             ids -> {
               Map<Field<?>, Object> set = new LinkedHashMap<>();
               set.put(c.state, c.sv(EventState.PENDING));

@@ -27,10 +27,6 @@ class LongDemoTest {
 
   @Test
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
-  @org.junit.jupiter.api.Disabled(
-      "fails under the full suite's load on 2 cores (10-18 duplicates after the failover, with"
-          + " ack_wait 2 s); passes alone and ./sluice demo --long gives zeros on a quiet machine;"
-          + " issue 38's note says what is left to find")
   void longJobsRunOnceAtATimeThroughKills() {
     Run run = run("--events", "30", "--rate", "10", "--seed", "38");
 

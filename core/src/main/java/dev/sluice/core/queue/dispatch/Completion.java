@@ -19,14 +19,15 @@ public record Completion(
     String deadReason,
     AttachedOutlet from,
     String reason,
-    boolean unsent) {
+    boolean unsent,
+    long dueBy) {
   public enum Kind {
     ACK,
     RELEASE
   }
 
   public static Completion ack(EventRef ref, AttachedOutlet from) {
-    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false);
+    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false, 0);
   }
 
   /**
@@ -48,11 +49,19 @@ public record Completion(
   /** A release as the {@link RetryPolicy} decided it ({@link RetryPolicy#afterFailure}). */
   public static Completion failed(Release r, AttachedOutlet from, String reason) {
     return new Completion(
-        Kind.RELEASE, r.ref(), r.retryAtNs(), r.dead(), r.reason(), from, reason, r.unsent());
+        Kind.RELEASE,
+        r.ref(),
+        r.retryAtNs(),
+        r.dead(),
+        r.reason(),
+        from,
+        reason,
+        r.unsent(),
+        r.dueBy());
   }
 
   public Release release() {
-    return new Release(ref, retryAtNs, dead, deadReason, unsent);
+    return new Release(ref, retryAtNs, dead, deadReason, unsent, dueBy);
   }
 
   /** The epoch the row has once this change applied. */

@@ -72,12 +72,23 @@ final class Settlements {
         ctx.retry().afterFailure(ref, now, retryAfterNs, reason), from, reason);
   }
 
+  /**
+   * The release of an attempt whose deadline passed at {@code now}: it applies only if no extension
+   * moved the row's deadline since ({@link Release#dueBy}). An extension that reached another
+   * manager, or that this one's table learnt too late, therefore keeps its attempt fired; this
+   * manager then forgets it, and the collector of overdue rows finds it at its new deadline.
+   */
+  private Completion expired(EventRef ref, long now, String reason) {
+    return Completion.failed(
+        ctx.retry().afterFailure(ref, now, 0, reason).expiredAt(now), null, reason);
+  }
+
   /** Ack deadlines that passed at {@code now}: back to pending with backoff, or dead. */
   void expire(long now) {
     for (InFlight f : table.expired(now)) {
       settle(f);
       ctx.metrics().timeouts.increment();
-      acks.accept(failed(f.ref(), now, 0, null, "ack timeout"));
+      acks.accept(expired(f.ref(), now, "ack timeout"));
     }
   }
 
@@ -199,7 +210,7 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (EventRef ref : refs) {
       if (!table.isInFlight(ref.id())) {
-        acks.accept(failed(ref, now, 0, null, "orphan (no live owner)"));
+        acks.accept(expired(ref, now, "orphan (no live owner)"));
       }
     }
   }
