@@ -171,7 +171,16 @@ public final class AdminActions {
       long timeCreatedNs,
       long timeNextNs,
       String reason,
-      Map<String, Object> columns) {}
+      Map<String, Object> columns) {
+
+    /**
+     * The ack deadline of a fired event ({@code time_next}: fire + ack_wait, moved later by its
+     * receiver's extensions), 0 in any other state.
+     */
+    public long deadlineNs() {
+      return "fired".equals(state) ? timeNextNs : 0;
+    }
+  }
 
   /** An id left unchanged and why: "not dead", "not pending", "unknown id". */
   public record Unchanged(long id, String why) {}

@@ -124,6 +124,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
               .setPriority(e.priority())
               .setTimeCreatedNs(e.timeCreatedNs())
               .setTimeNextNs(e.timeNextNs())
+              .setTimeDeadlineNs(e.deadlineNs())
               .setReason(e.reason())
               .putAllColumns(Values.toWire(e.columns()))
               .build();

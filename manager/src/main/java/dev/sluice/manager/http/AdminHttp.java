@@ -170,6 +170,7 @@ final class AdminHttp {
     m.put("priority", e.priority());
     m.put("time_created_ns", e.timeCreatedNs());
     m.put("time_next_ns", e.timeNextNs());
+    m.put("time_deadline_ns", e.deadlineNs());
     m.put("reason", e.reason());
     m.put("columns", columns(e.columns()));
     return m;

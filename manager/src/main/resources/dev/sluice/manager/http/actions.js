@@ -174,7 +174,12 @@ async function showEvent(id) {
     document.getElementById('ev-state').textContent = e.state + ', attempts (epoch) ' + e.epoch;
     const rows = [['state', e.state], ['attempts (epoch)', e.epoch], ['reason', e.reason || '–'],
       ['tenant', e.tenant === '' ? '(default)' : e.tenant], ['priority', e.priority],
-      ['created', time(e.time_created_ns)], ['next (due or ack deadline)', time(e.time_next_ns)]];
+      ['created', time(e.time_created_ns)]];
+    if (e.state === 'fired') {
+      rows.push(['ack deadline (receivers\' extensions move it)', time(e.time_deadline_ns)]);
+    } else if (e.state === 'pending') {
+      rows.push(['due', time(e.time_next_ns)]);
+    }
     for (const [k, v] of Object.entries(e.columns || {})) rows.push([k, v == null ? 'NULL' : v]);
     document.querySelector('#ev-fields tbody').replaceChildren(...rows.map(([k, v]) =>
       el('tr', { 'data-field': k }, el('th', {}, k), el('td', { class: 'value' }, String(v)))));

@@ -48,6 +48,23 @@ class ExtendTest {
     return h.queryLong("SELECT time_next FROM " + queue + " WHERE id = ?", id);
   }
 
+  /** The event's {@code time_deadline_ns} as {@code GET /api/queues/Q/events/ID} gives it. */
+  static long adminDeadline(String queue, long id) throws Exception {
+    java.net.http.HttpResponse<String> r =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(
+                            h.httpBase() + "/api/queues/" + queue + "/events/" + id))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(r.body())
+        .get("time_deadline_ns")
+        .asLong();
+  }
+
   @Test
   void anExtendedEventIsNotDeliveredAgainPastItsAckWait() throws Exception {
     h.createServedQueue("ext_ok", "ack_wait=4s min_backoff=10ms max_backoff=20ms");
@@ -69,6 +86,9 @@ class ExtendTest {
         .as("the row holds the new deadline")
         .isEqualTo(x.getTimeDeadlineNs());
     assertThat(x.getTimeDeadlineNs()).isGreaterThan(e.getTimeDeadlineNs() + 10_000_000_000L);
+    assertThat(adminDeadline("ext_ok", id))
+        .as("the admin API shows the extended deadline")
+        .isEqualTo(x.getTimeDeadlineNs());
 
     // Past its ack_wait, nobody got it again and the row is still fired at the same epoch.
     long waitMs =
