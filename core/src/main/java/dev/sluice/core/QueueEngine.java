@@ -38,7 +38,7 @@ public final class QueueEngine {
   /** Outcomes for queues this process does not dispatch: each shard's direct-acks thread. */
   private final DirectAcks direct = new DirectAcks();
 
-  private final Extensions extensions = new Extensions(direct);
+  private final Extensions extensions;
 
   private final List<QueueListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -57,6 +57,7 @@ public final class QueueEngine {
    * @param ticker monotonic time for every pause, deadline and age (a test may move it by hand)
    */
   public QueueEngine(EngineConfig config, Clock clock, Ticker ticker, MeterRegistry registry) {
+    this.extensions = new Extensions(direct, registry);
     Duration wait = config.leaseTtl().dividedBy(3).plus(config.leaseRenew().dividedBy(2));
     this.handOverWait = wait.compareTo(MAX_HAND_OVER_WAIT) > 0 ? MAX_HAND_OVER_WAIT : wait;
     LeaseBalancer balancer = new LeaseBalancer(config.shards().size());

@@ -6,6 +6,7 @@ import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventStore;
 import dev.sluice.db.store.Extension;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,9 +33,15 @@ public final class Extensions {
   private static final Logger log = LoggerFactory.getLogger(Extensions.class);
 
   private final DirectAcks direct;
+  private final MeterRegistry registry;
 
-  public Extensions(DirectAcks direct) {
+  /**
+   * @param registry where {@code sluice_events_extended_total{shard,queue,outcome}} counts the
+   *     answers (ok, stale, unknown, limit)
+   */
+  public Extensions(DirectAcks direct, MeterRegistry registry) {
     this.direct = direct;
+    this.registry = registry;
   }
 
   /** Applies {@code asks} for {@code queue} on shard {@code s} (null: unknown shard). */
@@ -54,7 +61,9 @@ public final class Extensions {
           .execute(
               () -> {
                 try {
-                  out.complete(apply(s, queue, store, asks, early));
+                  List<Extend.Answer> answers = apply(s, queue, store, asks, early);
+                  count(s.name(), queue, answers);
+                  out.complete(answers);
                 } catch (RuntimeException e) {
                   log.warn(
                       "shard {} queue {}: {} deadline extensions not written: {}",
@@ -123,6 +132,21 @@ public final class Extensions {
       answers.add(new Extend.Answer(a.ref(), st, o == null ? 0 : o.deadlineNs()));
     }
     return answers;
+  }
+
+  private void count(String shard, String queue, List<Extend.Answer> answers) {
+    for (Extend.Answer a : answers) {
+      registry
+          .counter(
+              "sluice.events.extended",
+              "shard",
+              shard,
+              "queue",
+              queue,
+              "outcome",
+              a.status().name().toLowerCase(java.util.Locale.ROOT))
+          .increment();
+    }
   }
 
   private static List<Extend.Answer> all(List<Extend> asks, Extend.Status st) {

@@ -89,6 +89,13 @@ class ExtendTest {
     assertThat(adminDeadline("ext_ok", id))
         .as("the admin API shows the extended deadline")
         .isEqualTo(x.getTimeDeadlineNs());
+    assertThat(
+            h.registry
+                .get("sluice.events.extended")
+                .tags("queue", "ext_ok", "outcome", "ok")
+                .counter()
+                .count())
+        .isEqualTo(1.0);
 
     // Past its ack_wait, nobody got it again and the row is still fired at the same epoch.
     long waitMs =
