@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
       StepdownCommand.class,
       HandoverCommand.class,
       OrderedCommand.class,
+      ExtendCommand.class,
       ClientsCommand.class
     })
 public final class BenchMain implements Runnable {

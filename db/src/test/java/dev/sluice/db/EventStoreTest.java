@@ -112,6 +112,50 @@ class EventStoreTest {
   }
 
   @Test
+  void aBatchOfExtensionsIsOneCompareAndSetPerRowWithExactOutcomes() throws Exception {
+    long a = insert("a");
+    long b = insert("b");
+    long c = insert("c");
+    long firedAt = now();
+    store.fire(
+        List.of(new EventRef(a, 0), new EventRef(b, 0), new EventRef(c, 0)),
+        firedAt + 5_000_000_000L);
+    long later = firedAt + 60_000_000_000L;
+    long earlier = firedAt + 1_000_000L; // before c's deadline: changes nothing, c stays as it is
+    Map<EventRef, Extension.Outcome> out =
+        store.extend(
+            List.of(
+                new Extension(new EventRef(a, 1), later),
+                new Extension(new EventRef(b, 0), later), // a stale attempt
+                new Extension(new EventRef(c, 1), earlier),
+                new Extension(new EventRef(c + 1000, 1), later))); // no such event
+    assertThat(out)
+        .containsEntry(new EventRef(a, 1), new Extension.Outcome(CasOutcome.APPLIED, later))
+        .containsEntry(new EventRef(b, 0), Extension.Outcome.STALE)
+        .containsEntry(new EventRef(c + 1000, 1), Extension.Outcome.UNKNOWN);
+    assertThat(out.get(new EventRef(c, 1)).cas()).isEqualTo(CasOutcome.APPLIED);
+    assertThat(out.get(new EventRef(c, 1)).deadlineNs())
+        .as("already later than asked: its deadline stays")
+        .isGreaterThan(earlier);
+    try (Connection conn = ds.getConnection();
+        var st = conn.prepareStatement("SELECT time_next FROM " + table + " WHERE id = ?")) {
+      st.setLong(1, b);
+      try (var rs = st.executeQuery()) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("the stale attempt's row is unchanged").isLessThan(later);
+      }
+    }
+    // Both attempts of one event in one batch: each is its own compare-and-set.
+    assertThat(
+            store.extend(
+                List.of(
+                    new Extension(new EventRef(b, 0), later + 1),
+                    new Extension(new EventRef(b, 1), later + 2))))
+        .containsEntry(new EventRef(b, 0), Extension.Outcome.STALE)
+        .containsEntry(new EventRef(b, 1), new Extension.Outcome(CasOutcome.APPLIED, later + 2));
+  }
+
+  @Test
   void anExpiryDoesNotUndoAnExtensionWrittenSinceItWasJudged() throws Exception {
     long a = insert("a");
     long b = insert("b");

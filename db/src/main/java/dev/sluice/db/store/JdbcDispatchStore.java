@@ -214,11 +214,58 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
 
   @Override
   public Map<EventRef, Extension.Outcome> extend(Collection<Extension> extensions) {
-    // One transaction, one commit, for the batch: each row is its own CAS all the same.
-    return c.ctx.transactionResult(cfg -> extendIn(DSL.using(cfg), extensions));
+    if (extensions.isEmpty()) {
+      return Map.of();
+    }
+    Map<Long, Extension> byId = new LinkedHashMap<>();
+    for (Extension x : extensions) {
+      if (byId.put(x.ref().id(), x) != null) {
+        // The same event twice (two attempts, or two asks): one CAS each, in one transaction.
+        return c.ctx.transactionResult(cfg -> extendEach(DSL.using(cfg), extensions));
+      }
+    }
+    // One autocommit UPDATE for the batch; each row changes only under its own CAS condition.
+    Condition each = DSL.falseCondition();
+    for (Extension x : extensions) {
+      each =
+          each.or(
+              c.id
+                  .eq(x.ref().id())
+                  .and(c.epoch.eq(x.ref().epoch()))
+                  .and(c.timeNext.lt(x.deadlineNs())));
+    }
+    Map<Long, Long> deadlines = new HashMap<>();
+    byId.forEach((id, x) -> deadlines.put(id, x.deadlineNs()));
+    List<Long> ids = new ArrayList<>(byId.keySet());
+    int n =
+        c.ctx
+            .update(c.t)
+            .set(c.timeNext, dueAt(ids, deadlines))
+            .where(c.id.in(ids))
+            .and(c.state.eq(c.sv(EventState.FIRED)))
+            .and(each)
+            .execute();
+    Map<EventRef, Extension.Outcome> out = new HashMap<>();
+    if (n == extensions.size()) {
+      for (Extension x : extensions) {
+        out.put(x.ref(), new Extension.Outcome(CasOutcome.APPLIED, x.deadlineNs()));
+      }
+      return out;
+    }
+    // Some changed nothing: one read tells "already that late" (applied) from stale or unknown.
+    Map<Long, Row> rows = new HashMap<>();
+    for (var r :
+        c.ctx.select(c.id, c.state, c.epoch, c.timeNext).from(c.t).where(c.id.in(ids)).fetch()) {
+      rows.put(r.value1(), new Row(r.value2(), r.value3(), r.value4()));
+    }
+    for (Extension x : extensions) {
+      out.put(x.ref(), outcome(x.ref(), rows.get(x.ref().id())));
+    }
+    return out;
   }
 
-  private Map<EventRef, Extension.Outcome> extendIn(
+  /** Per event, one CAS UPDATE each (and a read when it changes nothing). */
+  private Map<EventRef, Extension.Outcome> extendEach(
       DSLContext tx, Collection<Extension> extensions) {
     Map<EventRef, Extension.Outcome> out = new HashMap<>();
     for (Extension x : extensions) {
@@ -231,22 +278,32 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
               .and(c.state.eq(c.sv(EventState.FIRED)))
               .and(c.timeNext.lt(x.deadlineNs()))
               .execute();
-      if (n == 1) {
-        out.put(ref, new Extension.Outcome(CasOutcome.APPLIED, x.deadlineNs()));
-        continue;
-      }
-      org.jooq.Record3<Object, Long, Long> row =
-          tx.select(c.state, c.epoch, c.timeNext).from(c.t).where(c.id.eq(ref.id())).fetchOne();
-      if (row == null) {
-        out.put(ref, Extension.Outcome.UNKNOWN);
-      } else if (c.stateOf(ref.id(), row.value1()) == EventState.FIRED
-          && row.value2() == ref.epoch()) {
-        out.put(ref, new Extension.Outcome(CasOutcome.APPLIED, row.value3()));
-      } else {
-        out.put(ref, Extension.Outcome.STALE);
-      }
+      out.put(
+          ref,
+          n == 1
+              ? new Extension.Outcome(CasOutcome.APPLIED, x.deadlineNs())
+              : outcome(
+                  ref,
+                  tx.select(c.state, c.epoch, c.timeNext)
+                      .from(c.t)
+                      .where(c.id.eq(ref.id()))
+                      .fetchOne(r -> new Row(r.value1(), r.value2(), r.value3()))));
     }
     return out;
+  }
+
+  /** A row as an extension's read-back sees it. */
+  private record Row(Object state, long epoch, long timeNext) {}
+
+  /** What the row (null: none) says of an extension that did not change it. */
+  private Extension.Outcome outcome(EventRef ref, Row row) {
+    if (row == null) {
+      return Extension.Outcome.UNKNOWN;
+    }
+    if (c.stateOf(ref.id(), row.state()) == EventState.FIRED && row.epoch() == ref.epoch()) {
+      return new Extension.Outcome(CasOutcome.APPLIED, row.timeNext());
+    }
+    return Extension.Outcome.STALE;
   }
 
   @Override
