@@ -4,155 +4,140 @@ import dev.sluice.receiver.ReceivedEvent;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code extend}: what a deadline extension costs the database. Two drains of the same N events on
- * fresh databases of one server, through the real SDK: {@code plain}, whose handler acks at once,
- * and {@code extended}, whose handler first extends its event's deadline ({@link
- * ReceivedEvent#extend}) {@code --extends} times, waiting for each answer, then acks. The server's
- * statement counters ({@code SHOW GLOBAL STATUS}) over each drain give the statements each
- * extension adds: the difference of the two drains' questions, updates and commits, divided by the
- * extensions made.
+ * {@code extend}: what a deadline extension costs the database. N events are delivered through the
+ * real SDK to handlers that hold them; once all N are held (nothing else moves: no fires, no acks),
+ * every handler extends its event's deadline once ({@link ReceivedEvent#extend}), and the server's
+ * statement counters ({@code SHOW GLOBAL STATUS}) over those seconds, less the idle manager's own
+ * statements over as long (lease renewals, polls; measured just before), give the statements,
+ * updates and commits per extension. Then the handlers return and the events are acked.
  *
- * <p>Automatic extension is off in both (the handlers return at once); the extended drain's
- * handlers ask themselves, as a long handler's SDK would.
+ * <p>A drain whose handlers extend and ack at once would mix the extension's cost with the fires'
+ * and acks' smaller batches at its lower speed; holding the events first keeps it apart.
  *
- * <p>Threads: the command's own thread runs the phases; the receivers' handler threads count.
+ * <p>Threads: the command's own thread runs the phases; the receivers' handler threads (one per
+ * held event) wait on latches and count.
  */
 @Command(
     name = "extend",
     mixinStandardHelpOptions = true,
     description = {
-      "Deadline extension: statements and commits each extension costs, from SHOW GLOBAL STATUS",
-      "deltas of a drain whose handlers extend each event before acking, against the same drain",
-      "without; and both drains' events/s.",
-      "Ends with: extend: events=N plain=X/s extended=Y/s ratio=Y/X statements_per_extension=S"
-          + " updates_per_extension=U commits_per_extension=C"
+      "Deadline extension: statements, updates and commits each extension costs the database",
+      "(SHOW GLOBAL STATUS deltas while N held events are each extended once, less the idle",
+      "manager's own), and how long the N extensions took.",
+      "Ends with: extend: events=N extensions=X seconds=T statements_per_extension=S"
+          + " updates_per_extension=U commits_per_extension=C selects_per_extension=R"
     })
 final class ExtendCommand implements Callable<Integer> {
   @Mixin ServerOptions serverOptions;
 
   @Option(
       names = "--events",
-      defaultValue = "20000",
-      description = "Events per drain. Default: ${DEFAULT-VALUE}")
+      defaultValue = "1000",
+      description = "Events held and extended (one handler thread each). Default: ${DEFAULT-VALUE}")
   int events;
-
-  @Option(
-      names = "--extends",
-      defaultValue = "1",
-      description = "Extensions per event in the extended drain. Default: ${DEFAULT-VALUE}")
-  int extendsPerEvent;
 
   @Option(
       names = "--receivers",
       defaultValue = "4",
-      description = "Receivers. Default: ${DEFAULT-VALUE}")
+      description = "Receivers; each holds events/receivers. Default: ${DEFAULT-VALUE}")
   int receivers;
 
   @Option(
-      names = "--concurrency",
-      defaultValue = "16",
-      description = "Handler threads per receiver. Default: ${DEFAULT-VALUE}")
-  int concurrency;
-
-  @Option(
-      names = "--max-in-flight",
-      defaultValue = "200",
-      description = "Credits per receiver. Default: ${DEFAULT-VALUE}")
-  int maxInFlight;
-
-  @Option(
       names = "--timeout",
-      defaultValue = "600",
-      description = "Seconds a drain may take. Default: ${DEFAULT-VALUE}")
+      defaultValue = "300",
+      description = "Seconds each phase may take. Default: ${DEFAULT-VALUE}")
   int timeoutSeconds;
-
-  /** One drain's figures. */
-  private record Drain(double perSecond, ServerStatus.Delta delta, long extensions) {}
 
   @Override
   public Integer call() throws Exception {
-    if (events < 1 || extendsPerEvent < 1) {
-      throw new IllegalArgumentException("--events and --extends must be at least 1");
+    if (events < 1 || receivers < 1 || events % receivers != 0) {
+      throw new IllegalArgumentException(
+          "--events must be a positive multiple of --receivers (each holds as many)");
     }
+    int each = events / receivers;
     try (BenchServer server = BenchServer.of(serverOptions)) {
       Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
-      Drain plain = drain(server, false);
-      Drain extended = drain(server, true);
-      double n = Math.max(1, extended.extensions());
-      long questions = extended.delta().questions() - plain.delta().questions();
-      long updates = extended.delta().get("Com_update") - plain.delta().get("Com_update");
-      long commits = extended.delta().get("Com_commit") - plain.delta().get("Com_commit");
-      Progress.note("plain per event: " + plain.delta().perEvent(events));
-      Progress.note("extended per event: " + extended.delta().perEvent(events));
-      System.out.println(
-          String.format(
-              Locale.ROOT,
-              "extend: events=%d plain=%.0f/s extended=%.0f/s ratio=%.2f"
-                  + " statements_per_extension=%.2f updates_per_extension=%.2f"
-                  + " commits_per_extension=%.2f",
-              events,
-              plain.perSecond(),
-              extended.perSecond(),
-              extended.perSecond() / Math.max(1e-9, plain.perSecond()),
-              questions / n,
-              updates / n,
-              commits / n));
+      Database db = server.createDatabase("bench_extend");
+      CountDownLatch extendNow = new CountDownLatch(1);
+      CountDownLatch ackNow = new CountDownLatch(1);
+      AtomicLong held = new AtomicLong();
+      AtomicLong extended = new AtomicLong();
+      AtomicLong refused = new AtomicLong();
+      try (SluiceSide side = new SluiceSide(db);
+          ServerStatus status = new ServerStatus(server)) {
+        side.createQueue();
+        ClientsCommand.insert(db, events);
+        side.startManager(8);
+        side.startHandlers(
+            receivers,
+            each,
+            each,
+            e -> {
+              held.incrementAndGet();
+              extendNow.await();
+              try {
+                e.extend(Duration.ofSeconds(60)).get();
+                extended.incrementAndGet();
+              } catch (ExecutionException x) {
+                refused.incrementAndGet();
+              }
+              ackNow.await();
+            });
+        Await.until("all events held", timeoutSeconds, 20, () -> held.get() >= events);
+        // The idle manager's own statements over a second: taken off the extensions' figures.
+        var idle0 = status.read();
+        long idleStart = System.nanoTime();
+        Thread.sleep(1000);
+        ServerStatus.Delta idle = ServerStatus.Delta.between(idle0, status.read());
+        double idleSeconds = (System.nanoTime() - idleStart) / 1e9;
+
+        var before = status.read();
+        long start = System.nanoTime();
+        extendNow.countDown();
+        try (Progress p = Progress.start("extend", () -> extended.get() + " extended")) {
+          Await.until(
+              "every event extended",
+              timeoutSeconds,
+              5,
+              () -> extended.get() + refused.get() >= events);
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        ServerStatus.Delta d = ServerStatus.Delta.between(before, status.read());
+        ackNow.countDown();
+        var acked = side.counterOf("sluice.events.acked");
+        Await.until("every event acked", timeoutSeconds, 20, () -> acked.count() >= events);
+        if (refused.get() > 0) {
+          Progress.note(refused.get() + " extensions refused");
+        }
+        double scale = seconds / idleSeconds;
+        double n = Math.max(1, extended.get());
+        Progress.note("idle manager per second: " + idle.perEvent(Math.round(idleSeconds)));
+        System.out.println(
+            String.format(
+                Locale.ROOT,
+                "extend: events=%d extensions=%d seconds=%.2f statements_per_extension=%.2f"
+                    + " updates_per_extension=%.2f commits_per_extension=%.2f"
+                    + " selects_per_extension=%.2f",
+                events,
+                extended.get(),
+                seconds,
+                (d.questions() - idle.questions() * scale) / n,
+                (d.get("Com_update") - idle.get("Com_update") * scale) / n,
+                (d.get("Com_commit") - idle.get("Com_commit") * scale) / n,
+                (d.get("Com_select") - idle.get("Com_select") * scale) / n));
+      } finally {
+        server.drop(db);
+      }
     }
     return 0;
-  }
-
-  private Drain drain(BenchServer server, boolean extend) throws Exception {
-    String phase = extend ? "extended" : "plain";
-    Database db = server.createDatabase("bench_extend_" + phase);
-    AtomicLong handled = new AtomicLong();
-    AtomicLong extensions = new AtomicLong();
-    AtomicLong refused = new AtomicLong();
-    try (SluiceSide side = new SluiceSide(db);
-        ServerStatus status = new ServerStatus(server)) {
-      side.createQueue();
-      ClientsCommand.insert(db, events);
-      side.startManager(8);
-      side.setPaused(true);
-      side.startHandlers(
-          receivers,
-          concurrency,
-          maxInFlight,
-          e -> {
-            if (extend) {
-              for (int i = 0; i < extendsPerEvent; i++) {
-                try {
-                  e.extend(Duration.ofSeconds(30)).get();
-                  extensions.incrementAndGet();
-                } catch (java.util.concurrent.ExecutionException x) {
-                  refused.incrementAndGet();
-                }
-              }
-            }
-            handled.incrementAndGet();
-          });
-      var acked = side.counterOf("sluice.events.acked");
-      var before = status.read();
-      long start = System.nanoTime();
-      side.setPaused(false);
-      try (Progress p =
-          Progress.start(phase, () -> String.format(Locale.ROOT, "%.0f acked", acked.count()))) {
-        Await.until(phase + " drain", timeoutSeconds, 20, () -> acked.count() >= events);
-      }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      ServerStatus.Delta d = ServerStatus.Delta.between(before, status.read());
-      if (refused.get() > 0) {
-        Progress.note(phase + ": " + refused.get() + " extensions refused");
-      }
-      return new Drain(events / seconds, d, extensions.get());
-    } finally {
-      server.drop(db);
-    }
   }
 }
