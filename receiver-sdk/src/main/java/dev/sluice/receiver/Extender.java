@@ -32,10 +32,16 @@ final class Extender {
 
   private record Key(String shard, long id, long epoch) {}
 
-  private final Map<Key, CompletableFuture<ExtendResult>> waiting = new ConcurrentHashMap<>();
+  /**
+   * An extension waiting for its answer, and the connector it went on (set once sent): that
+   * stream's end fails it at once.
+   */
+  private static final class Waiting {
+    final CompletableFuture<ExtendResult> answer = new CompletableFuture<>();
+    volatile Connector on;
+  }
 
-  /** The connector each waiting extension went on: its stream's end fails them at once. */
-  private final Map<Key, Connector> sentOn = new ConcurrentHashMap<>();
+  private final Map<Key, Waiting> waiting = new ConcurrentHashMap<>();
 
   private final ScheduledExecutorService timer;
   private volatile Supplier<List<Route>> routes = List::of;
@@ -55,11 +61,12 @@ final class Extender {
   /** Asks to move {@code event}'s deadline to now + {@code by}; {@code origin}: its endpoint. */
   CompletableFuture<ExtendResult> send(Event event, Outbox origin, Duration by) {
     Key key = new Key(event.getShard(), event.getId(), event.getEpoch());
-    CompletableFuture<ExtendResult> f = new CompletableFuture<>();
-    CompletableFuture<ExtendResult> before = waiting.put(key, f);
+    Waiting w = new Waiting();
+    CompletableFuture<ExtendResult> f = w.answer;
+    Waiting before = waiting.put(key, w);
     if (before != null) {
       // An earlier extension of this attempt not answered yet: this one supersedes it.
-      f.whenComplete((r, e) -> before.complete(r));
+      f.whenComplete((r, e) -> before.answer.complete(r));
     }
     Extend x =
         Extend.newBuilder()
@@ -73,11 +80,8 @@ final class Extender {
             .setTimeFiredNs(event.getTimeFiredNs())
             .build();
     Connector on = sendOn(x, origin);
-    if (on != null) {
-      sentOn.put(key, on);
-    }
     if (on == null) {
-      waiting.remove(key, f);
+      waiting.remove(key, w);
       f.completeExceptionally(
           new IllegalStateException(
               "no manager stream is subscribed: the extension of event "
@@ -87,10 +91,10 @@ final class Extender {
                   + ") was not sent"));
       return f;
     }
+    w.on = on;
     timer.schedule(
         () -> {
-          if (waiting.remove(key, f)) {
-            sentOn.remove(key, on);
+          if (waiting.remove(key, w)) {
             f.completeExceptionally(
                 new TimeoutException(
                     "no answer to the extension of event "
@@ -127,14 +131,12 @@ final class Extender {
    * after {@link #ANSWER_TIMEOUT}.
    */
   void streamEnded(Connector connector) {
-    for (Map.Entry<Key, Connector> e : sentOn.entrySet()) {
-      if (e.getValue() == connector && sentOn.remove(e.getKey(), connector)) {
-        CompletableFuture<ExtendResult> f = waiting.remove(e.getKey());
-        if (f != null) {
-          f.completeExceptionally(
-              new IllegalStateException(
-                  "the stream the extension of event " + e.getKey().id() + " went on ended"));
-        }
+    for (Map.Entry<Key, Waiting> e : waiting.entrySet()) {
+      Waiting w = e.getValue();
+      if (w.on == connector && waiting.remove(e.getKey(), w)) {
+        w.answer.completeExceptionally(
+            new IllegalStateException(
+                "the stream the extension of event " + e.getKey().id() + " went on ended"));
       }
     }
   }
@@ -142,11 +144,9 @@ final class Extender {
   /** A manager's answer (gRPC callback thread). */
   void answered(ExtendResult r) {
     EventRef e = r.getEvent();
-    Key key = new Key(e.getShard(), e.getId(), e.getEpoch());
-    sentOn.remove(key);
-    CompletableFuture<ExtendResult> f = waiting.remove(key);
-    if (f != null) {
-      f.complete(r);
+    Waiting w = waiting.remove(new Key(e.getShard(), e.getId(), e.getEpoch()));
+    if (w != null) {
+      w.answer.complete(r);
     }
   }
 }
