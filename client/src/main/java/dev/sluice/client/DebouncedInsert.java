@@ -7,7 +7,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -47,27 +46,11 @@ final class DebouncedInsert {
   static DebounceOutcome run(
       Connection c, String queue, String dedupKey, Map<String, ?> columns, EventOptions options)
       throws SQLException {
-    QueueColumns.requireIdentifier("queue name", queue);
-    EventProducer.requireDedupKey(queue, dedupKey);
+    Map<String, Object> withKey = EventProducer.withDedupKey(queue, dedupKey, columns);
     if (options.id() != null) {
       throw new IllegalArgumentException(
           "queue " + queue + ": a debounced insert takes no id (the key names the event)");
     }
-    Object given = columns.get(QueueColumns.DEDUP_KEY);
-    if (given != null && !given.equals(dedupKey)) {
-      throw new IllegalArgumentException(
-          "queue "
-              + queue
-              + ": column "
-              + QueueColumns.DEDUP_KEY
-              + " is '"
-              + given
-              + "' but the key given is '"
-              + dedupKey
-              + "'");
-    }
-    Map<String, Object> withKey = new LinkedHashMap<>(columns);
-    withKey.put(QueueColumns.DEDUP_KEY, dedupKey);
     EventProducer.Insert insert = EventProducer.statement(c, queue, withKey, options);
     for (int attempt = 1; ; attempt++) {
       try {

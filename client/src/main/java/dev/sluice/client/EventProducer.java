@@ -78,23 +78,7 @@ public final class EventProducer {
   public static InsertOutcome insertUnique(
       Connection c, String queue, String dedupKey, Map<String, ?> columns, EventOptions options)
       throws SQLException {
-    QueueColumns.requireIdentifier("queue name", queue);
-    requireDedupKey(queue, dedupKey);
-    Object given = columns.get(QueueColumns.DEDUP_KEY);
-    if (given != null && !given.equals(dedupKey)) {
-      throw new IllegalArgumentException(
-          "queue "
-              + queue
-              + ": column "
-              + QueueColumns.DEDUP_KEY
-              + " is '"
-              + given
-              + "' but the key given is '"
-              + dedupKey
-              + "'");
-    }
-    Map<String, Object> withKey = new LinkedHashMap<>(columns);
-    withKey.put(QueueColumns.DEDUP_KEY, dedupKey);
+    Map<String, Object> withKey = withDedupKey(queue, dedupKey, columns);
     Insert insert = statement(c, queue, withKey, options);
     for (int attempt = 1; ; attempt++) {
       try {
@@ -306,6 +290,31 @@ public final class EventProducer {
 
   /** MySQL's and MariaDB's "Unknown column ... in 'field list'". */
   static final int ER_BAD_FIELD_ERROR = 1054;
+
+  /**
+   * {@code columns} with {@code dedup_key} set to {@code dedupKey}, after checking the queue name,
+   * the key, and that {@code columns} holds no other key.
+   */
+  static Map<String, Object> withDedupKey(String queue, String dedupKey, Map<String, ?> columns) {
+    QueueColumns.requireIdentifier("queue name", queue);
+    requireDedupKey(queue, dedupKey);
+    Object given = columns.get(QueueColumns.DEDUP_KEY);
+    if (given != null && !given.equals(dedupKey)) {
+      throw new IllegalArgumentException(
+          "queue "
+              + queue
+              + ": column "
+              + QueueColumns.DEDUP_KEY
+              + " is '"
+              + given
+              + "' but the key given is '"
+              + dedupKey
+              + "'");
+    }
+    Map<String, Object> withKey = new LinkedHashMap<>(columns);
+    withKey.put(QueueColumns.DEDUP_KEY, dedupKey);
+    return withKey;
+  }
 
   static void requireDedupKey(String queue, String key) {
     if (key == null || key.isEmpty() || key.length() > QueueColumns.DEDUP_KEY_MAX_CHARS) {
