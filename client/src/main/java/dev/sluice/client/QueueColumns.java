@@ -51,6 +51,15 @@ public final class QueueColumns {
    */
   public static final String GROUP_KEY = "group_key";
 
+  /**
+   * The optional column that counts an event's snoozes ({@code INT NOT NULL DEFAULT 0}): its
+   * attempts are {@code epoch - snoozes}.
+   */
+  public static final String SNOOZES = "snoozes";
+
+  /** The definition of {@link #SNOOZES} for a migration. */
+  public static final String SNOOZES_DEFINITION = "`snoozes` INT NOT NULL DEFAULT 0";
+
   /** The conventional name of the ({@code group_key}, {@code state}) index. */
   public static final String GROUP_INDEX = "sluice_group";
 

@@ -70,6 +70,14 @@ public final class QueueOptionKeys {
           .appliedInPlace()
           .doc("after this many attempts the event becomes `dead`");
 
+  public static final QueueOption<Integer> MAX_SNOOZES =
+      QueueOption.count("max_snoozes", 100, 0, 1_000_000)
+          .appliedInPlace()
+          .doc(
+              "the most times one event may be snoozed (put back to pending by its handler"
+                  + " without spending an attempt; needs the `snoozes` column); past it, a snooze"
+                  + " counts as a failed attempt");
+
   public static final QueueOption<Duration> PURGE_AFTER =
       QueueOption.duration("purge_after", Duration.ofDays(1), Duration.ZERO, MAX_PURGE_AFTER)
           .appliedInPlace()
@@ -302,6 +310,7 @@ public final class QueueOptionKeys {
           MIN_BACKOFF,
           MAX_BACKOFF,
           MAX_ATTEMPTS,
+          MAX_SNOOZES,
           PURGE_AFTER,
           DEDUP_WINDOW,
           CACHE_SIZE,

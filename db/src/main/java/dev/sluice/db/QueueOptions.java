@@ -327,6 +327,19 @@ public final class QueueOptions {
     return get(MAX_ATTEMPTS);
   }
 
+  /**
+   * Whether attempt number {@code attempts} used up an event's {@code maxAttempts}. Epochs never go
+   * back past an attempt that was sent; an operator's replay of a dead event keeps its epoch, so
+   * each life of an event is {@code max_attempts} attempts long: it dies at every multiple.
+   */
+  public static boolean isLastAttempt(long attempts, int maxAttempts) {
+    return attempts >= maxAttempts && attempts % maxAttempts == 0;
+  }
+
+  public int maxSnoozes() {
+    return get(MAX_SNOOZES);
+  }
+
   public Duration purgeAfter() {
     return get(PURGE_AFTER);
   }

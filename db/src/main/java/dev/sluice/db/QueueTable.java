@@ -74,6 +74,11 @@ public record QueueTable(
     return userColumns.contains(QueueColumns.GROUP_KEY);
   }
 
+  /** Whether the optional {@code snoozes} column exists: a snooze then spends no attempt. */
+  public boolean hasSnoozes() {
+    return userColumns.contains(QueueColumns.SNOOZES);
+  }
+
   /** Whether the table holds completion events of groups (it has {@code completes_group}). */
   public boolean completesGroups() {
     return userColumns.contains(QueueColumns.COMPLETES_GROUP);

@@ -154,6 +154,27 @@ public final class RawReceiver implements AutoCloseable {
   }
 
   /** Asks to move {@code e}'s deadline to {@code byMs} from now (its fire time as delivered). */
+  /** Snoozes {@code e} for {@code afterMs}: a nack with the snooze flag. */
+  public void snooze(Event e, long afterMs) {
+    send(
+        ReceiverMessage.newBuilder()
+            .setNacks(
+                Nacks.newBuilder()
+                    .addNacks(
+                        Nack.newBuilder()
+                            .setEvent(
+                                EventRef.newBuilder()
+                                    .setId(e.getId())
+                                    .setEpoch(e.getEpoch())
+                                    .setShard(e.getShard())
+                                    .setDeliveryToken(e.getDeliveryToken()))
+                            .setRetryAfterMs(afterMs)
+                            .setReason("snoozed")
+                            .setSnooze(true)))
+            .build());
+  }
+
+  /** Asks to move {@code e}'s deadline to {@code byMs} from now (its fire time as delivered). */
   public void extend(Event e, long byMs) {
     extend(e, e.getEpoch(), byMs);
   }

@@ -182,6 +182,9 @@ final class Dispatcher {
             received.ackedInTransaction()
                 ? Completion.committed(id, epoch, event.getShard())
                 : Completion.ack(id, epoch, event.getShard());
+      } catch (Snooze z) {
+        completion =
+            Completion.snooze(id, epoch, event.getShard(), retryAfterMs(z.delay()), z.reason());
       } catch (RetryLater r) {
         completion =
             Completion.nack(id, epoch, event.getShard(), retryAfterMs(r.delay()), r.reason());

@@ -135,7 +135,8 @@ final class StreamSession implements ClientResponseObserver<ReceiverMessage, Man
             Nack.newBuilder()
                 .setEvent(ref)
                 .setRetryAfterMs(c.retryAfterMs())
-                .setReason(c.reason()));
+                .setReason(c.reason())
+                .setSnooze(c.snooze()));
       }
     }
     if (acks.getEventsCount() > 0 || acks.getCommittedCount() > 0) {

@@ -12,13 +12,25 @@ import dev.sluice.db.store.EventRef;
  * \u001b}), so that a reason cannot forge log lines.
  *
  * @param reason why, as the destination said it (recorded as the dead reason on the last attempt)
+ * @param snooze the handler snoozed the event: back to pending after {@code retryAfterNs} without
+ *     spending an attempt, where the table counts snoozes (else it is this nack)
  */
-public record Nack(EventRef ref, long retryAfterNs, String reason) {
+public record Nack(EventRef ref, long retryAfterNs, String reason, boolean snooze) {
   /** The longest reason kept, in characters; longer ones end with "...". */
   public static final int MAX_REASON_CHARS = 1024;
 
   public Nack {
     reason = clean(reason);
+  }
+
+  public Nack(EventRef ref, long retryAfterNs, String reason) {
+    this(ref, retryAfterNs, reason, false);
+  }
+
+  /** How it reads in logs and dead reasons: "nack", "nack: why", "snooze: why". */
+  public String why() {
+    String kind = snooze ? "snooze" : "nack";
+    return reason.isEmpty() ? kind : kind + ": " + reason;
   }
 
   /** {@code reason} bounded and with its control characters escaped; "" for null. */

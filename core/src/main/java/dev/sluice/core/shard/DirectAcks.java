@@ -124,8 +124,11 @@ public final class DirectAcks {
       if (!nacks.isEmpty()) {
         RetryPolicy policy = RetryPolicy.of(s.table(queue).options());
         for (Nack n : nacks) {
-          String why = n.reason() == null || n.reason().isEmpty() ? "nack" : "nack: " + n.reason();
-          rel.add(policy.afterFailure(n.ref(), now, n.retryAfterNs(), why));
+          String why = n.why();
+          rel.add(
+              n.snooze()
+                  ? policy.snoozed(n.ref(), now, n.retryAfterNs(), why)
+                  : policy.afterFailure(n.ref(), now, n.retryAfterNs(), why));
         }
       }
       for (EventRef r : releases) {

@@ -1,6 +1,7 @@
 package dev.sluice.db.store;
 
 import dev.sluice.db.EventState;
+import dev.sluice.db.QueueOptions;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,6 +21,7 @@ import org.jooq.Record3;
 import org.jooq.ResultQuery;
 import org.jooq.conf.ParamType;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 
 /**
  * The {@link DispatchStore} of one queue table: the poll (rows the driver cannot read are made dead
@@ -319,8 +321,25 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
   }
 
   /** Releases that share one further condition ({@code also}, or none when null). */
-  private Map<EventRef, CasOutcome> release(Collection<Release> releases, Condition also) {
+  private Map<EventRef, CasOutcome> release(Collection<Release> asked, Condition also) {
     Map<EventRef, CasOutcome> out = new HashMap<>();
+    Collection<Release> releases = asked;
+    if (c.q.hasSnoozes()) {
+      List<Release> failed = new ArrayList<>();
+      List<Release> snoozed = new ArrayList<>();
+      for (Release r : asked) {
+        (r.snooze() ? snoozed : failed).add(r);
+      }
+      Map<EventRef, CasOutcome> s = snooze(snoozed, also);
+      for (Release r : snoozed) {
+        if (s.get(r.ref()) == CasOutcome.APPLIED) {
+          out.put(r.ref(), CasOutcome.APPLIED);
+        } else {
+          failed.add(r); // at max_snoozes (or stale: the failure's CAS says so again)
+        }
+      }
+      releases = byAttempts(failed);
+    }
     List<EventRef> dead = new ArrayList<>();
     Map<Long, Long> retryAt = new HashMap<>();
     List<EventRef> retry = new ArrayList<>();
@@ -393,6 +412,70 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
     return out;
   }
 
+  /**
+   * Snoozes: fired → pending at their time, the epoch kept (the next fire makes the next one, so
+   * the snoozed attempt's answers stay stale) and {@code snoozes} counted up, for the rows snoozed
+   * fewer than {@code max_snoozes} times; the others are not changed (STALE here).
+   */
+  private Map<EventRef, CasOutcome> snooze(List<Release> snoozed, Condition also) {
+    if (snoozed.isEmpty()) {
+      return Map.of();
+    }
+    Map<Long, Long> at = new HashMap<>();
+    List<EventRef> refs = new ArrayList<>();
+    for (Release r : snoozed) {
+      at.put(r.ref().id(), r.retryAtNs());
+      refs.add(r.ref());
+    }
+    Condition under = snoozes.lt(c.q.options().maxSnoozes());
+    return c.cas(
+        refs,
+        EventState.FIRED,
+        true,
+        also == null ? under : also.and(under),
+        ids -> {
+          Map<Field<?>, Object> set = new LinkedHashMap<>();
+          set.put(c.state, c.sv(EventState.PENDING));
+          set.put(c.timeNext, dueAt(ids, at));
+          set.put(snoozes, snoozes.plus(1));
+          return set;
+        });
+  }
+
+  /**
+   * On a table with {@code snoozes}, attempts are {@code epoch - snoozes}: a failed attempt judged
+   * dead by its epoch alone is judged again from the row's count (one read, of those only), and
+   * goes back to pending at its retry time when its attempts are not used up.
+   */
+  private List<Release> byAttempts(List<Release> failed) {
+    Map<Long, Release> dead = new LinkedHashMap<>();
+    for (Release r : failed) {
+      if (r.dead()) {
+        dead.put(r.ref().id(), r);
+      }
+    }
+    if (dead.isEmpty()) {
+      return failed;
+    }
+    Map<Long, Integer> counts = new HashMap<>();
+    c.ctx
+        .select(c.id, snoozes)
+        .from(c.t)
+        .where(c.id.in(dead.keySet()))
+        .fetch()
+        .forEach(r -> counts.put(r.value1(), r.value2()));
+    int max = c.q.options().maxAttempts();
+    List<Release> out = new ArrayList<>(failed.size());
+    for (Release r : failed) {
+      long attempts = r.ref().epoch() - counts.getOrDefault(r.ref().id(), 0);
+      out.add(
+          r.dead() && !QueueOptions.isLastAttempt(attempts, max)
+              ? new Release(r.ref(), r.retryAtNs(), false, null, false, r.dueBy(), false)
+              : r);
+    }
+    return out;
+  }
+
   /** {@code time_next} per id, as a CASE on the id. */
   private Field<Long> dueAt(List<Long> ids, Map<Long, Long> at) {
     CaseValueStep<Long> choose = DSL.choose(c.id);
@@ -405,6 +488,10 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
     }
     return when.otherwise(c.timeNext);
   }
+
+  /** The optional {@code snoozes} column (read only where the table has it). */
+  private final Field<Integer> snoozes =
+      DSL.field(DSL.name(dev.sluice.client.QueueColumns.SNOOZES), SQLDataType.INTEGER);
 
   @Override
   public List<EventRef> expiredFired(long beforeNs, int limit) {

@@ -13,9 +13,20 @@ package dev.sluice.db.store;
  *     time_next} is still at most {@code dueBy}, so that a receiver's extension written since (a
  *     later {@code time_next}, same epoch) wins over it and the attempt stays fired. 0 for any
  *     other release.
+ * @param snooze the handler snoozed the attempt: back to pending at {@code retryAtNs} with the
+ *     epoch kept and the row's {@code snoozes} counted up, spending no attempt, while the table has
+ *     that column and the event was snoozed fewer than {@code max_snoozes} times; otherwise the
+ *     release is the failed attempt {@code dead} and {@code reason} describe. The store judges
+ *     {@code dead} again on a table with {@code snoozes}: attempts are {@code epoch - snoozes}.
  */
 public record Release(
-    EventRef ref, long retryAtNs, boolean dead, String reason, boolean unsent, long dueBy) {
+    EventRef ref,
+    long retryAtNs,
+    boolean dead,
+    String reason,
+    boolean unsent,
+    long dueBy,
+    boolean snooze) {
   public Release {
     if (unsent && dead) {
       throw new IllegalArgumentException("an unsent attempt is never dead: " + ref);
@@ -23,7 +34,7 @@ public record Release(
   }
 
   public Release(EventRef ref, long retryAtNs, boolean dead, String reason, boolean unsent) {
-    this(ref, retryAtNs, dead, reason, unsent, 0);
+    this(ref, retryAtNs, dead, reason, unsent, 0, false);
   }
 
   public Release(EventRef ref, long retryAtNs, boolean dead, String reason) {
@@ -41,7 +52,12 @@ public record Release(
 
   /** This release as the expiry of a deadline judged passed at {@code nowNs}: see {@code dueBy}. */
   public Release expiredAt(long nowNs) {
-    return new Release(ref, retryAtNs, dead, reason, unsent, nowNs);
+    return new Release(ref, retryAtNs, dead, reason, unsent, nowNs, snooze);
+  }
+
+  /** This failed attempt as a snooze: see {@code snooze}. */
+  public Release asSnooze() {
+    return new Release(ref, retryAtNs, dead, reason, false, dueBy, true);
   }
 
   /** The epoch the row has once this release applied. */

@@ -273,7 +273,8 @@ public final class Subscription implements Outlet, StreamGuard.Stream {
           new Nack(
               new EventRef(n.getEvent().getId(), n.getEvent().getEpoch()),
               Backoff.msToNs(n.getRetryAfterMs()),
-              n.getReason()));
+              n.getReason(),
+              n.getSnooze()));
     }
     return out;
   }

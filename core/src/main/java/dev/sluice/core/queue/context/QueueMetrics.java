@@ -23,6 +23,7 @@ public final class QueueMetrics {
   public final Counter dispatched;
   public final Counter acked;
   public final Counter nacked;
+  public final Counter snoozed;
   public final Counter retried;
   public final Counter dead;
   public final Counter timeouts;
@@ -88,6 +89,7 @@ public final class QueueMetrics {
     dispatched = r.counter("sluice.events.dispatched", t);
     acked = r.counter("sluice.events.acked", t);
     nacked = r.counter("sluice.events.nacked", t);
+    snoozed = r.counter("sluice.events.snoozed", t);
     retried = r.counter("sluice.events.retried", t);
     dead = r.counter("sluice.events.dead", t);
     timeouts = r.counter("sluice.events.ack.timeouts", t);

@@ -49,6 +49,15 @@ public final class RetryPolicy {
   }
 
   /**
+   * A handler's snooze of attempt {@code ref}: back to pending at {@code nowNs + delayNs} without
+   * spending an attempt where the table counts snoozes (see {@link Release#snooze}); where it does
+   * not, or past max_snoozes, the store applies it as this failed attempt instead.
+   */
+  public Release snoozed(EventRef ref, long nowNs, long delayNs, String reason) {
+    return afterFailure(ref, nowNs, Math.max(1, delayNs), reason).asSnooze();
+  }
+
+  /**
    * The release of an attempt that never left the manager — fired but not sent, or given back by
    * its outlet unsent (a broker that is down): pending again at {@code nowNs} at the epoch before
    * the fire, so that no attempt is spent.
@@ -78,7 +87,7 @@ public final class RetryPolicy {
   }
 
   static boolean isLastAttempt(long epoch, int maxAttempts) {
-    return epoch >= maxAttempts && epoch % maxAttempts == 0;
+    return QueueOptions.isLastAttempt(epoch, maxAttempts);
   }
 
   /** What {@code sluice dead list} shows for an event whose attempts are used up. */

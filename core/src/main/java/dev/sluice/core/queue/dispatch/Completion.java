@@ -20,14 +20,15 @@ public record Completion(
     AttachedOutlet from,
     String reason,
     boolean unsent,
-    long dueBy) {
+    long dueBy,
+    boolean snooze) {
   public enum Kind {
     ACK,
     RELEASE
   }
 
   public static Completion ack(EventRef ref, AttachedOutlet from) {
-    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false, 0);
+    return new Completion(Kind.ACK, ref, 0, false, null, from, "ack", false, 0, false);
   }
 
   /**
@@ -57,11 +58,12 @@ public record Completion(
         from,
         reason,
         r.unsent(),
-        r.dueBy());
+        r.dueBy(),
+        r.snooze());
   }
 
   public Release release() {
-    return new Release(ref, retryAtNs, dead, deadReason, unsent, dueBy);
+    return new Release(ref, retryAtNs, dead, deadReason, unsent, dueBy, snooze);
   }
 
   /** The epoch the row has once this change applied. */

@@ -187,9 +187,15 @@ final class Settlements {
     long now = ctx.clock().nowNs();
     for (Nack n : nacks) {
       settle(table.at(n.ref()));
-      ctx.metrics().nacked.increment();
-      String why = n.reason() == null || n.reason().isEmpty() ? "nack" : "nack: " + n.reason();
-      acks.accept(failed(n.ref(), now, n.retryAfterNs(), from, why));
+      String why = n.why();
+      if (n.snooze()) {
+        ctx.metrics().snoozed.increment();
+        acks.accept(
+            Completion.failed(ctx.retry().snoozed(n.ref(), now, n.retryAfterNs(), why), from, why));
+      } else {
+        ctx.metrics().nacked.increment();
+        acks.accept(failed(n.ref(), now, n.retryAfterNs(), from, why));
+      }
     }
   }
 
