@@ -1,5 +1,6 @@
 package dev.sluice.manager.cli;
 
+import dev.sluice.client.QueueColumns;
 import dev.sluice.core.binlog.BinlogCheck;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.db.QueueCatalog;
@@ -42,6 +43,8 @@ final class CheckCommand extends BaseCommand {
     List<Object> out = new ArrayList<>();
     // Worth fixing, but the table is served: printed, not counted in the exit code.
     List<Object> warnings = new ArrayList<>();
+    // Neither: how the table behaves that its owner may not expect (a snooze spending an attempt).
+    List<Object> notes = new ArrayList<>();
     ManagerConfig loaded = config.load();
     problems += checkExposure(loaded, out);
     try (ShardPools pools = new ShardPools(loaded)) {
@@ -62,6 +65,7 @@ final class CheckCommand extends BaseCommand {
           tables++;
           List<Map<String, Object>> found = new ArrayList<>();
           List<Map<String, Object>> warned = new ArrayList<>();
+          List<Map<String, Object>> noted = new ArrayList<>();
           QueueOptions options = null;
           try {
             options = QueueOptions.parseComment(c.table(), c.comment());
@@ -100,6 +104,9 @@ final class CheckCommand extends BaseCommand {
               warned.add(
                   entry(s.name(), c.table(), p.column() + ": " + p.problem(), p.fix() + ";"));
             }
+            if (!catalog.columns(c.table()).containsKey(QueueColumns.SNOOZES)) {
+              noted.add(snoozeNote(s.name(), c.table()));
+            }
           } catch (RuntimeException e) {
             // One table that cannot be read is that table's problem; the others are checked.
             found.add(entry(s.name(), c.table(), "cannot be read: " + e, "-"));
@@ -107,6 +114,7 @@ final class CheckCommand extends BaseCommand {
           problems += found.size();
           out.addAll(found);
           warnings.addAll(warned);
+          notes.addAll(noted);
           if (!json) {
             if (found.isEmpty()) {
               println(s.name() + "  " + c.table() + "  ok");
@@ -118,6 +126,10 @@ final class CheckCommand extends BaseCommand {
             for (Map<String, Object> f : warned) {
               println(s.name() + "  " + c.table() + "  warning: " + f.get("problem"));
               println("    fix: " + f.get("fix"));
+            }
+            for (Map<String, Object> f : noted) {
+              println(s.name() + "  " + c.table() + "  note: " + f.get("problem"));
+              println("    to count snoozes: " + f.get("fix"));
             }
           }
         }
@@ -152,6 +164,7 @@ final class CheckCommand extends BaseCommand {
       m.put("tables", tables);
       m.put("problems", out);
       m.put("warnings", warnings);
+      m.put("notes", notes);
       printJson(m);
     } else if (tables == 0 && problems == 0) {
       note("no queue tables found");
@@ -181,6 +194,17 @@ final class CheckCommand extends BaseCommand {
       }
     }
     return c.security().allowInsecure() ? 0 : found.size();
+  }
+
+  /** A table without the {@code snoozes} column: a handler's snooze spends an attempt there. */
+  private static Map<String, Object> snoozeNote(String shard, String table) {
+    return entry(
+        shard,
+        table,
+        "no "
+            + QueueColumns.SNOOZES
+            + " column: a handler's snooze counts as a failed attempt here",
+        "ALTER TABLE `" + table + "` ADD COLUMN " + QueueColumns.SNOOZES_DEFINITION + ";");
   }
 
   private static Map<String, Object> entry(String shard, String table, String problem, String fix) {
