@@ -221,11 +221,11 @@ public final class DemoCommand implements Callable<Integer> {
       names = "--long",
       description =
           "Long jobs: handlers work 2-10 times the queue's ack_wait (2 s) while the"
-              + " receivers extend their deadlines, a third of them ask to be retried later first, the leader is"
+              + " receivers extend their deadlines, a third of them snooze first (no attempt spent), the leader is"
               + " killed (kill -9) and a receiver is killed mid-run; two manager processes on one"
               + " shard. --events counts the jobs (default: "
               + LONG_JOBS
-              + "). The summary: finished= waits= extended= failovers="
+              + "). The summary: finished= snoozes= extended= failovers="
               + " duplicates_while_running= (a delivery while a live receiver still runs the event)"
               + " lost=; exit code 1 unless the last two are 0.")
   boolean longJobs;

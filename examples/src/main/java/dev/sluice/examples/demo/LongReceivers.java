@@ -1,8 +1,8 @@
 package dev.sluice.examples.demo;
 
 import dev.sluice.receiver.ReceivedEvent;
-import dev.sluice.receiver.RetryLater;
 import dev.sluice.receiver.SluiceReceiver;
+import dev.sluice.receiver.Snooze;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,9 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The receivers of {@code sluice demo --long}: two of them, each running up to {@link #CONCURRENCY}
  * jobs at once; one is killed mid-run ({@link SluiceReceiver#abort()}) and replaced under a new id.
  *
- * <p>A job's handler first asks to be retried later ({@link RetryLater}) as many times as its row
- * asks ({@code snoozes_wanted}, counted here per event id), as if it waited on something outside;
- * then it works {@code work_ms} (2-10 times the queue's ack_wait) and returns, which acks it. It
+ * <p>A job's handler first snoozes ({@link Snooze}: no attempt spent) as many times as its row asks
+ * ({@code snoozes_wanted}, counted here per event id), as if it waited on something outside; then
+ * it works {@code work_ms} (2-10 times the queue's ack_wait) and returns, which acks it. It
  * finishes before its deadline only because the SDK extends the deadline while it works ({@link
  * dev.sluice.receiver.SluiceReceiverBuilder#autoExtend(boolean)}); with that off, the event is
  * delivered again while the first handler still runs.
@@ -112,7 +112,7 @@ final class LongReceivers implements AutoCloseable, Consumers {
         Thread.sleep(ThreadLocalRandom.current().nextInt(100, 500));
         snoozed.merge(id, 1, Integer::sum);
         snoozes.incrementAndGet();
-        throw new RetryLater(
+        throw new Snooze(
             Duration.ofMillis(ThreadLocalRandom.current().nextInt(1000, 4000)),
             "demo: waiting on the warehouse");
       }

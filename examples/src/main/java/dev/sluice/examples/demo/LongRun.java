@@ -102,7 +102,7 @@ final class LongRun {
                       out,
                       () ->
                           String.format(
-                              "jobs=%d running=%d finished=%d waits=%d extended=%d"
+                              "jobs=%d running=%d finished=%d snoozes=%d extended=%d"
                                   + " duplicates_while_running=%d receivers=%d leaders=%s",
                               jobs,
                               rs.running(),
@@ -130,7 +130,7 @@ final class LongRun {
     } // the database stops last
     long dups = receivers.duplicatesWhileRunning();
     err.printf(
-        "demo: %d jobs; handlers ran %d times (%d asked to be retried later); %d finished runs had their deadline"
+        "demo: %d jobs; handlers ran %d times (%d snoozed); %d finished runs had their deadline"
             + " extended; %d failovers, longest %d ms; %d events delivered again while a live"
             + " receiver still ran them%s; took %.1f s%n",
         jobs,
@@ -143,7 +143,7 @@ final class LongRun {
         dups == 0 ? "" : " (ids " + sample(receivers) + ")",
         (System.nanoTime() - startNs) / 1e9);
     out.printf(
-        "demo: long jobs=%d finished=%d waits=%d extended=%d failovers=%d receiver_kills=1"
+        "demo: long jobs=%d finished=%d snoozes=%d extended=%d failovers=%d receiver_kills=1"
             + " duplicates_while_running=%d lost=%d%n",
         jobs,
         receivers.completed().size(),
@@ -180,7 +180,7 @@ final class LongRun {
       for (int i = 1; i <= jobs; i++) {
         long workMs = ACK_WAIT.toMillis() * 2 + random.nextInt((int) ACK_WAIT.toMillis() * 8);
         double r = random.nextDouble();
-        int snoozes = r < 0.1 ? 2 : r < 0.35 ? 1 : 0;
+        int snoozes = r < 0.1 ? 4 : r < 0.35 ? 1 : 0;
         ps.setInt(1, i);
         ps.setLong(2, workMs);
         ps.setInt(3, snoozes);

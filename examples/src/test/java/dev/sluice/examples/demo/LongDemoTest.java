@@ -22,7 +22,7 @@ import picocli.CommandLine;
 class LongDemoTest {
   private static final Pattern SUMMARY =
       Pattern.compile(
-          "demo: long jobs=(\\d+) finished=(\\d+) waits=(\\d+) extended=(\\d+) failovers=(\\d+)"
+          "demo: long jobs=(\\d+) finished=(\\d+) snoozes=(\\d+) extended=(\\d+) failovers=(\\d+)"
               + " receiver_kills=1 duplicates_while_running=(\\d+) lost=(\\d+)");
 
   @Test
@@ -33,7 +33,7 @@ class LongDemoTest {
     assertThat(run.code).as("exit code; stdout:%n%s%nstderr:%n%s", run.out, run.err).isZero();
     Matcher m = run.summary();
     assertThat(m.group(2)).as("finished").isEqualTo("30");
-    assertThat(Long.parseLong(m.group(3))).as("waits (retry later)").isPositive();
+    assertThat(Long.parseLong(m.group(3))).as("snoozes").isPositive();
     assertThat(Long.parseLong(m.group(4))).as("extended runs").isPositive();
     assertThat(Long.parseLong(m.group(5))).as("failovers").isPositive();
     assertThat(m.group(6)).as("duplicates_while_running").isEqualTo("0");
