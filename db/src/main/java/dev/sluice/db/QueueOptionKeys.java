@@ -145,6 +145,19 @@ public final class QueueOptionKeys {
       QueueOption.count("tenant_max_in_flight", 0, 0, QueueOptions.MAX_RATE)
           .doc("cap on one tenant's events in flight (0 = none)");
 
+  public static final QueueOption<Integer> TENANT_MAX_RATE =
+      QueueOption.count("tenant_max_rate", 0, 0, QueueOptions.MAX_RATE)
+          .doc(
+              "at most this many events of one tenant fired a second, on each shard (0 = none);"
+                  + " a tenant at its rate waits aside while the others' events go. Per tenant:"
+                  + " `max_rate` in the manager's `tenant_limits`");
+
+  public static final QueueOption<Integer> TENANT_BURST =
+      QueueOption.count("tenant_burst", 0, 0, QueueOptions.MAX_RATE)
+          .doc(
+              "with `tenant_max_rate`: how many of a tenant's events may go at once after it was"
+                  + " quiet (0 = a tenth of a second's worth, at least 1)");
+
   /**
    * Percent of all receivers' credits kept free for tenants with nothing in flight while other
    * tenants are busy, so that a quiet tenant's event goes out at once instead of after an ack.
@@ -321,6 +334,8 @@ public final class QueueOptionKeys {
           FAIR,
           TENANT_CACHE_SHARE,
           TENANT_MAX_IN_FLIGHT,
+          TENANT_MAX_RATE,
+          TENANT_BURST,
           TENANT_RESERVE,
           ACTOR_MAX_DEPTH,
           CLASS_SHARES,

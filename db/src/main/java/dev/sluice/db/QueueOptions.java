@@ -380,6 +380,14 @@ public final class QueueOptions {
     return get(TENANT_MAX_IN_FLIGHT);
   }
 
+  public int tenantMaxRate() {
+    return get(TENANT_MAX_RATE);
+  }
+
+  public int tenantBurst() {
+    return get(TENANT_BURST);
+  }
+
   public int tenantReserve() {
     return get(TENANT_RESERVE);
   }

@@ -20,9 +20,22 @@ public final class RateLimit {
    * @param perSecond events a second; 0 for no limit
    */
   public RateLimit(int perSecond) {
+    this(perSecond, Math.max(1, perSecond / 10));
+  }
+
+  /**
+   * @param perSecond events a second; 0 for no limit
+   * @param burst events that may go at once after a quiet spell (at least 1)
+   */
+  public RateLimit(int perSecond, int burst) {
     this.perSecond = Math.max(0, perSecond);
     this.intervalNs = perSecond <= 0 ? 0 : Math.max(1, 1_000_000_000L / perSecond);
-    this.burst = Math.max(1, perSecond / 10);
+    this.burst = Math.max(1, burst);
+  }
+
+  /** Whether its whole burst is available at {@code nowNs}: as good as a new one. */
+  public boolean rested(long nowNs) {
+    return nextOnScheduleNs <= nowNs;
   }
 
   /** The events a second this allows (0: no limit). */

@@ -20,16 +20,22 @@ public final class TenantLimits {
   private final int cacheSize;
   private final int defaultCacheCap;
   private final int defaultMaxInFlight;
+  private final int defaultMaxRate;
+  private final int defaultBurst;
 
   /** Overridden shares of the window, in percent, by tenant. */
   private final Map<String, Integer> cacheShares = new TreeMap<>();
 
   private final Map<String, Integer> maxInFlights = new TreeMap<>();
+  private final Map<String, Integer> maxRates = new TreeMap<>();
+  private final Map<String, Integer> bursts = new TreeMap<>();
 
   private TenantLimits(QueueOptions o) {
     this.cacheSize = o.cacheSize();
     this.defaultCacheCap = o.tenantCacheCap();
     this.defaultMaxInFlight = o.tenantMaxInFlight();
+    this.defaultMaxRate = o.tenantMaxRate();
+    this.defaultBurst = o.tenantBurst();
   }
 
   /** The queue's own limits, for every tenant alike. */
@@ -53,6 +59,12 @@ public final class TenantLimits {
         if (t.maxInFlight() != null) {
           l.maxInFlights.put(t.tenant(), t.maxInFlight());
         }
+        if (t.maxRate() != null) {
+          l.maxRates.put(t.tenant(), t.maxRate());
+        }
+        if (t.burst() != null) {
+          l.bursts.put(t.tenant(), t.burst());
+        }
       }
     }
     return l;
@@ -69,9 +81,28 @@ public final class TenantLimits {
     return maxInFlights.getOrDefault(tenant, defaultMaxInFlight);
   }
 
+  /** The events {@code tenant} may have fired a second (per shard); 0 means no limit. */
+  public int maxRate(String tenant) {
+    return maxRates.getOrDefault(tenant, defaultMaxRate);
+  }
+
+  /** With a rate: how many of {@code tenant}'s events may go at once (at least 1). */
+  public int burst(String tenant) {
+    int b = bursts.getOrDefault(tenant, defaultBurst);
+    return b > 0 ? b : Math.max(1, maxRate(tenant) / 10);
+  }
+
+  /** Whether any tenant may be held to a rate. */
+  public boolean hasRates() {
+    return defaultMaxRate > 0 || maxRates.values().stream().anyMatch(r -> r > 0);
+  }
+
   /** Whether any tenant has its own limits. */
   public boolean hasOverrides() {
-    return !cacheShares.isEmpty() || !maxInFlights.isEmpty();
+    return !cacheShares.isEmpty()
+        || !maxInFlights.isEmpty()
+        || !maxRates.isEmpty()
+        || !bursts.isEmpty();
   }
 
   /** The overrides as text, for logs: {@code acme: cache_share=60% max_in_flight=200; ...}. */
@@ -79,6 +110,8 @@ public final class TenantLimits {
   public String toString() {
     Set<String> tenants = new TreeSet<>(cacheShares.keySet());
     tenants.addAll(maxInFlights.keySet());
+    tenants.addAll(maxRates.keySet());
+    tenants.addAll(bursts.keySet());
     StringBuilder sb = new StringBuilder();
     for (String t : tenants) {
       sb.append(sb.length() == 0 ? "" : "; ").append(t).append(':');
@@ -87,6 +120,12 @@ public final class TenantLimits {
       }
       if (maxInFlights.containsKey(t)) {
         sb.append(" max_in_flight=").append(maxInFlights.get(t));
+      }
+      if (maxRates.containsKey(t)) {
+        sb.append(" max_rate=").append(maxRates.get(t)).append("/s");
+      }
+      if (bursts.containsKey(t)) {
+        sb.append(" burst=").append(bursts.get(t));
       }
     }
     return sb.length() == 0 ? "none" : sb.toString();

@@ -9,6 +9,8 @@ package dev.sluice.core.fairness;
  * @param waitNsTotal how long those events waited after they came due, added up (ns): over {@code
  *     dispatched}, the mean wait
  * @param recentMaxWaitNs the longest wait among the tenant's events fired in the last 10–20 s (ns)
+ * @param rateLimited whether the last fire round passed the tenant over for its rate ({@link
+ *     TenantRates})
  */
 public record TenantStats(
     String tenant,
@@ -16,4 +18,16 @@ public record TenantStats(
     long inFlight,
     long dispatched,
     long waitNsTotal,
-    long recentMaxWaitNs) {}
+    long recentMaxWaitNs,
+    boolean rateLimited) {
+
+  public TenantStats(
+      String tenant,
+      long queued,
+      long inFlight,
+      long dispatched,
+      long waitNsTotal,
+      long recentMaxWaitNs) {
+    this(tenant, queued, inFlight, dispatched, waitNsTotal, recentMaxWaitNs, false);
+  }
+}

@@ -7,7 +7,8 @@ final class QueueOptionsHelp {
       "ack_wait, max_hold, min_backoff, max_backoff, max_attempts, max_snoozes, purge_after,"
           + " dedup_window,"
           + " cache_size, poll_interval, max_qps, max_concurrency, max_receivers_per_tenant, fair,"
-          + " tenant_cache_share, tenant_max_in_flight, tenant_reserve, actor_max_depth,"
+          + " tenant_cache_share, tenant_max_in_flight, tenant_max_rate, tenant_burst, tenant_reserve,"
+          + " actor_max_depth,"
           + " class_shares, max_event_bytes, cache_bytes, channel, channel_target,"
           + " channel_routing_key, channel_target_column, channel_key_column, channel_body,"
           + " channel_receivers, ordering, ordering_column, ordering_on_dead, group_on_dead.";

@@ -39,6 +39,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *     key_range: "-"        # Vitess style: "-80", "80-", ...; "-" (the default) is everything
  *     binlog: auto          # follow the binlog for new rows when the server allows; off: poll only
  * tenant_limits:            # optional: per-tenant overrides of the queue comment's limits
+ *                           # (cache_share, max_in_flight, max_rate, burst)
  *   - tenant: acme
  *     queue: order_events   # optional; "*" (the default) is every queue
  *     cache_share: 60%      # of the window; overrides tenant_cache_share
@@ -96,7 +97,7 @@ public final class ConfigLoader {
   private static final Set<String> SHARD =
       Set.of("name", "url", "user", "password", "pool_size", "key_range", "binlog");
   private static final Set<String> TENANT_LIMIT =
-      Set.of("tenant", "queue", "cache_share", "max_in_flight");
+      Set.of("tenant", "queue", "cache_share", "max_in_flight", "max_rate", "burst");
 
   /** A channel's settings that environment variables may set (see {@link EnvOverrides}). */
   private static final Set<String> CHANNEL_SCALARS =
@@ -216,7 +217,9 @@ public final class ConfigLoader {
                   str(t, "queue"),
                   str(t, "tenant"),
                   t.containsKey("cache_share") ? percent(t, "cache_share") : null,
-                  t.containsKey("max_in_flight") ? integer(t, "max_in_flight") : null));
+                  t.containsKey("max_in_flight") ? integer(t, "max_in_flight") : null,
+                  t.containsKey("max_rate") ? integer(t, "max_rate") : null,
+                  t.containsKey("burst") ? integer(t, "burst") : null));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
         }

@@ -141,6 +141,7 @@ public final class StatusReport {
         tm.put("dispatched", t.dispatched());
         tm.put("mean_wait_ms", t.dispatched() == 0 ? 0.0 : t.waitNsTotal() / 1e6 / t.dispatched());
         tm.put("max_wait_ms", t.recentMaxWaitNs() / 1e6);
+        tm.put("rate_limited", t.rateLimited());
         tenants.add(tm);
       }
       List<Object> points = new ArrayList<>();

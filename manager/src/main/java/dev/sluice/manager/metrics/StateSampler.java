@@ -115,6 +115,7 @@ public final class StateSampler implements Runnable {
   private final MultiGauge tenantQueued;
   private final MultiGauge tenantInFlight;
   private final MultiGauge tenantWaitMax;
+  private final MultiGauge tenantRateLimited;
 
   /** Per listed tenant, its counters: dispatched, and wait added up. */
   private final Map<TenantKey, List<FunctionCounter>> tenantCounters = new HashMap<>();
@@ -162,6 +163,12 @@ public final class StateSampler implements Runnable {
             .description(
                 "the longest due->fired wait of a tenant's events in the last 10-20 s"
                     + " (busiest tenants only)")
+            .register(registry);
+    tenantRateLimited =
+        MultiGauge.builder("sluice.tenant.rate.limited")
+            .description(
+                "1 while a tenant is passed over for its rate (tenant_max_rate, max_rate);"
+                    + " busiest tenants only")
             .register(registry);
   }
 
@@ -308,11 +315,13 @@ public final class StateSampler implements Runnable {
     List<MultiGauge.Row<?>> tq = new ArrayList<>();
     List<MultiGauge.Row<?>> tf = new ArrayList<>();
     List<MultiGauge.Row<?>> tw = new ArrayList<>();
+    List<MultiGauge.Row<?>> tr = new ArrayList<>();
     for (TenantKey tk : tenantKeys) {
       Tags tags = tk.queue().tags().and("tenant", tk.tenant());
       tq.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::queued)));
       tf.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::inFlight)));
       tw.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, TenantStats::recentMaxWaitNs) / 1e9));
+      tr.add(MultiGauge.Row.of(tags, () -> tenantValue(tk, t -> t.rateLimited() ? 1 : 0)));
       tenantCounters.computeIfAbsent(
           tk,
           k ->
@@ -339,6 +348,7 @@ public final class StateSampler implements Runnable {
     tenantQueued.register(tq, false);
     tenantInFlight.register(tf, false);
     tenantWaitMax.register(tw, false);
+    tenantRateLimited.register(tr, false);
     Set<TenantKey> gone = new HashSet<>(tenantCounters.keySet());
     gone.removeAll(tenantKeys);
     for (TenantKey k : gone) {
@@ -352,7 +362,14 @@ public final class StateSampler implements Runnable {
    */
   void removeMeters() {
     for (MultiGauge g :
-        List.of(events, oldestAge, paused, tenantQueued, tenantInFlight, tenantWaitMax)) {
+        List.of(
+            events,
+            oldestAge,
+            paused,
+            tenantQueued,
+            tenantInFlight,
+            tenantWaitMax,
+            tenantRateLimited)) {
       g.register(List.of(), true);
     }
     tenantCounters.values().forEach(cs -> cs.forEach(registry::remove));

@@ -97,8 +97,10 @@ function renderSides(s) {
     el('td', {}, el('span', { class: 'badge ' + (c.up ? 'ok' : 'bad') }, c.up ? 'up' : 'broker down: waiting')),
     el('td', { class: 'n' }, num(c.published)), el('td', { class: 'n' }, num(c.failures)),
     el('td', {}, c.last_error))), 7, '');
-  fill('tenants', s.tenants.map(t => el('tr', { 'data-tenant': t.tenant },
-    el('td', {}, t.queue), el('td', {}, t.tenant === '' ? '(default)' : t.tenant),
+  fill('tenants', s.tenants.map(t => el('tr', { 'data-tenant': t.tenant, 'data-rate-limited': !!t.rate_limited },
+    el('td', {}, t.queue),
+    el('td', {}, t.tenant === '' ? '(default)' : t.tenant,
+      t.rate_limited ? el('span', { class: 'badge warn', title: 'passed over for its rate (tenant_max_rate / max_rate): its events wait aside' }, ' rate-limited') : ''),
     el('td', { class: 'n' }, num(t.queued)), el('td', { class: 'n' }, num(t.in_flight)),
     el('td', { class: 'n' }, num(t.dispatched)),
     el('td', { class: 'n' }, wait(t.mean_wait_ms)),

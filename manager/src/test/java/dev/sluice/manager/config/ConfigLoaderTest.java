@@ -74,15 +74,17 @@ class ConfigLoaderTest {
         load(
             "shards:\n  - {name: a, url: 'jdbc:mysql://a/q'}\ntenant_limits:\n"
                 + "  - {tenant: acme, cache_share: 60%, max_in_flight: 200}\n"
+                + "  - {tenant: noisy, queue: orders, max_rate: 5, burst: 2}\n"
                 + "  - {tenant: acme, queue: orders, max_in_flight: 0}\n"
                 + "  - {tenant: tiny, queue: orders, cache_share: '5'}\n",
             Map.of());
     assertThat(c.tenantLimits())
         .containsExactly(
             new TenantLimit("*", "acme", 60, 200),
+            new TenantLimit("orders", "noisy", null, null, 5, 2),
             new TenantLimit("orders", "acme", null, 0),
             new TenantLimit("orders", "tiny", 5, null));
-    assertThat(c.tenantLimitsFor("orders")).hasSize(3);
+    assertThat(c.tenantLimitsFor("orders")).hasSize(4);
     assertThat(c.tenantLimitsFor("payments"))
         .containsExactly(new TenantLimit("*", "acme", 60, 200));
   }
@@ -93,7 +95,18 @@ class ConfigLoaderTest {
     assertThatThrownBy(() -> load(shards + "tenant_limits:\n  - {cache_share: 10%}\n", Map.of()))
         .hasMessageContaining("tenant_limits[]: 'tenant' is required");
     assertThatThrownBy(() -> load(shards + "tenant_limits:\n  - {tenant: a}\n", Map.of()))
-        .hasMessageContaining("tenant_limits[tenant=a]: give cache_share, max_in_flight or both");
+        .hasMessageContaining(
+            "tenant_limits[tenant=a]: give cache_share, max_in_flight, max_rate or burst");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, max_rate: -5}\n", Map.of()))
+        .hasMessageContaining("tenant_limits[tenant=a]: max_rate must be 0 (no limit) or more");
+    assertThatThrownBy(
+            () -> load(shards + "tenant_limits:\n  - {tenant: a, max_rate: fast}\n", Map.of()))
+        .hasMessageContaining("max_rate");
+    assertThatThrownBy(
+            () ->
+                load(shards + "tenant_limits:\n  - {tenant: a, max_rate: 5, burst: 0}\n", Map.of()))
+        .hasMessageContaining("tenant_limits[tenant=a]: burst must be at least 1 event, was 0");
     assertThatThrownBy(
             () -> load(shards + "tenant_limits:\n  - {tenant: a, cache_share: 150%}\n", Map.of()))
         .hasMessageContaining("cache_share must be 1% to 100%, was 150%");

@@ -159,6 +159,22 @@ public final class QueueMetrics {
             .register(registry));
   }
 
+  /** What the function counters read: held here, as the registry holds them only weakly. */
+  private final List<java.util.function.LongSupplier> counted =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /** Registers a counter read from {@code value}, for as long as the queue runs (like a gauge). */
+  public void functionCounter(
+      String name, String description, java.util.function.LongSupplier value) {
+    counted.add(value);
+    gauges.add(
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                name, value, v -> (double) v.getAsLong())
+            .description(description)
+            .tags(tags)
+            .register(registry));
+  }
+
   public void removeGauges() {
     for (Meter m : gauges) {
       registry.remove(m);

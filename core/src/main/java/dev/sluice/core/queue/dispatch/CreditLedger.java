@@ -1,6 +1,8 @@
 package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.fairness.TenantCredits;
+import dev.sluice.core.fairness.TenantRates;
+import dev.sluice.core.loop.Ticker;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.window.CachedEvent;
 import java.util.List;
@@ -24,6 +26,11 @@ final class CreditLedger {
   private final ReceiverPool receivers;
   private final TenantCredits tenants;
 
+  /** Tenants' rates ({@code tenant_max_rate}, {@code max_rate}): one passed over waits aside. */
+  private final TenantRates rates;
+
+  private final Ticker ticker;
+
   /** Events firing or in flight, for max_concurrency. */
   private final IntSupplier unsettled;
 
@@ -43,6 +50,8 @@ final class CreditLedger {
     this.tenants =
         new TenantCredits(
             ctx.tenantLimits(), o.fair(), o.tenantReserve(), inWindow, ctx.clock().ticker());
+    this.rates = new TenantRates(ctx.tenantLimits());
+    this.ticker = ctx.clock().ticker();
     this.unsettled = unsettled;
     this.maxConcurrency = o.maxConcurrency();
   }
@@ -98,15 +107,29 @@ final class CreditLedger {
   /** A fire round starts: the outlets' credits in all are read once for it. */
   void startRound() {
     allCreditsThisRound = receivers.allCredits();
+    if (rates.active()) {
+      rates.startRound(ticker.nanos());
+    }
+  }
+
+  TenantRates rates() {
+    return rates;
+  }
+
+  /** How long until a tenant passed over for its rate may go again; MAX_VALUE if none was. */
+  long rateWaitNs() {
+    return rates.active() ? rates.waitNs(ticker.nanos()) : Long.MAX_VALUE;
   }
 
   /**
    * Whether {@code tenant} may have one more event in flight: within its cap and the reserve (see
-   * {@link TenantCredits}), and with a free credit on an outlet that serves it.
+   * {@link TenantCredits}), with a free credit on an outlet that serves it, and within its rate
+   * ({@link TenantRates}).
    */
   boolean tenantCanTake(String tenant) {
     return tenants.mayTake(tenant, this::freeSlots, () -> allCreditsThisRound)
-        && receivers.hasFreeCreditFor(tenant);
+        && receivers.hasFreeCreditFor(tenant)
+        && (!rates.active() || rates.mayTake(tenant, ticker.nanos()));
   }
 
   /** Whether an outlet can take {@code e} now (its tenant's shard, its class's share). */
@@ -126,6 +149,9 @@ final class CreditLedger {
       return null;
     }
     tenants.take(e.tenant);
+    if (rates.active()) {
+      rates.took(e.tenant, ticker.nanos());
+    }
     return r;
   }
 

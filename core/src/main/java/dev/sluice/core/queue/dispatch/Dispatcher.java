@@ -252,6 +252,9 @@ public final class Dispatcher implements Runnable {
         wait = Math.min(wait, untilToken);
       }
     }
+    if (feed.window().hasReady()) {
+      wait = Math.min(wait, ledger.rateWaitNs()); // a tenant passed over for its rate
+    }
     return wait;
   }
 

@@ -67,6 +67,8 @@ final class PublishedStats {
     Map<String, Integer> queued = feed.window().countByTenant();
     Set<String> names = new TreeSet<>(credits.tenants());
     names.addAll(queued.keySet());
+    Set<String> limited = ledger.rates().limitedNow();
+    names.addAll(limited);
     List<TenantStats> out = new ArrayList<>(names.size());
     for (String t : names) {
       out.add(
@@ -76,7 +78,8 @@ final class PublishedStats {
               credits.held(t),
               credits.dispatchedTotal(t),
               credits.waitNsTotal(t),
-              credits.recentMaxWaitNs(t, mono)));
+              credits.recentMaxWaitNs(t, mono),
+              limited.contains(t)));
     }
     tenants = List.copyOf(out);
     List<ReceiverStats> rs = new ArrayList<>(ledger.outletCount());
@@ -97,6 +100,14 @@ final class PublishedStats {
         feed::cachedBytes);
     m.gauge("sluice.events.in.flight", "events fired and not yet settled", this::inFlightCount);
     m.gauge("sluice.receivers.connected", "receiver streams attached", this::receiverCount);
+    m.gauge(
+        "sluice.tenants.rate.limited",
+        "tenants the last fire round passed over for their rate (tenant_max_rate, max_rate)",
+        () -> ledger.rates().limitedNow().size());
+    m.functionCounter(
+        "sluice.tenant.rate.waits",
+        "times a tenant with a due event was passed over for its rate (once per fire round)",
+        () -> ledger.rates().waits());
   }
 
   int inFlightCount() {
