@@ -28,9 +28,13 @@ final class OrderingSchema {
       Map<String, ColumnInfo> columns,
       Map<String, List<String>> indexes) {
     List<SchemaProblem> p = new ArrayList<>();
-    if (!options.ordered()) {
+    if (!options.ordered() && !options.keyLimited()) {
       return p;
     }
+    String why =
+        options.ordered()
+            ? "ordering=key orders events by it"
+            : "key_max_in_flight counts events by it";
     String t = "`" + table + "`";
     if (options.orderedAsOneKey()) {
       if (index(options, indexes) == null) {
@@ -48,7 +52,7 @@ final class OrderingSchema {
       p.add(
           new SchemaProblem(
               col,
-              "missing column: ordering=key orders events by it",
+              "missing column: " + why,
               alterAdd(t, "`" + col + "` VARCHAR(255) NULL")
                   + ", ADD INDEX `"
                   + ORDERING_INDEX
@@ -110,7 +114,7 @@ final class OrderingSchema {
    * exactly; null for an unordered queue.
    */
   static String index(QueueOptions options, Map<String, List<String>> indexes) {
-    if (!options.ordered()) {
+    if (!options.ordered() && !options.keyLimited()) {
       return null;
     }
     if (options.orderedAsOneKey()) {

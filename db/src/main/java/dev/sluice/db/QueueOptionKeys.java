@@ -286,9 +286,17 @@ public final class QueueOptionKeys {
   public static final QueueOption<String> ORDERING_COLUMN =
       QueueOption.text("ordering_column", QueueConvention.ORDERING_KEY, COLUMN, "a column name")
           .doc(
-              "with `ordering=key`: the column holding the key (an integer, or a CHAR or"
-                  + " VARCHAR of at most 255 characters, with an index on (column, `state`));"
-                  + " a row whose key is NULL is not ordered");
+              "with `ordering=key` or `key_max_in_flight`: the column holding the key (an"
+                  + " integer, or a CHAR or VARCHAR of at most 255 characters, with an index on"
+                  + " (column, `state`)); a row whose key is NULL is not ordered nor limited");
+
+  public static final QueueOption<Integer> KEY_MAX_IN_FLIGHT =
+      QueueOption.count("key_max_in_flight", 0, 0, QueueOptions.MAX_RATE)
+          .doc(
+              "[concurrency per key](#concurrency-per-key): at most this many events sharing the"
+                  + " `ordering_column`'s value in flight at once on each shard, in any order (0 ="
+                  + " no limit; 1 without `ordering` is a mutex per key; with `ordering` only 0 or"
+                  + " 1). Needs the column and its index on (column, `state`)");
 
   public static final QueueOption<String> ORDERING_ON_DEAD =
       QueueOption.text(
@@ -350,6 +358,7 @@ public final class QueueOptionKeys {
           CHANNEL_RECEIVERS,
           ORDERING,
           ORDERING_COLUMN,
+          KEY_MAX_IN_FLIGHT,
           ORDERING_ON_DEAD,
           GROUP_ON_DEAD);
 }

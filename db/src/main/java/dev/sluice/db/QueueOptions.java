@@ -248,6 +248,15 @@ public final class QueueOptions {
               + Durations.format(minBackoff())
               + ")");
     }
+    if (problems.isEmpty() && ordered() && keyMaxInFlight() > 1) {
+      problems.add(
+          "key_max_in_flight="
+              + keyMaxInFlight()
+              + " with ordering="
+              + ordering()
+              + ": an ordered key has one event in flight at a time (use 0 or 1, or drop"
+              + " ordering for N at a time in any order)");
+    }
     if (problems.isEmpty() && cacheBytes() < maxEventBytes()) {
       problems.add(
           "cache_bytes ("
@@ -443,6 +452,16 @@ public final class QueueOptions {
 
   public String orderingColumn() {
     return get(ORDERING_COLUMN);
+  }
+
+  /** Events of one key in flight at once per shard (0: no limit); see KEY_MAX_IN_FLIGHT. */
+  public int keyMaxInFlight() {
+    return get(KEY_MAX_IN_FLIGHT);
+  }
+
+  /** Whether events are counted per key ({@code key_max_in_flight} without ordering). */
+  public boolean keyLimited() {
+    return keyMaxInFlight() > 0 && !ordered();
   }
 
   public String orderingOnDead() {

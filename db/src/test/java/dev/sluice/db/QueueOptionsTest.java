@@ -37,6 +37,29 @@ class QueueOptionsTest {
   }
 
   @Test
+  void keyMaxInFlightIsOneAtMostWithOrderingAndNeedsItsColumnAndIndex() {
+    QueueOptions o = QueueOptions.parseComment("q", "sluice_queue key_max_in_flight=3");
+    assertThat(o.keyLimited()).isTrue();
+    assertThat(o.keyMaxInFlight()).isEqualTo(3);
+    assertThat(
+            QueueOptions.parseComment("q", "sluice_queue ordering=key key_max_in_flight=1")
+                .keyLimited())
+        .as("ordering is one at a time already")
+        .isFalse();
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> QueueOptions.parseComment("q", "sluice_queue ordering=key key_max_in_flight=2"))
+        .hasMessageContaining("queue q")
+        .hasMessageContaining("key_max_in_flight=2 with ordering=key");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> QueueOptions.parseComment("q", "sluice_queue key_max_in_flight=-1"))
+        .hasMessageContaining("key_max_in_flight");
+    assertThat(
+            QueueSchemaValidator.validateOrdering("q", o, java.util.Map.of(), java.util.Map.of()))
+        .extracting(SchemaProblem::problem)
+        .containsExactly("missing column: key_max_in_flight counts events by it");
+  }
+
+  @Test
   void roundTripsThroughComment() {
     QueueOptions o = QueueOptions.parseComment("q", "sluice_queue ack_wait=5s max_attempts=4");
     assertThat(o.toComment()).isEqualTo("sluice_queue ack_wait=5s max_attempts=4");

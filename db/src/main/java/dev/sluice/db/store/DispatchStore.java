@@ -83,6 +83,21 @@ public interface DispatchStore extends QueueStore {
   List<EventRef> expiredFired(long beforeNs, int limit);
 
   /**
+   * {@code key_max_in_flight}: the fired rows of each key (the {@code ordering_column}'s value, a
+   * Long or a String), of {@code keys} only (null: every key with fired rows), leaving out the ids
+   * in {@code except}. One statement on the (key, state) index.
+   */
+  Map<Object, Integer> firedPerKey(Collection<Object> keys, Collection<Long> except);
+
+  /** A key as {@link #firedPerKey} gives it: an integer as a Long, anything else as its text. */
+  static Object normalKey(Object v) {
+    if (v == null) {
+      return null;
+    }
+    return v instanceof Number n ? (Object) n.longValue() : v.toString();
+  }
+
+  /**
    * pending or fired → dead for each ref whose epoch is current (the epoch is kept), recording its
    * reason where {@code sluice dead list} shows it, in the same transaction. For events Sluice
    * cannot serve (a row it cannot read or fire); a reason of any length or content is stored,

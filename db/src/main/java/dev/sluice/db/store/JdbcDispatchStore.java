@@ -494,6 +494,26 @@ final class JdbcDispatchStore extends CasStore implements DispatchStore {
       DSL.field(DSL.name(dev.sluice.client.QueueColumns.SNOOZES), SQLDataType.INTEGER);
 
   @Override
+  public Map<Object, Integer> firedPerKey(Collection<Object> keys, Collection<Long> except) {
+    Field<Object> key = DSL.field(DSL.name(c.q.options().orderingColumn()));
+    Condition which = c.state.eq(c.sv(EventState.FIRED)).and(key.isNotNull());
+    if (keys != null) {
+      if (keys.isEmpty()) {
+        return Map.of();
+      }
+      which = which.and(key.in(keys));
+    }
+    if (!except.isEmpty()) {
+      which = which.and(c.id.notIn(except));
+    }
+    Map<Object, Integer> out = new HashMap<>();
+    for (var r : c.ctx.select(key, DSL.count()).from(c.t).where(which).groupBy(key).fetch()) {
+      out.put(DispatchStore.normalKey(r.value1()), r.value2());
+    }
+    return out;
+  }
+
+  @Override
   public List<EventRef> expiredFired(long beforeNs, int limit) {
     return c.ctx
         .select(c.id, c.epoch)

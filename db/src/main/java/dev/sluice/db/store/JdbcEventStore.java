@@ -181,6 +181,11 @@ public final class JdbcEventStore implements EventStore {
   }
 
   @Override
+  public Map<Object, Integer> firedPerKey(Collection<Object> keys, Collection<Long> except) {
+    return dispatch.firedPerKey(keys, except);
+  }
+
+  @Override
   public Map<EventRef, CasOutcome> markDead(Map<EventRef, String> reasons) {
     return dispatch.markDead(reasons);
   }

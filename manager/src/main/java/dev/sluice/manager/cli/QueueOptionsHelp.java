@@ -11,7 +11,8 @@ final class QueueOptionsHelp {
           + " actor_max_depth,"
           + " class_shares, max_event_bytes, cache_bytes, channel, channel_target,"
           + " channel_routing_key, channel_target_column, channel_key_column, channel_body,"
-          + " channel_receivers, ordering, ordering_column, ordering_on_dead, group_on_dead.";
+          + " channel_receivers, ordering, ordering_column, key_max_in_flight, ordering_on_dead,"
+          + " group_on_dead.";
 
   private QueueOptionsHelp() {}
 }

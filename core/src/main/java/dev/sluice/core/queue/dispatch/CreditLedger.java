@@ -31,6 +31,9 @@ final class CreditLedger {
 
   private final Ticker ticker;
 
+  /** key_max_in_flight: events of one key in flight; one at its limit waits aside there. */
+  private final KeyLimits keys;
+
   /** Events firing or in flight, for max_concurrency. */
   private final IntSupplier unsettled;
 
@@ -51,6 +54,7 @@ final class CreditLedger {
         new TenantCredits(
             ctx.tenantLimits(), o.fair(), o.tenantReserve(), inWindow, ctx.clock().ticker());
     this.rates = new TenantRates(ctx.tenantLimits());
+    this.keys = new KeyLimits(o);
     this.ticker = ctx.clock().ticker();
     this.unsettled = unsettled;
     this.maxConcurrency = o.maxConcurrency();
@@ -116,6 +120,10 @@ final class CreditLedger {
     return rates;
   }
 
+  KeyLimits keys() {
+    return keys;
+  }
+
   /** How long until a tenant passed over for its rate may go again; MAX_VALUE if none was. */
   long rateWaitNs() {
     return rates.active() ? rates.waitNs(ticker.nanos()) : Long.MAX_VALUE;
@@ -152,6 +160,9 @@ final class CreditLedger {
     if (rates.active()) {
       rates.took(e.tenant, ticker.nanos());
     }
+    if (keys.active()) {
+      keys.entered(e);
+    }
     return r;
   }
 
@@ -174,6 +185,9 @@ final class CreditLedger {
   private void giveBack(AttachedOutlet r, CachedEvent e) {
     r.unreserve(e.workClass);
     tenants.giveBack(e.tenant);
+    if (keys.active()) {
+      keys.left(e);
+    }
   }
 
   /** One of {@code tenant}'s events was fired and sent, {@code waitNs} after it came due. */

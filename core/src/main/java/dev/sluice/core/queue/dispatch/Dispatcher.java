@@ -122,6 +122,7 @@ public final class Dispatcher implements Runnable {
     this.feed = new WindowFeed(ctx, table, ports.keyFreed());
     this.ledger =
         new CreditLedger(ctx, forgetDelayNs, t -> feed.window().held(t) > 0, table::count);
+    table.alsoHolds(ledger.keys()::holds);
     this.stats = new PublishedStats(table, ledger, feed, ctx.clock().ticker());
     this.settlements = new Settlements(ctx, table, ledger, feed, ports.write());
     this.firing = new FiringBatches(ctx, table, ledger, feed, settlements, stats, ports.fire());
@@ -209,6 +210,10 @@ public final class Dispatcher implements Runnable {
         settlements.expire(now);
         ledger.forgetDeparted(ctx.clock().monoNs());
         table.unpark(now).forEach(feed::keep);
+        if (ledger.keys().active()) {
+          keyCensus();
+          ledger.keys().takeFreed().forEach(feed::keep);
+        }
         feed.window().promoteDue(now);
         stats.publish();
         if (dispatching
@@ -234,6 +239,18 @@ public final class Dispatcher implements Runnable {
     }
     runInbox();
     stats.publish();
+  }
+
+  /** key_max_in_flight: counts a previous leader's fired rows per key, when due (see KeyLimits). */
+  private void keyCensus() {
+    RuntimeException e = ledger.keys().census(ctx.dispatch(), ctx.clock().monoNs());
+    if (e != null) {
+      ctx.metrics().dbErrors.increment();
+      log.warn(
+          "{}: counting the fired rows per key (key_max_in_flight) failed, retrying: {}",
+          ctx.where(),
+          e.toString());
+    }
   }
 
   /** How long the loop may sleep: until the next due or parked event, pause end or rate token. */
@@ -328,6 +345,10 @@ public final class Dispatcher implements Runnable {
       CachedEvent e = feed.window().takeReady(ledger::tenantCanTake, ledger::eventCanTake);
       if (e == null) {
         break;
+      }
+      if (ledger.keys().active() && !ledger.keys().mayFire(e)) {
+        ledger.keys().setAside(e); // its key is at key_max_in_flight: it waits for one to leave
+        continue;
       }
       AttachedOutlet r = ledger.assign(e);
       if (r == null) {

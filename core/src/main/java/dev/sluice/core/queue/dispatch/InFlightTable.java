@@ -51,6 +51,13 @@ final class InFlightTable {
   /** Ids settled recently, with the settle sequence number; see {@link #settledSince}. */
   private final LinkedHashMap<Long, Long> recentlySettled = new LinkedHashMap<>();
 
+  /** Events held elsewhere out of the window (a key at its limit: {@link KeyLimits#holds}). */
+  private java.util.function.Predicate<Long> alsoHeld = id -> false;
+
+  void alsoHolds(java.util.function.Predicate<Long> held) {
+    this.alsoHeld = held;
+  }
+
   /** Settles so far; written by the dispatcher thread only. */
   private volatile long settledSeq;
 
@@ -200,7 +207,10 @@ final class InFlightTable {
 
   /** The same, for an id already boxed. */
   boolean holds(Long id) {
-    return inFlight.containsKey(id) || firing.contains(id) || parked.containsKey(id);
+    return inFlight.containsKey(id)
+        || firing.contains(id)
+        || parked.containsKey(id)
+        || alsoHeld.test(id);
   }
 
   /**

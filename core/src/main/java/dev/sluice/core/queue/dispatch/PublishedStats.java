@@ -104,6 +104,14 @@ final class PublishedStats {
         "sluice.tenants.rate.limited",
         "tenants the last fire round passed over for their rate (tenant_max_rate, max_rate)",
         () -> ledger.rates().limitedNow().size());
+    m.gauge(
+        "sluice.key.limit.waiting",
+        "events waiting aside because their key is at key_max_in_flight",
+        () -> ledger.keys().waiting());
+    m.functionCounter(
+        "sluice.key.limit.waits",
+        "times an event was set aside at its key's key_max_in_flight",
+        () -> ledger.keys().waits());
     m.functionCounter(
         "sluice.tenant.rate.waits",
         "times a tenant with a due event was passed over for its rate (once per fire round)",
