@@ -120,13 +120,28 @@ final class FiringBatches {
       ledger.dispatched(e.tenant, waitNs, mono);
       Map<String, Object> columns = b.columns.getOrDefault(e.boxedId, e.columns);
       out.computeIfAbsent(r, k -> new ArrayList<>())
-          .add(f.delivery(ctx.shard(), ctx.queue(), columns, ctx.retry().isLastAttempt(f.epoch)));
+          .add(
+              f.delivery(
+                  ctx.shard(),
+                  ctx.queue(),
+                  columns,
+                  ctx.retry().isLastAttempt(f.epoch - snoozes(columns))));
       sent++;
     }
     ctx.metrics().dispatched.increment(sent);
     out.forEach(AttachedOutlet::deliver);
     stats.inFlightChanged();
     return true;
+  }
+
+  /** The event's snoozes as its row held them when read (0 without the column): see Release. */
+  private long snoozes(Map<String, Object> columns) {
+    if (!ctx.table().hasSnoozes()) {
+      return 0;
+    }
+    return columns.get(dev.sluice.client.QueueColumns.SNOOZES) instanceof Number n
+        ? n.longValue()
+        : 0;
   }
 
   /**

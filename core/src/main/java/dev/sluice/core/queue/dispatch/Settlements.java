@@ -243,7 +243,11 @@ final class Settlements {
       }
       table.settled(f);
       ledger.free(f);
-      if (ok && c.kind() == Completion.Kind.RELEASE && !c.dead()) {
+      if (ok && c.snooze()) {
+        // Read again when due, with the count the row now holds (a snooze past max_snoozes
+        // was a failed attempt instead); an ordered key stays its.
+        feed.letGo(f.event);
+      } else if (ok && c.kind() == Completion.Kind.RELEASE && !c.dead()) {
         feed.keep(f.event.retry(c.epochAfter(), c.retryAtNs()));
       } else {
         feed.left(f.event);
