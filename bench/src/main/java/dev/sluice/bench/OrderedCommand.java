@@ -66,6 +66,20 @@ final class OrderedCommand implements Callable<Integer> {
   String queueOptions;
 
   @Option(
+      names = "--key-limit",
+      defaultValue = "0",
+      description =
+          "Run the limited phases with key_max_in_flight=N (concurrency per key, any order)"
+              + " instead of ordering=key: what a keyed concurrency limit costs against the same"
+              + " queue without it. Default: 0 (ordering=key)")
+  int keyLimit;
+
+  /** What the limited phases add to the comment. */
+  private String limited() {
+    return keyLimit > 0 ? " key_max_in_flight=" + keyLimit : " ordering=key";
+  }
+
+  @Option(
       names = "--quick",
       description =
           "About a minute: --per-key 20 --backlog 20000 --warmup 3 --seconds 10 unless given")
@@ -184,7 +198,7 @@ final class OrderedCommand implements Callable<Integer> {
                   + " receivers x %d threads, %d credits each; trickle of %.0f events/s over %,d"
                   + " quiet keys (%d producer threads, one event per transaction), %d credits"
                   + " each, %.0f s warm-up + %.0f s measured, alone and beside a hot key's"
-                  + " backlog of %,d; queue '%s' (+ ordering=key)",
+                  + " backlog of %,d; queue '%s' (+%s)",
               keys,
               m,
               (long) keys * m,
@@ -198,7 +212,8 @@ final class OrderedCommand implements Callable<Integer> {
               warm,
               secs,
               backlogN,
-              SluiceSide.useOptions(queueOptions)));
+              SluiceSide.useOptions(queueOptions),
+              limited()));
       if (phases.contains("unordered")) {
         unordered = runDrain(server, status, "unordered", false, m);
         pause();
@@ -258,7 +273,7 @@ final class OrderedCommand implements Callable<Integer> {
   private Drain runDrain(
       BenchServer server, ServerStatus status, String label, boolean ordered, int m)
       throws Exception {
-    String comment = SluiceSide.useOptions(queueOptions + (ordered ? " ordering=key" : ""));
+    String comment = SluiceSide.useOptions(queueOptions + (ordered ? limited() : ""));
     long n = (long) keys * m;
     Database db = server.createDatabase("bench_ordered_" + label);
     KeyOrder order = new KeyOrder(keys + 1);
@@ -338,7 +353,7 @@ final class OrderedCommand implements Callable<Integer> {
       double warm,
       double secs)
       throws Exception {
-    String comment = SluiceSide.useOptions(queueOptions + " ordering=key");
+    String comment = SluiceSide.useOptions(queueOptions + limited());
     Progress.note(label + ": fresh queue '" + comment + "', hot backlog " + backlogN);
     Database db = server.createDatabase("bench_ordered_" + label);
     Latencies lat = new Latencies();

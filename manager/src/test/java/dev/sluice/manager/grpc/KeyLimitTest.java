@@ -56,7 +56,22 @@ class KeyLimitTest {
 
   /** What {@code r} receives until nothing more comes for {@code quietMs}. */
   static List<Event> drain(RawReceiver r, long quietMs) throws Exception {
+    return drain(r, 0, quietMs);
+  }
+
+  /**
+   * What {@code r} receives: at least {@code atLeast} events (waiting up to 30 s for them, however
+   * slow the machine), then whatever more comes until nothing does for {@code quietMs}.
+   */
+  static List<Event> drain(RawReceiver r, int atLeast, long quietMs) throws Exception {
     List<Event> got = new ArrayList<>();
+    long deadline = System.nanoTime() + SECONDS.toNanos(30);
+    while (got.size() < atLeast && System.nanoTime() < deadline) {
+      Event e = r.events.poll(100, MILLISECONDS);
+      if (e != null) {
+        got.add(e);
+      }
+    }
     Event e;
     while ((e = r.events.poll(quietMs, MILLISECONDS)) != null) {
       got.add(e);
@@ -79,7 +94,7 @@ class KeyLimitTest {
     insert("klim", "cold", 3);
     insert("klim", null, 5);
 
-    List<Event> first = drain(r, 1500);
+    List<Event> first = drain(r, 9, 1500);
     assertThat(ofKey(first, "hot")).as("hot in flight").isEqualTo(2);
     assertThat(ofKey(first, "cold")).as("cold: under its limit").isEqualTo(2);
     assertThat(first).as("2 hot + 2 cold + 5 without a key").hasSize(9);
@@ -87,7 +102,7 @@ class KeyLimitTest {
     // Acking one hot event lets exactly one more go.
     Event hot = first.stream().filter(e -> ofKey(List.of(e), "hot") == 1).findFirst().orElseThrow();
     r.ack(hot);
-    List<Event> next = drain(r, 1500);
+    List<Event> next = drain(r, 1, 1500);
     assertThat(ofKey(next, "hot")).isEqualTo(1);
     assertThat(h.queryLong("SELECT COUNT(*) FROM klim WHERE ordering_key = 'hot' AND state = 1"))
         .isEqualTo(2);
@@ -95,7 +110,7 @@ class KeyLimitTest {
     // A dropped stream gives back what it held; a new receiver gets them under the same limit.
     r.close();
     RawReceiver again = h.rawReceiver("klim", "again", 100);
-    List<Event> after = drain(again, 2000);
+    List<Event> after = drain(again, 2, 2000);
     assertThat(ofKey(after, "hot")).isEqualTo(2);
     assertThat(h.queryLong("SELECT COUNT(*) FROM klim WHERE ordering_key = 'hot' AND state = 1"))
         .isEqualTo(2);
