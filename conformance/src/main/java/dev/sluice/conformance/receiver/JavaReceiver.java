@@ -42,6 +42,7 @@ public final class JavaReceiver {
             .receiverId(env.receiverId())
             .maxInFlight(env.maxInFlight())
             .concurrency(env.concurrency())
+            .autoExtend(env.autoExtend())
             .handler(env.mode().handler())
             .observer(new ReportingObserver(out))
             .shutdownTimeout(Duration.ofSeconds(5));
