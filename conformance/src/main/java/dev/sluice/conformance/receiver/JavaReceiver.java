@@ -43,6 +43,7 @@ public final class JavaReceiver {
             .maxInFlight(env.maxInFlight())
             .concurrency(env.concurrency())
             .handler(env.mode().handler())
+            .autoExtend(env.mode().autoExtend())
             .observer(new ReportingObserver(out))
             .shutdownTimeout(Duration.ofSeconds(5));
     if (env.tlsCa() != null) {
