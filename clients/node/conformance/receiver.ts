@@ -7,7 +7,11 @@ import * as readline from 'node:readline';
 import { type ReceivedEvent, RetryLater, SluiceReceiver, stderrLogger } from '../src/index';
 import { canonical } from './canonical';
 
-type Mode = { kind: 'ack' } | { kind: 'nack-first' } | { kind: 'slow'; ms: number } | { kind: 'hold' };
+type Mode =
+  | { kind: 'ack' }
+  | { kind: 'nack-first' }
+  | { kind: 'slow'; ms: number; autoExtend: boolean }
+  | { kind: 'hold' };
 
 /** One JSON object per line on stdout: nothing else goes there (logs go to stderr). */
 function out(line: Record<string, unknown>): void {
@@ -26,11 +30,13 @@ function parseMode(text: string): Mode {
   if (text === 'ack' || text === 'nack-first' || text === 'hold') {
     return { kind: text } as Mode;
   }
-  const slow = /^slow:(\d+)$/.exec(text);
+  const slow = /^(slow|slow-noextend):(\d+)$/.exec(text);
   if (slow) {
-    return { kind: 'slow', ms: Number(slow[1]) };
+    return { kind: 'slow', ms: Number(slow[2]), autoExtend: slow[1] === 'slow' };
   }
-  throw new Error(`SLUICE_MODE must be ack, nack-first, slow:<ms> or hold, was '${text}'`);
+  throw new Error(
+    `SLUICE_MODE must be ack, nack-first, slow:<ms>, slow-noextend:<ms> or hold, was '${text}'`,
+  );
 }
 
 function columnsOf(event: ReceivedEvent): Record<string, unknown> {
@@ -60,6 +66,7 @@ function main(): void {
     maxInFlight,
     concurrency: Math.max(1, Math.min(8, maxInFlight)),
     shutdownTimeoutMs: 3000,
+    autoExtend: mode.kind !== 'slow' || mode.autoExtend,
     tls: ca === undefined ? undefined : { caFile: ca, serverName: 'localhost' },
     token,
     logger: stderrLogger('info'),

@@ -10,6 +10,7 @@ import type {
   SluiceStub,
   WireAckResult,
   WireEvent,
+  WireExtendResult,
   WireShardChange,
   WireSubscribe,
   WireSubscribed,
@@ -28,6 +29,9 @@ export interface ConnectorHooks {
   subscribed(endpoint: string, subscribed: WireSubscribed): void;
   events(endpoint: string, outbox: Outbox, events: WireEvent[]): void;
   ackResult(endpoint: string, result: WireAckResult): void;
+  extendResult(result: WireExtendResult): void;
+  /** A stream (subscribed or not) ended: extensions sent on it fail. */
+  sessionEnded(session: StreamSession): void;
   shardChange(endpoint: string, change: WireShardChange): void;
   ended(endpoint: string, status: StreamStatus, willRetry: boolean): void;
   reconnected(): void;
@@ -170,6 +174,10 @@ export class Connector implements SessionListener {
     this.hooks.ackResult(this.endpoint, result);
   }
 
+  extendResult(_session: StreamSession, result: WireExtendResult): void {
+    this.hooks.extendResult(result);
+  }
+
   shardChange(_session: StreamSession, change: WireShardChange): void {
     this.hooks.logger.info(
       `receiver ${this.hooks.receiverId}: manager ${this.endpoint} ` +
@@ -179,6 +187,7 @@ export class Connector implements SessionListener {
   }
 
   ended(session: StreamSession, status: StreamStatus): void {
+    this.hooks.sessionEnded(session);
     if (this.current !== session) {
       return; // an older stream's late end: the current one has its own life
     }

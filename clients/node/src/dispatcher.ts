@@ -1,5 +1,6 @@
 import type { Completion } from './completion';
-import { ReceivedEvent } from './event';
+import { ReceivedEvent, setExtend } from './event';
+import { autoExtend, deadlineOf, type Extender } from './extender';
 import type { Logger } from './logger';
 import type { Outbox } from './outbox';
 import type { WireEvent } from './proto';
@@ -39,7 +40,15 @@ export interface Handled {
 
 export const REFUSED = 'receiver is shutting down; event was not handled';
 
+/** Deadline extension: the receiver's extender, and whether (and when) to extend by itself. */
+export interface ExtendSettings {
+  readonly extender: Extender;
+  readonly autoExtend: boolean;
+  readonly autoExtendAt: number;
+}
+
 interface Task {
+  readonly receivedAt: number;
   readonly wire: WireEvent;
   readonly endpoint: string;
   readonly outbox: Outbox;
@@ -60,6 +69,7 @@ export class Dispatcher {
   private readonly logger: Logger;
   private readonly silenced: () => boolean;
   private readonly onHandled: (h: Handled) => void;
+  private readonly extending: ExtendSettings | undefined;
   private readonly waiting: Task[] = [];
   private readonly abort = new AbortController();
   private running = 0;
@@ -72,7 +82,9 @@ export class Dispatcher {
     logger: Logger,
     silenced: () => boolean,
     onHandled: (h: Handled) => void,
+    extending?: ExtendSettings,
   ) {
+    this.extending = extending;
     this.concurrency = concurrency;
     this.handler = handler;
     this.logger = logger;
@@ -89,7 +101,7 @@ export class Dispatcher {
     for (const wire of events) {
       this.inFlightCount++;
       outbox.handlingStarted();
-      const task = { wire, endpoint, outbox };
+      const task = { wire, endpoint, outbox, receivedAt: Date.now() };
       if (this.refusing) {
         // Arrived after the handlers were given up on (end of stop()): let the manager redeliver
         // it elsewhere instead of leaving it to time out.
@@ -136,8 +148,26 @@ export class Dispatcher {
     let event: ReceivedEvent | undefined;
     let completion: Completion;
     let error: unknown;
+    let stopExtending: (() => void) | undefined;
     try {
       event = new ReceivedEvent(wire);
+      const x = this.extending;
+      if (x !== undefined) {
+        const extend = (byMs: number): Promise<Date> =>
+          x.extender.send(wire, task.outbox, byMs).then((r) => deadlineOf(wire, r));
+        setExtend(event, extend);
+        const holdMs = event.holdMs;
+        if (x.autoExtend && holdMs > 0) {
+          stopExtending = autoExtend(
+            holdMs,
+            x.autoExtendAt,
+            task.receivedAt,
+            (byMs) => (event as ReceivedEvent).extend(byMs),
+            this.logger,
+            `event ${wire.id} (attempt ${wire.epoch}, queue ${wire.queue}, shard ${wire.shard})`,
+          );
+        }
+      }
       await this.handler(event, { signal: this.abort.signal });
       completion = event.ackedInTransaction
         ? answer('committed', wire, 0, '')
@@ -154,6 +184,7 @@ export class Dispatcher {
         completion = nack(wire, 0, reason);
       }
     }
+    stopExtending?.();
     this.running--;
     this.finish(task, completion, event, error);
     this.pump();

@@ -10,6 +10,12 @@ export interface GroupOutcome {
 }
 
 const MARK_ACKED_IN_TRANSACTION = Symbol('markAckedInTransaction');
+const SET_EXTEND = Symbol('setExtend');
+
+/** Used by the dispatcher: not part of the public API. */
+export function setExtend(event: ReceivedEvent, extend: (byMs: number) => Promise<Date>): void {
+  event[SET_EXTEND](extend);
+}
 
 /** Used by transactionalAck(): not part of the public API. */
 export function markAckedInTransaction(event: ReceivedEvent): void {
@@ -53,6 +59,8 @@ export class ReceivedEvent {
 
   private readonly typed: ReadonlyMap<string, ColumnValue>;
   private ackedInTx = false;
+  private extendFn: ((byMs: number) => Promise<Date>) | undefined;
+  private deadlineValue: Date | undefined;
 
   constructor(raw: WireEvent) {
     this.raw = raw;
@@ -90,6 +98,48 @@ export class ReceivedEvent {
     }
     this.typed = typed;
     this.columns = Object.freeze(columns);
+  }
+
+  /**
+   * When the manager takes this attempt back unless it is acked or extended (database clock); moved
+   * by each successful {@link extend}. Undefined from a manager older than extensions.
+   */
+  get deadline(): Date | undefined {
+    if (this.deadlineValue !== undefined) {
+      return this.deadlineValue;
+    }
+    const ns = BigInt(this.raw.timeDeadlineNs ?? '0');
+    return ns > 0n ? new Date(Number(ns / 1_000_000n)) : undefined;
+  }
+
+  /** This attempt's hold (deadline − fire: the queue's ack_wait) in ms; 0 when unknown. */
+  get holdMs(): number {
+    const ns = BigInt(this.raw.timeDeadlineNs ?? '0');
+    return ns > 0n && ns > this.firedTimeNs ? Number((ns - this.firedTimeNs) / 1_000_000n) : 0;
+  }
+
+  /**
+   * Asks the manager to move this attempt's deadline to now + `ms` (never earlier than it is, at
+   * most the fire time + the queue's max_hold). Resolves to the new deadline; rejects with an
+   * `ExtensionRefused` (its `status`: STALE, UNKNOWN or LIMIT) when refused, or an Error when no
+   * manager answered (try again).
+   */
+  async extend(ms: number): Promise<Date> {
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new RangeError(`extend: ms must be > 0, was ${ms}`);
+    }
+    if (this.extendFn === undefined) {
+      throw new Error(`${this.describe()} was not delivered by a receiver: it cannot be extended`);
+    }
+    const d = await this.extendFn(ms);
+    if (this.deadlineValue === undefined || d > this.deadlineValue) {
+      this.deadlineValue = d;
+    }
+    return d;
+  }
+
+  [SET_EXTEND](extend: (byMs: number) => Promise<Date>): void {
+    this.extendFn = extend;
   }
 
   /** Same as {@link epoch}: the manager bumps it on every delivery attempt. */

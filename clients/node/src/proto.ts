@@ -82,6 +82,8 @@ export interface WireEvent {
   orderingKey?: string;
   group?: WireGroupOutcome;
   lastAttempt: boolean;
+  /** When the manager takes the event back unless acked or extended; "0" from an older manager. */
+  timeDeadlineNs?: WireLong;
 }
 
 export interface WireEventRef {
@@ -103,6 +105,18 @@ export interface WireAckResult {
   outcome: string;
 }
 
+export interface WireExtend {
+  event: WireEventRef;
+  extendByMs: WireLong;
+  timeFiredNs: WireLong;
+}
+
+export interface WireExtendResult {
+  event?: WireEventRef;
+  status: string;
+  timeDeadlineNs: WireLong;
+}
+
 export interface WireSubscribed {
   queue: string;
   shard: string;
@@ -117,11 +131,12 @@ export interface WireShardChange {
 }
 
 export interface ManagerMessage {
-  kind?: 'subscribed' | 'events' | 'ackResults' | 'shardChange';
+  kind?: 'subscribed' | 'events' | 'ackResults' | 'shardChange' | 'extendResults';
   subscribed?: WireSubscribed;
   events?: { events: WireEvent[] };
   ackResults?: { results: WireAckResult[] };
   shardChange?: WireShardChange;
+  extendResults?: { results: WireExtendResult[] };
 }
 
 export interface WireSubscribe {
@@ -142,6 +157,7 @@ export interface ReceiverMessage {
   acks?: { events: WireEventRef[]; committed: WireEventRef[] };
   nacks?: { nacks: WireNack[] };
   flow?: { maxInFlight: number };
+  extends?: { extends: WireExtend[] };
 }
 
 export interface WireCancelResult {

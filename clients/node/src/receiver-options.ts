@@ -24,6 +24,14 @@ export interface ReceiverOptions extends ConnectionOptions {
   concurrency?: number;
   /** Credits of each stream (per manager): unacked events it may hold. Default: concurrency. */
   maxInFlight?: number;
+  /**
+   * Extend the deadline of an event whose handler runs long, while it runs (default true): at
+   * `autoExtendAt` of the hold (the queue's ack_wait) the receiver asks for one more hold, and again
+   * until the handler ends. Off, a handler may still call `event.extend(ms)`.
+   */
+  autoExtend?: boolean;
+  /** The share of the hold after which an extension is asked for, in (0, 1). Default 0.5. */
+  autoExtendAt?: number;
   /** Only shards overlapping this Vitess key range ("-80", "80-"); default every shard. */
   keyRange?: string;
   /** Reconnect backoff bounds per endpoint. Default 100 ms to 5000 ms. */
@@ -91,6 +99,8 @@ export interface ReceiverSettings {
   readonly receiverId: string;
   readonly concurrency: number;
   readonly maxInFlight: number;
+  readonly autoExtend: boolean;
+  readonly autoExtendAt: number;
   readonly keyRange: string;
   readonly backoff: { readonly minMs: number; readonly maxMs: number };
   readonly shutdownTimeoutMs: number;
@@ -117,9 +127,18 @@ export function receiverSettings(options: ReceiverOptions): ReceiverSettings {
   if (!Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
     throw new RangeError(`shutdownTimeoutMs must be >= 0, was ${shutdownTimeoutMs}`);
   }
+  if (o.autoExtend !== undefined && typeof o.autoExtend !== 'boolean') {
+    throw new TypeError(`autoExtend must be a boolean, was ${String(o.autoExtend)}`);
+  }
+  const autoExtendAt = o.autoExtendAt ?? 0.5;
+  if (typeof autoExtendAt !== 'number' || !(autoExtendAt > 0 && autoExtendAt < 1)) {
+    throw new RangeError(`autoExtendAt must be in (0, 1), was ${String(autoExtendAt)}`);
+  }
   return {
     targets,
     queue: o.queue,
+    autoExtend: o.autoExtend ?? true,
+    autoExtendAt,
     handler: o.handler,
     receiverId: o.receiverId ?? defaultReceiverId(),
     concurrency,

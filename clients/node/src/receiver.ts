@@ -4,6 +4,7 @@ import { Backoff } from './backoff';
 import { ChannelSecurity, describeStatus, statusName } from './channels';
 import { Connector } from './connector';
 import { Dispatcher } from './dispatcher';
+import { Extender } from './extender';
 import type { Logger } from './logger';
 import { Outbox } from './outbox';
 import type { SluiceStub, WireAckResult, WireSubscribe } from './proto';
@@ -52,6 +53,7 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
   private readonly backoffBounds: { minMs: number; maxMs: number };
   private readonly counters = new ReceiverCounters();
   private readonly dispatcher: Dispatcher;
+  private readonly extender = new Extender();
   private maxInFlightValue: number;
   private endpoints: Endpoint[] = [];
   private state: State = 'new';
@@ -81,7 +83,16 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
         this.counters.handled(h.outcome);
         this.emit('handled', h);
       },
+      { extender: this.extender, autoExtend: s.autoExtend, autoExtendAt: s.autoExtendAt },
     );
+    this.extender.routes = () =>
+      this.endpoints.map((e) => ({
+        outbox: e.outbox,
+        send: (x) => {
+          const session = e.connector.session;
+          return session !== undefined && session.sendExtend(x) ? session : undefined;
+        },
+      }));
   }
 
   /** Connects to every target in the background and returns at once; streams retry until stop(). */
@@ -312,6 +323,8 @@ export class SluiceReceiver extends EventEmitter<ReceiverEvents> {
           this.dispatcher.dispatch(endpoint, box, events);
         },
         ackResult: (endpoint, r) => this.ackResult(endpoint, r),
+        extendResult: (r) => this.extender.answered(r),
+        sessionEnded: (session) => this.extender.streamEnded(session),
         shardChange: (endpoint, c) => {
           this.counters.shardChanges++;
           this.emit('shardChange', { endpoint, ...c });

@@ -2,6 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { type Completion, refKey } from './completion';
 import type { Outbox } from './outbox';
 import type {
+  WireExtend,
+  WireExtendResult,
   ManagerMessage,
   ReceiverMessage,
   WireAckResult,
@@ -24,6 +26,7 @@ export interface SessionListener {
   subscribed(session: StreamSession, subscribed: WireSubscribed): void;
   events(session: StreamSession, events: WireEvent[]): void;
   ackResult(session: StreamSession, result: WireAckResult): void;
+  extendResult(session: StreamSession, result: WireExtendResult): void;
   shardChange(session: StreamSession, change: WireShardChange): void;
   ended(session: StreamSession, status: StreamStatus): void;
 }
@@ -143,6 +146,15 @@ export class StreamSession {
     return true;
   }
 
+  /** Sends one extension; false if the stream is not subscribed or can no longer carry it. */
+  sendExtend(x: WireExtend): boolean {
+    if (!this.writable() || !this.isSubscribedFlag) {
+      return false;
+    }
+    this.call.write({ extends: { extends: [x] } });
+    return true;
+  }
+
   /** Half-closes the request side: tells the manager this receiver sends nothing more. */
   halfClose(): void {
     if (this.writable()) {
@@ -180,6 +192,11 @@ export class StreamSession {
             this.outbox.answered(1);
           }
           this.listener.ackResult(this, r);
+        }
+        break;
+      case 'extendResults':
+        for (const r of m.extendResults?.results ?? []) {
+          this.listener.extendResult(this, r);
         }
         break;
       case 'shardChange':

@@ -16,6 +16,8 @@ describe('receiver options', () => {
     assert.throws(() => new SluiceReceiver({ ...ok, targets: ['a:1', 'a:1'] }), /lists a:1 twice/);
     assert.throws(() => new SluiceReceiver({ ...ok, queue: '' }), /queue is required/);
     assert.throws(() => new SluiceReceiver({ ...ok, handler: undefined as never }), /handler is required/);
+    assert.throws(() => new SluiceReceiver({ ...ok, autoExtendAt: 1 }), /autoExtendAt must be in \(0, 1\)/);
+    assert.throws(() => new SluiceReceiver({ ...ok, autoExtend: 'yes' as never }), /autoExtend must be a boolean/);
     assert.throws(() => new SluiceReceiver({ ...ok, receiverId: ' ' }), /receiverId must not be blank/);
     assert.throws(() => new SluiceReceiver({ ...ok, concurrency: 0 }), /concurrency must be an integer >= 1/);
     assert.throws(() => new SluiceReceiver({ ...ok, maxInFlight: 1.5 }), /maxInFlight must be an integer >= 1/);

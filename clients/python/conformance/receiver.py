@@ -1,9 +1,9 @@
 """The conformance receiver (conformance/CONTRACT.md), written with sluice_client's public API.
 
 Environment: SLUICE_TARGETS, SLUICE_QUEUE, SLUICE_RECEIVER_ID, SLUICE_MAX_IN_FLIGHT, SLUICE_MODE
-(ack | nack-first | slow:<ms> | hold), SLUICE_TLS_CA, SLUICE_TOKEN. Prints one JSON object per
-line on stdout (ready, received, handled, ack_result, error, stopped); logs go to stderr. A line
-``stop`` on stdin, stdin closing, or SIGTERM stops it gracefully.
+(ack | nack-first | slow:<ms> | slow-noextend:<ms> | hold), SLUICE_TLS_CA, SLUICE_TOKEN. Prints
+one JSON object per line on stdout (ready, received, handled, ack_result, error, stopped); logs go
+to stderr. A line ``stop`` on stdin, stdin closing, or SIGTERM stops it gracefully.
 """
 
 import base64
@@ -72,8 +72,10 @@ def main():
     targets = [t.strip() for t in env["SLUICE_TARGETS"].split(",") if t.strip()]
     max_in_flight = int(env.get("SLUICE_MAX_IN_FLIGHT") or 8)
     mode = env.get("SLUICE_MODE", "ack")
-    slow_ms = int(mode.split(":", 1)[1]) if mode.startswith("slow:") else 0
-    if mode not in ("ack", "nack-first", "hold") and not mode.startswith("slow:"):
+    slow = mode.startswith("slow:") or mode.startswith("slow-noextend:")
+    slow_ms = int(mode.split(":", 1)[1]) if slow else 0
+    auto_extend = not mode.startswith("slow-noextend:")
+    if mode not in ("ack", "nack-first", "hold") and not slow:
         raise SystemExit(f"unknown SLUICE_MODE {mode!r}")
     seen = set()
     seen_lock = threading.Lock()
@@ -116,7 +118,7 @@ def main():
     def stream_error(e):
         emit({"type": "error", "code": e.code, "message": f"{e.target}: {e.message}"})
 
-    options = {}
+    options = {"auto_extend": auto_extend}
     if env.get("SLUICE_TLS_CA"):
         options.update(tls_ca=env["SLUICE_TLS_CA"], tls_server_name="localhost")
     if env.get("SLUICE_TOKEN"):

@@ -17,7 +17,7 @@ The package README documents the options and the value mapping.
 
 from . import producer
 from .config import ReceiverConfig
-from .errors import RetryLater
+from .errors import ExtensionRefused, RetryLater
 from .event import GroupOutcome, ReceivedEvent
 from .producer import InsertOutcome
 from .receiver import Receiver
@@ -37,6 +37,7 @@ __all__ = [
     "Receiver",
     "ReceiverConfig",
     "ReceiverStats",
+    "ExtensionRefused",
     "RetryLater",
     "StreamError",
     "Subscription",

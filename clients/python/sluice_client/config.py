@@ -31,6 +31,11 @@ class ReceiverConfig:
     concurrency: int = 8
     max_in_flight: Optional[int] = None
     key_range: str = ""
+    #: Extend the deadline of an event whose handler runs long, while it runs: at
+    #: ``auto_extend_at`` of the hold (the queue's ack_wait) ask for one more hold, and again until
+    #: the handler ends. Off, a handler may still call ``event.extend(seconds)``.
+    auto_extend: bool = True
+    auto_extend_at: float = 0.5
     tls_ca: Optional[str] = None
     tls_cert: Optional[str] = None
     tls_key: Optional[str] = None
@@ -59,6 +64,10 @@ class ReceiverConfig:
         window = self.concurrency if self.max_in_flight is None else self.max_in_flight
         if window < 1:
             raise ValueError(f"max_in_flight must be >= 1, was {window}")
+        if not isinstance(self.auto_extend, bool):
+            raise ValueError(f"auto_extend must be a bool, was {self.auto_extend!r}")
+        if not 0 < self.auto_extend_at < 1:
+            raise ValueError(f"auto_extend_at must be in (0, 1), was {self.auto_extend_at}")
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("tls_cert and tls_key go together (mutual TLS)")
         if self.tls_cert is not None and self.tls_ca is None:

@@ -71,6 +71,7 @@ class Connector(StreamListener):
             log.debug("opening stream #%d to %s for queue %s", session.generation, self.target,
                       rt.queue)
             code, details = session.run(self._stub, rt.subscribe_message(), rt.metadata)
+            rt.extender.stream_ended(session)
             with self._cond:
                 self._current = None
                 self._cond.notify_all()
@@ -140,6 +141,9 @@ class Connector(StreamListener):
 
     def ack_result(self, result: AckResult) -> None:
         self._runtime.ack_result(result)
+
+    def extend_result(self, result) -> None:
+        self._runtime.extender.answered(result)
 
     # ---- for the sender and the receiver
 

@@ -6,11 +6,13 @@ import collections
 import logging
 import threading
 import time
+from concurrent.futures import Future
 from typing import Callable, Deque, List, Optional, Tuple
 
 from .completion import Completion
 from .errors import RetryLater
 from .event import ReceivedEvent
+from .extender import ANSWER_TIMEOUT, AutoExtend, Extender, deadline_of
 from .outbox import Outbox
 from .results import Handled
 from .stats import StatsCounters
@@ -19,7 +21,7 @@ log = logging.getLogger("sluice_client")
 
 REFUSED = "receiver is shutting down; event was not handled"
 
-_Task = Tuple[object, Outbox]
+_Task = Tuple[object, Outbox, float]
 
 
 class Dispatcher:
@@ -42,7 +44,13 @@ class Dispatcher:
         stats: StatsCounters,
         silenced: threading.Event,
         on_handled: Optional[Callable[[ReceivedEvent, Handled], None]],
+        extender: Optional[Extender] = None,
+        auto_extend: bool = True,
+        auto_extend_at: float = 0.5,
     ) -> None:
+        self._extender = extender
+        self._auto_extend = auto_extend
+        self._auto_extend_at = auto_extend_at
         self._receiver_id = receiver_id
         self._handler = handler
         self._stats = stats
@@ -72,7 +80,7 @@ class Dispatcher:
                 self._in_flight += 1
                 refused = self._refusing
                 if not refused:
-                    self._queue.append((raw, outbox))
+                    self._queue.append((raw, outbox, time.time()))
                     self._cond.notify_all()
             if refused:
                 # After stop() gave up on the handlers: let the manager redeliver it elsewhere
@@ -102,7 +110,7 @@ class Dispatcher:
             self._refusing = True
             queued: List[_Task] = [t for t in self._queue if t is not None]
             self._queue.clear()
-        for raw, outbox in queued:
+        for raw, outbox, _ in queued:
             self._finish(_nack(raw, 0, REFUSED), outbox)
 
     def shutdown(self) -> None:
@@ -122,11 +130,13 @@ class Dispatcher:
                 return
             self._handle(*task)
 
-    def _handle(self, raw, outbox: Outbox) -> None:
+    def _handle(self, raw, outbox: Outbox, received_at: float) -> None:
         event = None
         error: Optional[BaseException] = None
+        auto: Optional[AutoExtend] = None
         try:
             event = ReceivedEvent(raw)
+            auto = self._extending(event, raw, outbox, received_at)
             self._handler(event)
             completion = Completion(
                 raw.id,
@@ -146,12 +156,41 @@ class Dispatcher:
                         "attempt %d): %s", self._receiver_id, raw.id, raw.queue, raw.shard,
                         raw.epoch, reason, exc_info=True)
             completion = _nack(raw, 0, reason)
+        if auto is not None:
+            auto.stop()
         self._finish(completion, outbox)
         if event is not None and self._on_handled is not None and not self._silenced.is_set():
             try:
                 self._on_handled(event, Handled("ack" if completion.ack else "nack", error))
             except Exception:
                 log.exception("receiver %s: on_handled raised; ignored", self._receiver_id)
+
+    def _extending(self, event: ReceivedEvent, raw, outbox: Outbox,
+                   received_at: float) -> Optional[AutoExtend]:
+        """Lets ``event.extend`` reach the managers, and starts its automatic extension."""
+        x = self._extender
+        if x is None:
+            return None
+
+        def send(seconds: float) -> Future:
+            out: Future = Future()
+
+            def done(f: Future) -> None:
+                try:
+                    out.set_result(deadline_of(raw, f.result()))
+                except BaseException as e:  # noqa: B036 - handed on
+                    out.set_exception(e)
+
+            x.send(raw, outbox, max(1, round(seconds * 1000))).add_done_callback(done)
+            return out
+
+        event._extend = lambda seconds: send(seconds).result(timeout=ANSWER_TIMEOUT + 1)
+        hold = event.hold_seconds
+        if not self._auto_extend or hold <= 0:
+            return None
+        return AutoExtend(hold, self._auto_extend_at, received_at, send,
+                          f"event {raw.id} (attempt {raw.epoch}, queue {raw.queue}, "
+                          f"shard {raw.shard})", time.time)
 
     def _finish(self, completion: Completion, outbox: Outbox) -> None:
         self._stats.count("acked" if completion.ack else "nacked")

@@ -1,4 +1,4 @@
-"""What a handler raises to choose how its event is nacked."""
+"""What a handler raises to choose how its event is nacked, and what a refused extension raises."""
 
 from __future__ import annotations
 
@@ -29,3 +29,14 @@ class RetryLater(Exception):
         if self.delay_seconds == 0:
             return 0
         return max(1, math.ceil(self.delay_seconds * 1000))
+
+
+class ExtensionRefused(Exception):
+    """A manager refused to extend an event's deadline: ``status`` is ``"STALE"`` (the attempt is
+    over: acked, taken back, fired again), ``"UNKNOWN"`` (no such event) or ``"LIMIT"`` (at the
+    queue's max_hold; ``deadline``, seconds since the epoch, is the deadline the row holds)."""
+
+    def __init__(self, status: str, message: str, deadline: "float | None" = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.deadline = deadline

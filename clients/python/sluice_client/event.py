@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Union
 
 from . import values
 
@@ -32,7 +32,7 @@ class ReceivedEvent:
     Made on a connection thread before the handler runs; immutable, so safe to share.
     """
 
-    __slots__ = ("_raw", "_columns", "_kinds", "_acked_in_transaction")
+    __slots__ = ("_raw", "_columns", "_kinds", "_acked_in_transaction", "_extend", "_deadline_ns")
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
@@ -47,6 +47,8 @@ class ReceivedEvent:
         self._columns = MappingProxyType(cols)
         self._kinds = MappingProxyType(kinds)
         self._acked_in_transaction = False
+        self._extend: Optional[Callable[[float], float]] = None
+        self._deadline_ns = raw.time_deadline_ns
 
     @property
     def id(self) -> int:
@@ -91,6 +93,38 @@ class ReceivedEvent:
     def fired_time_ns(self) -> int:
         """When the manager fired this attempt, ns since the Unix epoch (database clock)."""
         return self._raw.time_fired_ns
+
+    @property
+    def deadline(self) -> Optional[_dt.datetime]:
+        """When the manager takes this attempt back unless it is acked or extended (an aware UTC
+        datetime, database clock), moved by each successful :meth:`extend`; None from a manager
+        older than extensions."""
+        if self._deadline_ns <= 0:
+            return None
+        return values.EPOCH + _dt.timedelta(microseconds=self._deadline_ns // 1000)
+
+    @property
+    def hold_seconds(self) -> float:
+        """This attempt's hold (deadline − fire: the queue's ack_wait) in seconds; 0 if unknown."""
+        d, f = self._raw.time_deadline_ns, self._raw.time_fired_ns
+        return (d - f) / 1e9 if d > 0 and d > f else 0.0
+
+    def extend(self, seconds: Union[float, int, _dt.timedelta]) -> _dt.datetime:
+        """Asks the manager to move this attempt's deadline to now + ``seconds`` (never earlier
+        than it is, at most the fire time + the queue's max_hold) and returns the new deadline.
+        Raises :class:`ExtensionRefused` (``status`` STALE, UNKNOWN or LIMIT) when refused, or
+        another error when no manager answered (try again)."""
+        s = seconds.total_seconds() if isinstance(seconds, _dt.timedelta) else float(seconds)
+        if not s > 0 or s == float("inf"):
+            raise ValueError(f"extend: seconds must be > 0, was {seconds!r}")
+        if self._extend is None:
+            raise RuntimeError(f"{self._describe()} was not delivered by a receiver: it cannot "
+                               "be extended")
+        deadline = self._extend(s)
+        ns = int(deadline * 1e9)
+        if ns > self._deadline_ns:
+            self._deadline_ns = ns
+        return values.EPOCH + _dt.timedelta(microseconds=ns // 1000)
 
     @property
     def due_time(self) -> _dt.datetime:

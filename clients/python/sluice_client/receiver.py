@@ -98,8 +98,11 @@ class Receiver:
         )
         self._dispatcher = Dispatcher(
             c.receiver_id, c.concurrency, c.handler, self._stats, self._runtime.silenced,
-            c.on_handled,
+            c.on_handled, self._runtime.extender, c.auto_extend, c.auto_extend_at,
         )
+        self._runtime.extender.routes = lambda: [
+            (e.outbox, lambda e=e: e.connector.current) for e in self._endpoints
+        ]
 
     @property
     def receiver_id(self) -> str:

@@ -7,6 +7,7 @@ import threading
 from typing import Callable, Optional, Sequence, Tuple
 
 from ._proto import pb
+from .extender import Extender
 from .results import AckResult, AckStatus, StreamError, Subscription
 from .stats import StatsCounters
 
@@ -51,6 +52,8 @@ class Runtime:
         self._on_ack_result = on_ack_result
         self._on_stream_error = on_stream_error
         self._on_subscribed = on_subscribed
+        #: Sends deadline extensions and matches their answers (set up by the receiver).
+        self.extender = Extender()
 
     def subscribe_message(self):
         """The Subscribe of a new stream, with the credits as they are now."""

@@ -51,6 +51,8 @@ class StreamListener:
 
     def ack_result(self, result: AckResult) -> None: ...
 
+    def extend_result(self, result) -> None: ...
+
 
 class StreamSession:
     """One Subscribe call. Several threads write to it (the Subscribe and Flow from the connection
@@ -126,6 +128,9 @@ class StreamSession:
             self._listener.events(message.events)
         elif kind == "shard_change":
             self._listener.shard_change(message.shard_change)
+        elif kind == "extend_results":
+            for r in message.extend_results.results:
+                self._listener.extend_result(r)
         elif kind == "ack_results":
             for r in message.ack_results.results:
                 if self._match(r.event):
@@ -201,6 +206,14 @@ class StreamSession:
             if not self._writable():
                 return False
             self._requests.put(pb.ReceiverMessage(flow=pb.Flow(max_in_flight=max_in_flight)))
+            return True
+
+    def send_extend(self, extend) -> bool:
+        """Sends one Extend; False if not subscribed or the stream can no longer carry it."""
+        with self._lock:
+            if not self._writable() or not self._subscribed.is_set():
+                return False
+            self._requests.put(pb.ReceiverMessage(extends=pb.Extends(extends=[extend])))
             return True
 
     def half_close(self) -> None:

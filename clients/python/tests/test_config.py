@@ -22,6 +22,7 @@ def test_defaults():
     assert c.concurrency == 8 and c.max_in_flight == 8
     assert c.reconnect_min == 0.1 and c.reconnect_max == 5.0
     assert c.key_range == "" and c.receiver_id
+    assert c.auto_extend is True and c.auto_extend_at == 0.5
     assert make(concurrency=3).config.max_in_flight == 3
     assert make(targets="a:1").config.targets == ["a:1"]
 
@@ -44,6 +45,8 @@ def test_defaults():
         ({"reconnect_min": 2, "reconnect_max": 1}, "reconnect_max"),
         ({"shutdown_timeout": -1}, "shutdown_timeout"),
         ({"key_range": "80"}, "one '-'"),
+        ({"auto_extend_at": 1}, "auto_extend_at"),
+        ({"auto_extend": "yes"}, "auto_extend must be a bool"),
     ],
 )
 def test_bad_settings_are_refused(options, message):

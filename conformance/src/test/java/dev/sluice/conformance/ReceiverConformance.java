@@ -36,6 +36,8 @@ abstract class ReceiverConformance {
   private static final String KILLED = "killed_q";
   private static final String STOP = "stop_q";
   private static final String TYPED = "typed_q";
+  private static final String EXTENDED = "extended_q";
+  private static final String NOT_EXTENDED = "not_extended_q";
 
   private ShardTables shard;
   private List<TypedColumns.Column> typed;
@@ -63,6 +65,9 @@ abstract class ReceiverConformance {
     shard.createQueue(STALE, "ack_wait=1s min_backoff=2s max_backoff=2s");
     shard.createQueue(KILLED, "ack_wait=3s min_backoff=50ms max_backoff=100ms");
     shard.createQueue(STOP, "");
+    // Handlers of 5 s on a 2 s ack_wait: extended while they run (or, off, timed out).
+    shard.createQueue(EXTENDED, "ack_wait=2s min_backoff=1s max_backoff=1s");
+    shard.createQueue(NOT_EXTENDED, "ack_wait=2s min_backoff=1s max_backoff=1s");
     typed = TypedColumns.of(shard.mariadb());
     shard.createTyped(TYPED, typed);
     leader = Managers.start(Managers.config("leader", db).build());
@@ -91,22 +96,16 @@ abstract class ReceiverConformance {
    * target only would get nothing.
    */
   private ReceiverProcess receiver(String check, String queue, String mode, int maxInFlight) {
-    return receiver(check, queue, mode, maxInFlight, Map.of());
-  }
-
-  private ReceiverProcess receiver(
-      String check, String queue, String mode, int maxInFlight, Map<String, String> more) {
-    Map<String, String> env =
-        new java.util.HashMap<>(
-            ReceiverProcess.env(
-                client(),
-                List.of(Managers.target(standby), Managers.target(leader)),
-                queue,
-                check,
-                maxInFlight,
-                mode));
-    env.putAll(more);
-    return ReceiverProcess.start(client(), check, env);
+    return ReceiverProcess.start(
+        client(),
+        check,
+        ReceiverProcess.env(
+            client(),
+            List.of(Managers.target(standby), Managers.target(leader)),
+            queue,
+            check,
+            maxInFlight,
+            mode));
   }
 
   @Test
@@ -166,9 +165,8 @@ abstract class ReceiverConformance {
 
   @Test
   void staleAckRefused() throws Exception {
-    // Without extension: a client that extends would keep the slow attempt, and its ack, valid.
-    try (ReceiverProcess p =
-        receiver("stale", STALE, "slow:2500", 2, Map.of("SLUICE_AUTO_EXTEND", "false"))) {
+    // Without automatic extension: the first attempt must time out while its handler sleeps.
+    try (ReceiverProcess p = receiver("stale", STALE, "slow-noextend:2500", 2)) {
       p.awaitReady();
       shard.insert(STALE, 1);
       p.awaitLine("received", l -> l.path("epoch").asText().equals("1"), LONG);
@@ -196,6 +194,50 @@ abstract class ReceiverConformance {
           .as("the late ack of attempt 1 was not applied")
           .noneMatch(
               l -> l.path("epoch").asText().equals("1") && l.path("status").asText().equals("OK"));
+    }
+  }
+
+  @Test
+  void longHandlerIsExtended() throws Exception {
+    try (ReceiverProcess p = receiver("extended", EXTENDED, "slow:5000", 4)) {
+      p.awaitReady();
+      shard.insert(EXTENDED, 3);
+      shard.awaitCount(EXTENDED, EventState.ACKED, 3);
+      p.stopAndAwaitExit();
+      ReceiverLines.checkFormat(p);
+      Map<String, List<JsonNode>> received = ReceiverLines.byEvent(p.lines("received"));
+      assertThat(received.keySet()).containsExactlyInAnyOrderElementsOf(shard.keys(EXTENDED));
+      received.forEach(
+          (event, lines) ->
+              assertThat(lines)
+                  .as("deliveries of %s (its 5 s handler outlived the 2 s ack_wait)", event)
+                  .extracting(l -> l.path("epoch").asText())
+                  .containsExactly("1"));
+      Map<String, List<JsonNode>> handled = ReceiverLines.byEvent(p.lines("handled"));
+      handled.forEach(
+          (event, lines) ->
+              assertThat(lines)
+                  .as("handlings of %s", event)
+                  .extracting(l -> l.path("epoch").asText() + ":" + l.path("outcome").asText())
+                  .containsExactly("1:ack"));
+      assertThat(p.lines("ack_result"))
+          .as("acks of extended attempts are applied")
+          .noneMatch(l -> l.path("status").asText().equals("STALE"));
+    }
+  }
+
+  /**
+   * The same handler without automatic extension: the event is delivered again (the check above can
+   * fail).
+   */
+  @Test
+  void longHandlerNotExtendedIsDeliveredAgain() throws Exception {
+    try (ReceiverProcess p = receiver("not-extended", NOT_EXTENDED, "slow-noextend:5000", 4)) {
+      p.awaitReady();
+      shard.insert(NOT_EXTENDED, 1);
+      p.awaitLine("received", l -> l.path("epoch").asText().equals("2"), LONG);
+      p.stopAndAwaitExit();
+      ReceiverLines.checkFormat(p);
     }
   }
 

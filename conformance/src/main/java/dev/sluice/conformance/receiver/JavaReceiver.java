@@ -42,8 +42,8 @@ public final class JavaReceiver {
             .receiverId(env.receiverId())
             .maxInFlight(env.maxInFlight())
             .concurrency(env.concurrency())
-            .autoExtend(env.autoExtend())
             .handler(env.mode().handler())
+            .autoExtend(env.mode().autoExtend())
             .observer(new ReportingObserver(out))
             .shutdownTimeout(Duration.ofSeconds(5));
     if (env.tlsCa() != null) {

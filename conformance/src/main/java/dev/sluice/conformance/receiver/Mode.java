@@ -9,12 +9,13 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * What the handler does with each event ({@code SLUICE_MODE}): {@code ack}, {@code nack-first},
- * {@code slow:<ms>} or {@code hold}. Handlers run on the SDK's handler threads; {@link #release}
- * runs on the main thread when the process is asked to stop.
+ * {@code slow:<ms>}, {@code slow-noextend:<ms>} or {@code hold}. Handlers run on the SDK's handler
+ * threads; {@link #release} runs on the main thread when the process is asked to stop.
  */
 final class Mode {
   private final String name;
   private final long slowMs;
+  private final boolean autoExtend;
 
   /** Ids ({@code shard/id}) seen by nack-first: each is nacked the first time only. */
   private final Set<String> seen = ConcurrentHashMap.newKeySet();
@@ -23,8 +24,18 @@ final class Mode {
   private final CountDownLatch released = new CountDownLatch(1);
 
   private Mode(String name, long slowMs) {
+    this(name, slowMs, true);
+  }
+
+  private Mode(String name, long slowMs, boolean autoExtend) {
     this.name = name;
     this.slowMs = slowMs;
+    this.autoExtend = autoExtend;
+  }
+
+  /** False for {@code slow-noextend:<ms>}: the receiver does not extend deadlines by itself. */
+  boolean autoExtend() {
+    return autoExtend;
   }
 
   static Mode parse(String text) {
@@ -32,18 +43,20 @@ final class Mode {
     if (t.equals("ack") || t.equals("nack-first") || t.equals("hold")) {
       return new Mode(t, 0);
     }
-    if (t.startsWith("slow:")) {
+    if (t.startsWith("slow:") || t.startsWith("slow-noextend:")) {
       try {
-        long ms = Long.parseLong(t.substring("slow:".length()));
+        long ms = Long.parseLong(t.substring(t.indexOf(':') + 1));
         if (ms >= 0) {
-          return new Mode("slow", ms);
+          return new Mode("slow", ms, t.startsWith("slow:"));
         }
       } catch (NumberFormatException e) {
         // refused below
       }
     }
     throw new IllegalArgumentException(
-        "SLUICE_MODE must be ack, nack-first, slow:<ms> or hold, not '" + text + "'");
+        "SLUICE_MODE must be ack, nack-first, slow:<ms>, slow-noextend:<ms> or hold, not '"
+            + text
+            + "'");
   }
 
   /** The handler of this mode: returns to ack, throws {@link RetryLater} to nack. */

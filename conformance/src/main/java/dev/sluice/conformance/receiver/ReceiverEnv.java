@@ -16,8 +16,6 @@ import java.util.Map;
  * @param mode what the handler does
  * @param tlsCa the CA to trust over TLS, or null for plain text
  * @param token the bearer token to send, or null
- * @param autoExtend whether the SDK extends the deadlines of events its handlers still run ({@code
- *     SLUICE_AUTO_EXTEND}, default true)
  */
 record ReceiverEnv(
     List<String> targets,
@@ -26,8 +24,7 @@ record ReceiverEnv(
     int maxInFlight,
     Mode mode,
     Path tlsCa,
-    String token,
-    boolean autoExtend) {
+    String token) {
 
   /** Handler threads: the credits, at most 8 (the contract's bound). */
   int concurrency() {
@@ -57,8 +54,7 @@ record ReceiverEnv(
         maxInFlight,
         Mode.parse(required(env, "SLUICE_MODE")),
         ca == null || ca.isBlank() ? null : Path.of(ca),
-        token == null || token.isEmpty() ? null : token,
-        !"false".equalsIgnoreCase(env.getOrDefault("SLUICE_AUTO_EXTEND", "true").strip()));
+        token == null || token.isEmpty() ? null : token);
   }
 
   private static String required(Map<String, String> env, String name) {
