@@ -63,21 +63,7 @@ final class DebouncedInsert {
               "queue " + queue + ": the debounce of key '" + dedupKey + "' found no stable row");
         }
       } catch (SQLException e) {
-        if (e.getErrorCode() == EventProducer.ER_BAD_FIELD_ERROR
-            && String.valueOf(e.getMessage()).contains(QueueColumns.DEDUP_KEY)) {
-          throw new SQLException(
-              "queue "
-                  + queue
-                  + " has no "
-                  + QueueColumns.DEDUP_KEY
-                  + " column (add it and its UNIQUE index "
-                  + QueueColumns.DEDUP_INDEX
-                  + ": README, Deduplication): "
-                  + e.getMessage(),
-              e.getSQLState(),
-              e.getErrorCode(),
-              e);
-        }
+        EventProducer.noDedupColumn(queue, e);
         if (e.getErrorCode() != EventProducer.ER_LOCK_DEADLOCK
             || !c.getAutoCommit()
             || attempt >= 5) {

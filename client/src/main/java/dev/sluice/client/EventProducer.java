@@ -84,21 +84,7 @@ public final class EventProducer {
       try {
         return new InsertOutcome(execute(c, queue, insert, options), false);
       } catch (SQLException e) {
-        if (e.getErrorCode() == ER_BAD_FIELD_ERROR
-            && String.valueOf(e.getMessage()).contains(QueueColumns.DEDUP_KEY)) {
-          throw new SQLException(
-              "queue "
-                  + queue
-                  + " has no "
-                  + QueueColumns.DEDUP_KEY
-                  + " column (add it and its UNIQUE index "
-                  + QueueColumns.DEDUP_INDEX
-                  + ": README, Deduplication): "
-                  + e.getMessage(),
-              e.getSQLState(),
-              e.getErrorCode(),
-              e);
-        }
+        noDedupColumn(queue, e);
         if (e.getErrorCode() != ER_DUP_ENTRY) {
           throw e;
         }
@@ -290,6 +276,25 @@ public final class EventProducer {
 
   /** MySQL's and MariaDB's "Unknown column ... in 'field list'". */
   static final int ER_BAD_FIELD_ERROR = 1054;
+
+  /** Throws a clear error when {@code e} says the queue has no {@code dedup_key} column. */
+  static void noDedupColumn(String queue, SQLException e) throws SQLException {
+    if (e.getErrorCode() == ER_BAD_FIELD_ERROR
+        && String.valueOf(e.getMessage()).contains(QueueColumns.DEDUP_KEY)) {
+      throw new SQLException(
+          "queue "
+              + queue
+              + " has no "
+              + QueueColumns.DEDUP_KEY
+              + " column (add it and its UNIQUE index "
+              + QueueColumns.DEDUP_INDEX
+              + ": README, Deduplication): "
+              + e.getMessage(),
+          e.getSQLState(),
+          e.getErrorCode(),
+          e);
+    }
+  }
 
   /**
    * {@code columns} with {@code dedup_key} set to {@code dedupKey}, after checking the queue name,

@@ -136,6 +136,10 @@ public final class RawReceiver implements AutoCloseable {
   }
 
   public void nack(Event e, long retryAfterMs, String reason) {
+    nack(e, retryAfterMs, reason, false);
+  }
+
+  private void nack(Event e, long retryAfterMs, String reason, boolean snooze) {
     send(
         ReceiverMessage.newBuilder()
             .setNacks(
@@ -149,29 +153,14 @@ public final class RawReceiver implements AutoCloseable {
                                     .setShard(e.getShard())
                                     .setDeliveryToken(e.getDeliveryToken()))
                             .setRetryAfterMs(retryAfterMs)
-                            .setReason(reason)))
+                            .setReason(reason)
+                            .setSnooze(snooze)))
             .build());
   }
 
-  /** Asks to move {@code e}'s deadline to {@code byMs} from now (its fire time as delivered). */
   /** Snoozes {@code e} for {@code afterMs}: a nack with the snooze flag. */
   public void snooze(Event e, long afterMs) {
-    send(
-        ReceiverMessage.newBuilder()
-            .setNacks(
-                Nacks.newBuilder()
-                    .addNacks(
-                        Nack.newBuilder()
-                            .setEvent(
-                                EventRef.newBuilder()
-                                    .setId(e.getId())
-                                    .setEpoch(e.getEpoch())
-                                    .setShard(e.getShard())
-                                    .setDeliveryToken(e.getDeliveryToken()))
-                            .setRetryAfterMs(afterMs)
-                            .setReason("snoozed")
-                            .setSnooze(true)))
-            .build());
+    nack(e, afterMs, "snoozed", true);
   }
 
   /** Asks to move {@code e}'s deadline to {@code byMs} from now (its fire time as delivered). */
