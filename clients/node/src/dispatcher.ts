@@ -166,6 +166,9 @@ export class Dispatcher {
             this.logger,
             `event ${wire.id} (attempt ${wire.epoch}, queue ${wire.queue}, shard ${wire.shard})`,
           );
+          // Given up on (abort(), or stop() past its timeout): a handler that never returns must
+          // not be extended, nor keep the process alive, any longer.
+          this.abort.signal.addEventListener('abort', stopExtending, { once: true });
         }
       }
       await this.handler(event, { signal: this.abort.signal });
@@ -184,7 +187,10 @@ export class Dispatcher {
         completion = nack(wire, 0, reason);
       }
     }
-    stopExtending?.();
+    if (stopExtending !== undefined) {
+      stopExtending();
+      this.abort.signal.removeEventListener('abort', stopExtending);
+    }
     this.running--;
     this.finish(task, completion, event, error);
     this.pump();

@@ -190,6 +190,7 @@ export function autoExtend(
   const schedule = (delayMs: number): void => {
     if (!stopped) {
       timer = setTimeout(run, Math.max(0, delayMs));
+      timer.unref?.(); // an extension alone never keeps the process alive
     }
   };
   const run = (): void => {
@@ -205,6 +206,7 @@ export function autoExtend(
         schedule(0);
       }
     }, patienceMs);
+    patience.unref?.();
     extend(holdMs).then(
       () => {
         clearTimeout(patience);

@@ -126,11 +126,12 @@ describe('receiving from a real manager', { timeout: 300_000 }, async () => {
 
   it('reports a late ack STALE; the later attempt acks the row', { skip }, async () => {
     const results: AckResultInfo[] = [];
+    // Without automatic extension: an extended attempt would stay valid, and its ack too.
     const r = receiver('stale_q', async (e) => {
       if (e.epoch === 1n) {
         await new Promise((res) => setTimeout(res, 2500));
       }
-    });
+    }, { autoExtend: false });
     r.on('ackResult', (a) => results.push(a));
     r.start();
     await insert('stale_q', [{ n: 1 }]);

@@ -92,8 +92,9 @@ def test_a_late_ack_is_reported_stale(manager, database, new_queue):
     def current_epoch():
         return database.execute(f"SELECT epoch FROM `{queue}`")[0][0]
 
+    # Without automatic extension: an extended attempt would stay valid, and its ack too.
     with Receiver([manager.target], queue, handle, receiver_id="it-stale", concurrency=2,
-                  on_ack_result=results.append) as r:
+                  on_ack_result=results.append, auto_extend=False) as r:
         wait_until(lambda: any(x.status is AckStatus.STALE for x in results), 20, "a STALE result")
         wait_until(lambda: states(database, queue).get(ACKED) == 1, 20, "the row acked")
         assert r.stats().results_stale >= 1
