@@ -1,6 +1,7 @@
 package dev.sluice.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.client.QueueColumns;
@@ -230,9 +231,14 @@ class GroupStoreTest {
 
   /** The server's SELECTs so far (every session: this test is alone on its server). */
   static long selects() throws Exception {
+    return status("Com_select");
+  }
+
+  /** A counter of the server's statements so far ({@code Com_select}, {@code Com_update}...). */
+  static long status(String counter) throws Exception {
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Com_select'")) {
+        ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE '" + counter + "'")) {
       rs.next();
       return rs.getLong(2);
     }
@@ -254,12 +260,14 @@ class GroupStoreTest {
   }
 
   /**
-   * The closer completes a pass's groups with one read of the shard's tables for all of them (it
-   * read them once per group, and under a grouped drain completions trailed by seconds); each group
-   * still completes in a transaction of its own, and one whose children are not all done stays.
+   * The closer completes a pass's groups in one transaction of a fixed number of statements: the
+   * shard's tables read once, the groups locked, their children counted, the groups marked and
+   * their completion events released, whatever their number (it was a transaction per group, and
+   * under a grouped drain completions trailed their last child by over a second). A group whose
+   * children are not all done stays sealed.
    */
   @Test
-  void aBatchOfCompletionsReadsTheShardsTablesOnce() throws Exception {
+  void aBatchOfCompletionsCostsTheStatementsOfOne() throws Exception {
     table("gb_kids", QueueColumns.GROUP_KEY_DEFINITION);
     QueueTable done = table("gb_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
     JdbcGroupStore store = new JdbcGroupStore(ds);
@@ -268,29 +276,79 @@ class GroupStoreTest {
     List<String> batch = sealedGroups(store, done, "batch", now);
     db.exec("UPDATE gb_kids SET state = 2 WHERE group_key NOT IN ('one-7', 'batch-7')");
 
-    long before = selects();
     int completedOneByOne = 0;
-    for (String k : one) {
+    for (String k : one.subList(1, one.size())) {
       completedOneByOne += store.complete(k, now) == null ? 0 : 1;
     }
-    long oneByOne = selects() - before;
-    before = selects();
+    long selects = selects();
+    long updates = status("Com_update");
+    assertThat(store.completeAll(List.of(one.get(0)), now, () -> true)).hasSize(1);
+    long selectsOfOne = selects() - selects;
+    long updatesOfOne = status("Com_update") - updates;
+    selects = selects();
+    updates = status("Com_update");
+    long commits = status("Com_commit");
     List<dev.sluice.db.store.GroupStore.Group> completed =
         store.completeAll(batch, now, () -> true);
-    long together = selects() - before;
+    long selectsOfAll = selects() - selects;
+    long updatesOfAll = status("Com_update") - updates;
 
-    assertThat(completedOneByOne).isEqualTo(19);
+    assertThat(completedOneByOne).as("one by one").isEqualTo(18);
     assertThat(completed)
         .extracting(dev.sluice.db.store.GroupStore.Group::key)
         .hasSize(19)
         .doesNotContain("batch-7");
+    assertThat(completed)
+        .filteredOn(g -> g.key().equals("batch-3"))
+        .singleElement()
+        .satisfies(g -> assertThat(g.acked()).isEqualTo(2));
+    assertThat(store.find(List.of("batch-3", "batch-7")))
+        .extractingFromEntries(e -> e.getValue().state())
+        .containsExactlyInAnyOrder("completed", "sealed");
     assertThat(longOf("SELECT COUNT(*) FROM gb_done WHERE time_next < " + QueueConvention.HELD_NS))
         .as("completion events released, exactly the completed groups'")
         .isEqualTo(38);
-    assertThat(together)
-        .as("selects for 20 groups together (one by one: %d)", oneByOne)
-        .isLessThanOrEqualTo(oneByOne - 15);
+    assertThat(selectsOfAll).as("selects for 19 of 20 groups, against one").isEqualTo(selectsOfOne);
+    assertThat(updatesOfAll)
+        .as("updates: the groups marked, their completion events released")
+        .isEqualTo(updatesOfOne)
+        .isEqualTo(2);
+    assertThat(status("Com_commit") - commits).as("one transaction").isEqualTo(1);
     assertThat(store.completeAll(batch, now, () -> true)).as("completed once").isEmpty();
     assertThat(store.completeAll(List.of("batch-7"), now, () -> false)).isEmpty();
+  }
+
+  /**
+   * A fence that refuses the mark of a batch writes nothing of it: no group completed, no
+   * completion event released; the new leader completes them.
+   */
+  @Test
+  void aFencedOffBatchWritesNothing() throws Exception {
+    table("gf_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gf_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore reader = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    List<String> keys = List.of("f-1", "f-2", "f-3");
+    children("gf_kids", keys, 2);
+    for (String k : keys) {
+      assertThat(reader.seal(done, new EventRef(completion("gf_done", k), 0), k, false, now))
+          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    }
+    db.exec("UPDATE gf_kids SET state = 2");
+    db.exec("REPLACE INTO sluice_fence (shard, token, owner) VALUES ('gf', 2, 'new-leader')");
+    JdbcGroupStore old = new JdbcGroupStore(ds, new dev.sluice.db.store.Fence("gf", 1, null));
+
+    assertThatThrownBy(() -> old.completeAll(keys, now, () -> true))
+        .isInstanceOf(dev.sluice.db.store.FencedOffException.class);
+    assertThat(reader.find(keys).values())
+        .extracting(dev.sluice.db.store.GroupStore.Group::state)
+        .containsOnly("sealed");
+    assertThat(longOf("SELECT COUNT(*) FROM gf_done WHERE time_next < " + QueueConvention.HELD_NS))
+        .as("no completion event released")
+        .isZero();
+    JdbcGroupStore leader = new JdbcGroupStore(ds, new dev.sluice.db.store.Fence("gf", 2, null));
+    assertThat(leader.completeAll(keys, now, () -> true)).hasSize(3);
+    assertThat(longOf("SELECT COUNT(*) FROM gf_done WHERE time_next < " + QueueConvention.HELD_NS))
+        .isEqualTo(3);
   }
 }

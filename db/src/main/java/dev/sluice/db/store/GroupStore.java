@@ -129,12 +129,14 @@ public interface GroupStore {
   Group complete(String key, long nowNs);
 
   /**
-   * {@link #complete} for each of {@code keys} in turn, each in its own transaction, while {@code
-   * goOn} holds; the shard's tables are read once for all of them (the keys were listed as sealed
-   * before this call, so every table their children and completion events are in exists by then).
+   * {@link #complete} for each of {@code keys}, up to 200 groups per transaction (a fixed number of
+   * statements per transaction, whatever the number of groups), while {@code goOn} holds; the
+   * shard's tables are read once for all of them (the keys were listed as sealed before this call,
+   * so every table their children and completion events are in exists by then).
    *
-   * @return the groups completed, in order
-   * @throws FencedOffException when the fence refused one: the groups before it stay completed
+   * @return the groups completed, in key order within each transaction
+   * @throws FencedOffException when the fence refused a transaction: nothing of it was written, the
+   *     transactions before it stay committed
    */
   List<Group> completeAll(List<String> keys, long nowNs, java.util.function.BooleanSupplier goOn);
 

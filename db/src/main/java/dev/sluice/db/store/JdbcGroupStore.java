@@ -34,7 +34,8 @@ import org.jooq.exception.DataAccessException;
  *       key finds the row taken.
  *   <li>{@link #complete}: once no child is pending or fired (or, with {@code fail_fast}, one is
  *       dead), the counts, {@code state = 'completed'} and the release of the completion event, in
- *       one transaction that locks the group's row: the completion event is released exactly once.
+ *       one transaction that locks the group's row: the completion event is released exactly once
+ *       ({@link GroupCompletion}, many groups per transaction).
  * </ul>
  *
  * <p>The check that a group may complete is an existence probe per grouped table on its ({@code
@@ -47,6 +48,7 @@ public final class JdbcGroupStore implements GroupStore {
   private final DataSource ds;
   private final Fence fence;
   private final GroupTables tables;
+  private final GroupCompletion completion;
 
   /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
   private static final int ER_NO_SUCH_TABLE = 1146;
@@ -61,6 +63,7 @@ public final class JdbcGroupStore implements GroupStore {
     this.ds = ds;
     this.fence = fence;
     this.tables = new GroupTables(ds);
+    this.completion = new GroupCompletion(ds, fence);
   }
 
   // ---------------------------------------------------------------- reads
@@ -298,13 +301,14 @@ public final class JdbcGroupStore implements GroupStore {
     // Read now, not cached: a grouped table created within the last second may hold children
     // (a cached list without it would count none and complete the group early), and the
     // completion event's table must be found to release the event.
-    return complete(key, nowNs, tables.fresh());
+    List<Group> done = completion.complete(List.of(key), nowNs, tables.fresh());
+    return done.isEmpty() ? null : done.get(0);
   }
 
   /**
-   * One read of the shard's tables for all of {@code keys}, not one per group: the closer completes
-   * hundreds of groups a pass under a grouped drain, and an {@code information_schema} read per
-   * group made completions trail their last child by seconds.
+   * One read of the shard's tables for all of {@code keys}, not one per group, and a transaction
+   * per {@link GroupCompletion#BATCH} groups, not one per group: the closer completes hundreds of
+   * groups a pass under a grouped drain.
    */
   @Override
   public List<Group> completeAll(
@@ -314,110 +318,11 @@ public final class JdbcGroupStore implements GroupStore {
       return done;
     }
     Map<String, Table> now = tables.fresh();
-    for (String key : keys) {
-      if (!goOn.getAsBoolean()) {
-        break;
-      }
-      Group g = complete(key, nowNs, now);
-      if (g != null) {
-        done.add(g);
-      }
+    for (int at = 0; at < keys.size() && goOn.getAsBoolean(); at += GroupCompletion.BATCH) {
+      List<String> batch = keys.subList(at, Math.min(keys.size(), at + GroupCompletion.BATCH));
+      done.addAll(completion.complete(batch, nowNs, now));
     }
     return done;
-  }
-
-  /** {@link #complete} with the shard's tables as read after the group was sealed. */
-  private Group complete(String key, long nowNs, Map<String, Table> now) {
-    try (Connection c = ds.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        Group g = null;
-        try (PreparedStatement ps =
-            c.prepareStatement(SELECT_GROUP + " WHERE group_key = ? FOR UPDATE")) {
-          ps.setString(1, key);
-          try (ResultSet rs = ps.executeQuery()) {
-            if (rs.next()) {
-              g = group(rs);
-            }
-          }
-        }
-        if (g == null || g.completed()) {
-          c.rollback();
-          return null;
-        }
-        ChildCounts counts = GroupSql.childCounts(c, GroupTables.grouped(now), key);
-        boolean failFast = "fail_fast".equals(g.onDead());
-        if (counts.pending() + counts.fired() > 0 && !(failFast && counts.dead() > 0)) {
-          c.rollback();
-          return null;
-        }
-        int n;
-        try (PreparedStatement ps =
-            c.prepareStatement(
-                "UPDATE "
-                    + TABLE
-                    + " SET state = '"
-                    + COMPLETED
-                    + "', completed_ns = ?, acked = ?, dead = ?, cancelled = ?"
-                    + " WHERE group_key = ? AND state = '"
-                    + SEALED
-                    + "'"
-                    + Fence.sql(fence))) {
-          ps.setLong(1, nowNs);
-          ps.setLong(2, counts.acked());
-          ps.setLong(3, counts.dead());
-          ps.setLong(4, counts.cancelled());
-          ps.setString(5, key);
-          Fence.bind(fence, ps, 6);
-          n = ps.executeUpdate();
-        }
-        if (n == 0) {
-          FencedOffException refused =
-              Fence.check(fence, c, g.completionQueue() + " (event groups)");
-          c.rollback();
-          if (refused != null) {
-            throw refused;
-          }
-          return null;
-        }
-        Table cq = now.get(g.completionQueue());
-        if (cq != null) {
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "UPDATE `"
-                      + cq.name()
-                      + "` SET `time_next` = `time_next` - "
-                      + HELD_NS
-                      + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` >= "
-                      + HELD_NS
-                      + Fence.sql(fence))) {
-            ps.setLong(1, g.completionId());
-            ps.setLong(2, g.completionEpoch());
-            ps.setObject(3, cq.stateValue(EventState.PENDING));
-            Fence.bind(fence, ps, 4);
-            ps.executeUpdate();
-          }
-        }
-        c.commit();
-        return new Group(
-            g.key(),
-            COMPLETED,
-            g.completionQueue(),
-            g.completionId(),
-            g.completionEpoch(),
-            g.onDead(),
-            g.sealedNs(),
-            nowNs,
-            counts.acked(),
-            counts.dead(),
-            counts.cancelled());
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      }
-    } catch (SQLException e) {
-      throw fail("completion of group " + key, e);
-    }
   }
 
   /**
