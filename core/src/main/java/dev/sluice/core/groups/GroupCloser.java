@@ -34,12 +34,13 @@ import org.slf4j.LoggerFactory;
  * all acked, dead or cancelled (or, {@code fail_fast}, one of which is dead) gets its counts and
  * its completion event released, exactly once ({@link GroupStore#complete}).
  *
- * <p>What it checks: the groups of the children its queues report settled ({@link #settled}: the
- * ack writer's acks and deaths, the receivers' transactional acks, cancels) and the groups just
- * sealed ({@link #sealed}), at once; and every {@link #SWEEP} all sealed groups, for what no report
- * covered (a child cancelled by hand, an ack written by another manager, a leader killed between a
- * child's ack and the completion). Each check is an existence probe per grouped table on its
- * ({@code group_key}, {@code state}) index.
+ * <p>What it checks: the groups of the children its queues report settled ({@link
+ * #childrenSettled}, by key, for the events a queue held: its acks and deaths, the receivers'
+ * transactional acks; {@link #settled}, by id, read from the table: events it did not hold,
+ * cancels) and the groups just sealed ({@link #sealed}), at once; and every {@link #SWEEP} all
+ * sealed groups, for what no report covered (a child cancelled by hand, an ack written by another
+ * manager, a leader killed between a child's ack and the completion). Each check is an existence
+ * probe per grouped table on its ({@code group_key}, {@code state}) index.
  *
  * <p>Thread: its own, {@code sluice-<shard>-groups}, one per leadership term ({@code TermWorkers}):
  * started when the term begins, before its queues, stopped at the step-down (or when the fence
@@ -95,8 +96,8 @@ public final class GroupCloser implements Groups {
   private long lastPurge = Long.MIN_VALUE / 2;
   private long lastCount = Long.MIN_VALUE / 2;
 
-  /** Children of a table that settled, or a group sealed (table null). */
-  private record Report(QueueTable table, Collection<Long> ids, String key) {}
+  /** Children of a table that settled (their ids), or groups sealed or settled (their keys). */
+  private record Report(QueueTable table, Collection<Long> ids, Collection<String> keys) {}
 
   /**
    * @param store the term's group store: its writes are fenced by the term's lease token
@@ -149,7 +150,15 @@ public final class GroupCloser implements Groups {
   @Override
   public void settled(QueueTable table, Collection<Long> ids) {
     if (table.hasGroupKey() && !ids.isEmpty()) {
-      reports.add(new Report(table, List.copyOf(ids), null));
+      reports.add(new Report(table, List.copyOf(ids), List.of()));
+      wake();
+    }
+  }
+
+  @Override
+  public void childrenSettled(Collection<String> keys) {
+    if (!keys.isEmpty()) {
+      reports.add(new Report(null, List.of(), List.copyOf(keys)));
       wake();
     }
   }
@@ -157,7 +166,7 @@ public final class GroupCloser implements Groups {
   @Override
   public void sealed(String key) {
     sealedCount.increment();
-    reports.add(new Report(null, List.of(), key));
+    reports.add(new Report(null, List.of(), List.of(key)));
     wake();
   }
 
@@ -244,9 +253,8 @@ public final class GroupCloser implements Groups {
     Map<String, QueueTable> tableByName = new LinkedHashMap<>();
     Report r;
     while ((r = reports.poll()) != null) {
-      if (r.key() != null) {
-        keys.add(r.key());
-      } else {
+      keys.addAll(r.keys());
+      if (r.table() != null) {
         idsByTable.computeIfAbsent(r.table().name(), k -> new ArrayList<>()).addAll(r.ids());
         tableByName.put(r.table().name(), r.table());
       }

@@ -19,6 +19,9 @@ public interface Groups {
         public void settled(QueueTable table, Collection<Long> ids) {}
 
         @Override
+        public void childrenSettled(Collection<String> keys) {}
+
+        @Override
         public void sealed(String key) {}
 
         @Override
@@ -27,8 +30,17 @@ public interface Groups {
         }
       };
 
-  /** Events {@code ids} of {@code table} became acked, dead or cancelled. */
+  /**
+   * Events {@code ids} of {@code table} became acked, dead or cancelled; their groups are read from
+   * the table ({@link #childrenSettled} when the caller knows them).
+   */
   void settled(QueueTable table, Collection<Long> ids);
+
+  /**
+   * Children of the groups {@code keys} became acked, dead or cancelled (the keys read from the
+   * events the queue holds: no read of the table).
+   */
+  void childrenSettled(Collection<String> keys);
 
   /** Group {@code key} was just sealed: it may complete at once (an empty group, say). */
   void sealed(String key);

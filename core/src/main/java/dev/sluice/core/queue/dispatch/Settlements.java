@@ -1,5 +1,6 @@
 package dev.sluice.core.queue.dispatch;
 
+import dev.sluice.client.QueueColumns;
 import dev.sluice.core.outlet.Nack;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.db.store.CasOutcome;
@@ -166,12 +167,11 @@ final class Settlements {
    */
   void committed(AttachedOutlet from, List<EventRef> refs) {
     long now = ctx.clock().nowNs();
-    if (ctx.table().hasGroupKey()) {
-      // Children of event groups acked in the receivers' transactions: their groups may complete.
-      ctx.groups().settled(ctx.table(), refs.stream().map(EventRef::id).toList());
-    }
+    GroupNews groups = new GroupNews();
     for (EventRef ref : refs) {
       InFlight f = table.at(ref);
+      // Children of event groups acked in the receivers' transactions: their groups may complete.
+      groups.ended(ref, f);
       if (f == null || f.settling || f.owner != from) {
         continue;
       }
@@ -181,6 +181,7 @@ final class Settlements {
       ctx.metrics().dispatchToAck.record(Math.max(0, now - f.firedAtNs), TimeUnit.NANOSECONDS);
       ctx.metrics().acked.increment();
     }
+    groups.tell();
   }
 
   void nacked(AttachedOutlet from, List<Nack> nacks) {
@@ -234,10 +235,15 @@ final class Settlements {
         applied.add(done.get(i).ref().id());
       }
     }
+    GroupNews groups = new GroupNews();
     for (int i = 0; i < done.size(); i++) {
       Completion c = done.get(i);
       InFlight f = table.at(c.ref());
       boolean ok = outcomes.get(i) == CasOutcome.APPLIED;
+      if (ok && (c.kind() == Completion.Kind.ACK || c.dead())) {
+        // Children of event groups acked or dead: their groups may complete now.
+        groups.ended(c.ref(), f);
+      }
       if (f == null || (!ok && applied.contains(f.event.boxedId))) {
         continue; // not ours; or another change to the same event in this batch applied
       }
@@ -251,6 +257,37 @@ final class Settlements {
         feed.keep(f.event.retry(c.epochAfter(), c.retryAtNs()));
       } else {
         feed.left(f.event);
+      }
+    }
+    groups.tell();
+  }
+
+  /**
+   * The children of event groups that ended (acked, dead) in one call: the keys of those this queue
+   * held (their rows' {@code group_key}, read by the poll), the ids of the others (the group closer
+   * reads their keys from the table).
+   */
+  private final class GroupNews {
+    private final Set<String> keys = new HashSet<>();
+    private final List<Long> ids = new java.util.ArrayList<>();
+
+    void ended(EventRef ref, InFlight f) {
+      if (!ctx.table().hasGroupKey()) {
+        return;
+      }
+      if (f == null) {
+        ids.add(ref.id());
+      } else if (f.event.columns.get(QueueColumns.GROUP_KEY) instanceof String key) {
+        keys.add(key);
+      }
+    }
+
+    void tell() {
+      if (!keys.isEmpty()) {
+        ctx.groups().childrenSettled(keys);
+      }
+      if (!ids.isEmpty()) {
+        ctx.groups().settled(ctx.table(), ids);
       }
     }
   }

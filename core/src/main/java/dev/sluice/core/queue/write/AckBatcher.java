@@ -307,20 +307,7 @@ public final class AckBatcher implements Runnable {
             .add(new Settled(c.ref(), o, result));
       }
     }
-    if (ctx.table().hasGroupKey()) {
-      // Children of event groups acked or dead: their groups may complete now.
-      List<Long> ended = new ArrayList<>();
-      for (int i = 0; i < batch.size(); i++) {
-        Completion c = batch.get(i);
-        if (outcomes.get(i) == CasOutcome.APPLIED
-            && (c.kind() == Completion.Kind.ACK || c.dead())) {
-          ended.add(c.ref().id());
-        }
-      }
-      if (!ended.isEmpty()) {
-        ctx.groups().settled(ctx.table(), ended);
-      }
-    }
+    // The dispatcher tells the group closer of the children of event groups that ended here.
     dispatcher.post(new DispatcherCommand.Settled(batch, outcomes));
     answers.forEach((r, results) -> r.outlet().settled(ctx.shard(), results));
   }

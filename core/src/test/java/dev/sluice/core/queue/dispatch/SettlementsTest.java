@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -102,7 +103,11 @@ class SettlementsTest {
     final AttachedOutlet attached = new AttachedOutlet(outlet, "s");
 
     Ledgers(String options) {
-      ctx = context(options);
+      this(context(options));
+    }
+
+    Ledgers(QueueContext ctx) {
+      this.ctx = ctx;
       feed = new WindowFeed(ctx, table);
       ledger = new CreditLedger(ctx, 0, t -> feed.window().held(t) > 0, table::count);
       settlements = new Settlements(ctx, table, ledger, feed, written::add);
@@ -111,7 +116,11 @@ class SettlementsTest {
 
     /** Takes a credit for event {@code id} and fires it, as a fire round and its answer do. */
     InFlight fire(long id, long now) {
-      CachedEvent e = event(id);
+      return fire(event(id), now);
+    }
+
+    /** Takes a credit for {@code e} and fires it. */
+    InFlight fire(CachedEvent e, long now) {
       assertThat(ledger.assign(e)).isSameAs(attached);
       table.firing(List.of(e));
       table.fireReturned(List.of(e));
@@ -127,10 +136,14 @@ class SettlementsTest {
   }
 
   static QueueContext context(String options) {
+    return context(options, List.of());
+  }
+
+  static QueueContext context(String options, List<String> userColumns) {
     QueueOptions o = QueueOptions.parseComment("q", ("sluice_queue " + options).strip());
     QueueTable table =
         new QueueTable(
-            "q", o, false, List.of(), false, false, "sluice_poll", "sluice_tenant", Map.of());
+            "q", o, false, userColumns, false, false, "sluice_poll", "sluice_tenant", Map.of());
     return new QueueContext(
         "s",
         table,
@@ -289,5 +302,63 @@ class SettlementsTest {
     assertThat(l.ledger.freeSlots()).as("but the ack is not written yet").isZero();
     l.settlements.settled(List.of(l.written.remove(0)), List.of(CasOutcome.APPLIED));
     assertThat(l.ledger.freeSlots()).isEqualTo(1);
+  }
+
+  /**
+   * The children of event groups that end (acked, dead, acked in the receiver's transaction) are
+   * told to the group closer by key when the queue held them (the key from the row the poll read),
+   * so the closer reads no row to find their groups; by id when it did not (fired before a restart,
+   * say); a release to pending, or a change refused, is not told at all.
+   */
+  @Test
+  void theGroupsOfEndedChildrenAreToldByKeyWhenHeldAndByIdWhenNot() {
+    List<java.util.Collection<String>> keys = new ArrayList<>();
+    List<java.util.Collection<Long>> ids = new ArrayList<>();
+    QueueContext ctx = context("max_attempts=1", List.of("group_key"));
+    ctx.groups(
+        new dev.sluice.core.groups.Groups() {
+          @Override
+          public void settled(QueueTable table, java.util.Collection<Long> settled) {
+            ids.add(List.copyOf(settled));
+          }
+
+          @Override
+          public void childrenSettled(java.util.Collection<String> settled) {
+            keys.add(Set.copyOf(settled));
+          }
+
+          @Override
+          public void sealed(String key) {}
+
+          @Override
+          public dev.sluice.db.store.GroupStore store() {
+            return null;
+          }
+        });
+    Ledgers l = new Ledgers(ctx);
+    long now = ctx.clock().nowNs();
+    InFlight a = l.fire(child(1, "g-a"), now);
+    InFlight b = l.fire(child(2, "g-b"), now);
+    l.settlements.acked(l.attached, List.of(a.ref(), new EventRef(9, 1)));
+    l.settlements.nacked(l.attached, List.of(new Nack(b.ref(), 0, "bad"))); // last attempt: dead
+    InFlight c = l.fire(child(3, "g-c"), now);
+    l.settlements.nacked(l.attached, List.of(new Nack(c.ref(), 0, "bad")));
+    List<Completion> sent = List.copyOf(l.written);
+    l.settlements.settled(
+        sent,
+        List.of(CasOutcome.APPLIED, CasOutcome.APPLIED, CasOutcome.APPLIED, CasOutcome.STALE));
+    assertThat(keys).containsExactly(Set.of("g-a", "g-b"));
+    assertThat(ids).containsExactly(List.of(9L));
+
+    keys.clear();
+    ids.clear();
+    InFlight d = l.fire(child(4, "g-d"), now);
+    l.settlements.committed(l.attached, List.of(d.ref(), new EventRef(10, 1)));
+    assertThat(keys).containsExactly(Set.of("g-d"));
+    assertThat(ids).containsExactly(List.of(10L));
+  }
+
+  static CachedEvent child(long id, String group) {
+    return new CachedEvent(id, 0, 0, 0, 0, TENANT, List.of(), "", Map.of("group_key", group));
   }
 }
