@@ -195,6 +195,14 @@ final class LongReceivers implements AutoCloseable, Consumers {
     return completed;
   }
 
+  /** Stops every receiver at once: the handlers still running are abandoned, unacked. */
+  void abort() {
+    for (SluiceReceiver r : live) {
+      r.abort();
+    }
+    live.clear();
+  }
+
   @Override
   public void close() {
     for (SluiceReceiver r : live) {

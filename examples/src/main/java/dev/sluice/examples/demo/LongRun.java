@@ -115,7 +115,11 @@ final class LongRun {
                   .start()) {
             try {
               produceWithKills(shard, procs, watch, progress, receivers);
-              awaitFinished(shard, progress);
+              if (!awaitFinished(shard, progress)) {
+                // Given up: the jobs still running would hold the receivers' graceful close (up
+                // to 25 s) for nothing.
+                receivers.abort();
+              }
             } finally {
               watch.close();
             }
@@ -228,8 +232,8 @@ final class LongRun {
     procs.restart(m);
   }
 
-  /** Waits until no job is pending or fired, or the timeout. */
-  private void awaitFinished(DemoDatabase.Shard shard, Progress progress)
+  /** Waits until no job is pending or fired (true), or the timeout (false). */
+  private boolean awaitFinished(DemoDatabase.Shard shard, Progress progress)
       throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
     long unfinished = -1;
@@ -241,7 +245,7 @@ final class LongRun {
         rs.next();
         unfinished = rs.getLong(1);
         if (unfinished == 0) {
-          return;
+          return true;
         }
       } catch (SQLException e) {
         // Ask again.
@@ -251,7 +255,7 @@ final class LongRun {
             String.format(
                 "gave up after %d s with %d jobs still pending or fired",
                 timeoutSeconds, unfinished));
-        return;
+        return false;
       }
       Thread.sleep(200);
     }
