@@ -304,17 +304,26 @@ final class DrainCommand implements Callable<Integer> {
       System.out.println(
           String.format(
               Locale.ROOT,
-              "groups: grouped=%s plain=%s ratio=%s (grouped: %,d children in groups of %d, counted"
-                  + " without their %,d completions, clocked to the last completion's ack)",
+              "groups: grouped=%s plain=%s ratio=%s%s (grouped: %,d children in groups of %d,"
+                  + " counted without their %,d completions, clocked to the last completion's ack;"
+                  + " completion lag: from a group's last child ack to its completion, by the"
+                  + " database's clock)",
               rate(grouped),
               rate(sluice),
               ratio(grouped, sluice),
+              completionLagMs,
               n,
               GROUP_SIZE,
               (n + GROUP_SIZE - 1) / GROUP_SIZE));
     }
     return 0;
   }
+
+  /**
+   * The last grouped run's lag from a group's last child ack to its completion, by the database's
+   * clock, for the summary line ("" before one ran).
+   */
+  private String completionLagMs = "";
 
   static String rate(double r) {
     return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.0f/s", r);
@@ -517,7 +526,7 @@ final class DrainCommand implements Callable<Integer> {
    * time_acked}) to the group's completion ({@code sluice_group.completed_ns}, the leader's check),
    * and from there to the completion event's own ack (its poll, delivery and ack).
    */
-  private static void noteGroupTimes(String name, Database db) throws java.sql.SQLException {
+  private void noteGroupTimes(String name, Database db) throws java.sql.SQLException {
     List<Long> close = new ArrayList<>();
     List<Long> deliver = new ArrayList<>();
     try (java.sql.Connection c = db.connect();
@@ -537,6 +546,15 @@ final class DrainCommand implements Callable<Integer> {
         close.add(rs.getLong(1));
         deliver.add(rs.getLong(2));
       }
+    }
+    long[] lag = close.stream().mapToLong(Long::longValue).sorted().toArray();
+    if (lag.length > 0) {
+      completionLagMs =
+          String.format(
+              Locale.ROOT,
+              " completion_lag_p50_ms=%.0f completion_lag_p99_ms=%.0f",
+              lag[lag.length / 2] / 1e6,
+              lag[(int) Math.min(lag.length - 1, Math.ceil(lag.length * 0.99) - 1)] / 1e6);
     }
     Progress.note(
         String.format(
