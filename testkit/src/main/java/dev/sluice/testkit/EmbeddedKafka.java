@@ -387,7 +387,22 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
   }
 
+  /**
+   * A free port below Linux's ephemeral range (32768 and up): the broker binds it seconds after
+   * this check, and a port the kernel handed out (as port 0 does) could meanwhile become the local
+   * end of another process's connection, which the kernel picks from that same range. Below it,
+   * only another server choosing the same port at random could take it.
+   */
   private static int freePort() throws IOException {
+    java.util.Random random = new java.util.Random();
+    for (int i = 0; i < 50; i++) {
+      int port = 20_000 + random.nextInt(12_000);
+      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+        return s.getLocalPort();
+      } catch (IOException taken) {
+        // Try another.
+      }
+    }
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
