@@ -251,12 +251,18 @@ class GroupStoreTest {
     for (int i = 0; i < 20; i++) {
       keys.add(prefix + "-" + i);
     }
-    children("gb_kids", keys, 2);
+    seal(store, "gb_kids", done, keys, now);
+    return keys;
+  }
+
+  /** Two children of each of {@code keys} in {@code kids}, and their groups sealed. */
+  static void seal(JdbcGroupStore store, String kids, QueueTable done, List<String> keys, long now)
+      throws Exception {
+    children(kids, keys, 2);
     for (String k : keys) {
-      assertThat(store.seal(done, new EventRef(completion("gb_done", k), 0), k, false, now))
+      assertThat(store.seal(done, new EventRef(completion(done.name(), k), 0), k, false, now))
           .isEqualTo(JdbcGroupStore.Sealed.SEALED);
     }
-    return keys;
   }
 
   /**
@@ -329,11 +335,7 @@ class GroupStoreTest {
     JdbcGroupStore reader = new JdbcGroupStore(ds);
     long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
     List<String> keys = List.of("f-1", "f-2", "f-3");
-    children("gf_kids", keys, 2);
-    for (String k : keys) {
-      assertThat(reader.seal(done, new EventRef(completion("gf_done", k), 0), k, false, now))
-          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
-    }
+    seal(reader, "gf_kids", done, keys, now);
     db.exec("UPDATE gf_kids SET state = 2");
     db.exec("REPLACE INTO sluice_fence (shard, token, owner) VALUES ('gf', 2, 'new-leader')");
     JdbcGroupStore old = new JdbcGroupStore(ds, new dev.sluice.db.store.Fence("gf", 1, null));

@@ -177,18 +177,6 @@ final class GroupCompletion {
     return out;
   }
 
-  private static ChildCounts counts(long[] by) {
-    if (by == null) {
-      return new ChildCounts(0, 0, 0, 0, 0);
-    }
-    return new ChildCounts(
-        by[EventState.PENDING.ordinal()],
-        by[EventState.FIRED.ordinal()],
-        by[EventState.ACKED.ordinal()],
-        by[EventState.DEAD.ordinal()],
-        by[EventState.CANCELLED.ordinal()]);
-  }
-
   /** Marks {@code done} completed with their counts: one fenced UPDATE of rows locked above. */
   private void mark(Connection c, List<Group> done, long nowNs) throws SQLException {
     List<Object> values = new ArrayList<>();

@@ -122,6 +122,14 @@ final class GroupSql {
         }
       }
     }
+    return counts(by);
+  }
+
+  /** Counts by state ({@link EventState#ordinal}); none when {@code by} is null. */
+  static ChildCounts counts(long[] by) {
+    if (by == null) {
+      return new ChildCounts(0, 0, 0, 0, 0);
+    }
     return new ChildCounts(
         by[EventState.PENDING.ordinal()],
         by[EventState.FIRED.ordinal()],
