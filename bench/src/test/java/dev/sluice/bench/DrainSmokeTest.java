@@ -29,9 +29,11 @@ class DrainSmokeTest {
     String printed = BenchRun.of(args.toArray(String[]::new)).printed();
     assertThat(new BenchRun(printed).lastLine())
         .matches(
-            "groups: grouped=\\d+/s plain=\\d+/s ratio=\\d+\\.\\d\\d \\(grouped: 500 children in"
-                + " groups of 100, counted without their 5 completions, clocked to the last"
-                + " completion's ack\\)");
+            "groups: grouped=\\d+/s plain=\\d+/s ratio=\\d+\\.\\d\\d completion_lag_p50_ms=\\d+"
+                + " completion_lag_p99_ms=\\d+ \\(grouped: 500 children in groups of 100, counted"
+                + " without their 5 completions, clocked to the last completion's ack; completion"
+                + " lag: from a group's last child ack to its completion, by the database's"
+                + " clock\\)");
     assertThat(printed).contains("grouped: a completion's lag after its group's last child");
   }
 }
