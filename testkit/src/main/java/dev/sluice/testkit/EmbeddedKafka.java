@@ -8,14 +8,12 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import kafka.server.BrokerServer;
 import kafka.server.KafkaConfig;
 import kafka.server.SharedServer;
@@ -190,7 +188,7 @@ public final class EmbeddedKafka implements AutoCloseable {
         if (cluster != null) {
           closeQuietly(cluster);
         }
-        deleteQuietly(base);
+        TempTrees.deleteQuietly(base);
       }
     }
   }
@@ -357,7 +355,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     closed = true;
     brokerRunning = false;
     closeQuietly(cluster);
-    deleteQuietly(baseDirectory);
+    TempTrees.deleteQuietly(baseDirectory);
     log.info("embedded Kafka on 127.0.0.1:{} stopped", port);
   }
 
@@ -413,17 +411,6 @@ public final class EmbeddedKafka implements AutoCloseable {
       cluster.close();
     } catch (Exception e) {
       log.warn("embedded Kafka did not stop cleanly: {}", e.toString());
-    }
-  }
-
-  private static void deleteQuietly(Path dir) {
-    if (dir == null || !Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      log.warn("could not delete {}: {}", dir, e.toString());
     }
   }
 

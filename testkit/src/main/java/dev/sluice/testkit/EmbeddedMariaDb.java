@@ -94,15 +94,7 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
       Runtime.getRuntime()
           .addShutdownHook(
               new Thread(
-                  () -> {
-                    try (var files = java.nio.file.Files.walk(java.nio.file.Path.of(dir))) {
-                      files
-                          .sorted(java.util.Comparator.reverseOrder())
-                          .forEach(f -> f.toFile().delete());
-                    } catch (java.io.IOException | RuntimeException e) {
-                      // Gone already, or going: the temporary directory's owner cleans it.
-                    }
-                  },
+                  () -> TempTrees.deleteQuietly(java.nio.file.Path.of(dir)),
                   "sluice-mariadb-cleanup"));
       processDirectory = dir;
     }

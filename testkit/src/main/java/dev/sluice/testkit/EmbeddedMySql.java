@@ -18,13 +18,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -342,28 +340,9 @@ public final class EmbeddedMySql implements EmbeddedServer {
       return;
     }
     deleted = true;
-    deleteTree(root);
+    TempTrees.deleteQuietly(root);
     if (!socket.getParent().equals(root)) {
-      deleteTree(socket.getParent());
-    }
-  }
-
-  private static void deleteTree(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> all = Files.walk(dir)) {
-      all.sorted(Comparator.reverseOrder())
-          .forEach(
-              p -> {
-                try {
-                  Files.deleteIfExists(p);
-                } catch (IOException e) {
-                  // left behind in the temporary directory
-                }
-              });
-    } catch (IOException | UncheckedIOException e) {
-      log.warn("could not delete {}: {}", dir, e.toString());
+      TempTrees.deleteQuietly(socket.getParent());
     }
   }
 
