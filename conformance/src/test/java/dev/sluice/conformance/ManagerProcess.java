@@ -2,10 +2,10 @@ package dev.sluice.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.testkit.FreePorts;
 import dev.sluice.testkit.TestDatabase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,10 +28,7 @@ final class ManagerProcess implements AutoCloseable {
   /** Starts manager {@code id} over {@code db}'s shard with the given lease timing. */
   static ManagerProcess start(String id, TestDatabase db, Duration ttl, Duration renew) {
     try {
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = FreePorts.belowEphemeralRange();
       Path dir = Files.createDirectories(Path.of("target", "conformance"));
       Path config = dir.resolve(id + "-" + System.nanoTime() + ".yaml");
       Files.writeString(

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.receiver.SluiceReceiver;
+import dev.sluice.testkit.FreePorts;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import dev.sluice.testkit.TestPki;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -393,8 +393,6 @@ class ShippedJarIT {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return FreePorts.belowEphemeralRange();
   }
 }

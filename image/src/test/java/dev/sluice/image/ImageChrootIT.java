@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.testkit.FreePorts;
 import dev.sluice.testkit.TestDatabase;
 import dev.sluice.testkit.TestDatabases;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -260,9 +260,7 @@ class ImageChrootIT {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return FreePorts.belowEphemeralRange();
   }
 
   private static void run(String... command) throws Exception {

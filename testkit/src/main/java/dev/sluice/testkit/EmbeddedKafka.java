@@ -3,7 +3,6 @@ package dev.sluice.testkit;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -135,7 +134,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     KafkaClusterTestKit cluster = null;
     boolean started = false;
     try {
-      int brokerPort = port == 0 ? freePort() : port;
+      int brokerPort = port == 0 ? FreePorts.belowEphemeralRange() : port;
       base = Files.createTempDirectory("sluice-kafka-");
       TestKitNodes nodes =
           new TestKitNodes.Builder()
@@ -382,27 +381,6 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
         Thread.sleep(20);
       }
-    }
-  }
-
-  /**
-   * A free port below Linux's ephemeral range (32768 and up): the broker binds it seconds after
-   * this check, and a port the kernel handed out (as port 0 does) could meanwhile become the local
-   * end of another process's connection, which the kernel picks from that same range. Below it,
-   * only another server choosing the same port at random could take it.
-   */
-  private static int freePort() throws IOException {
-    java.util.Random random = new java.util.Random();
-    for (int i = 0; i < 50; i++) {
-      int port = 20_000 + random.nextInt(12_000);
-      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-        return s.getLocalPort();
-      } catch (IOException taken) {
-        // Try another.
-      }
-    }
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 

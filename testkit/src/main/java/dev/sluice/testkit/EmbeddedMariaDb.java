@@ -32,11 +32,39 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
     this.running = true;
   }
 
-  /** Starts a new server on a free port. Takes a few seconds the first time (unpacking). */
+  /** Tries to start a server this many times, each on another port and in another directory. */
+  private static final int ATTEMPTS = 3;
+
+  /**
+   * Starts a new server on a free port. Takes a few seconds the first time (unpacking). A server
+   * that fails to start (its port taken between the check and the bind, say) is tried again on
+   * another port, with a warning that carries mysqld's own last lines.
+   */
   public static EmbeddedMariaDb start() {
+    IllegalStateException failed = null;
+    for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      try {
+        return startOnce();
+      } catch (IllegalStateException e) {
+        if (failed == null) {
+          failed = e;
+        } else {
+          failed.addSuppressed(e);
+        }
+        log.warn(
+            "embedded MariaDB did not start (attempt {} of {}): {}",
+            attempt,
+            ATTEMPTS,
+            e.getMessage());
+      }
+    }
+    throw failed;
+  }
+
+  private static EmbeddedMariaDb startOnce() {
     try {
       DBConfigurationBuilder builder = DBConfigurationBuilder.newBuilder();
-      builder.setPort(0);
+      builder.setPort(FreePorts.belowEphemeralRange());
       // The binaries and the installed template are the process's (two JVMs unpacking into one
       // shared base directory race, "Text file busy": the demo next to a test run, say); the data
       // and temporary directories are the server's.
@@ -75,8 +103,20 @@ public final class EmbeddedMariaDb implements EmbeddedServer {
           (System.nanoTime() - t0) / 1_000_000);
       return new EmbeddedMariaDb(db, port, version);
     } catch (Exception e) {
-      throw new IllegalStateException("could not start the embedded MariaDB: " + e.getMessage(), e);
+      throw new IllegalStateException("could not start the embedded MariaDB: " + causes(e), e);
     }
+  }
+
+  /** The messages of an exception and its causes, mysqld's last console lines among them. */
+  private static String causes(Throwable e) {
+    StringBuilder text = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (text.length() > 0) {
+        text.append(" <- ");
+      }
+      text.append(t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName());
+    }
+    return text.toString();
   }
 
   /**

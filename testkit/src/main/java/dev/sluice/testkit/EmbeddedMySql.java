@@ -5,8 +5,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,7 +105,7 @@ public final class EmbeddedMySql implements EmbeddedServer {
           root.toString().length() > 80
               ? Files.createTempDirectory(Path.of("/tmp"), "sluice-mysql-sock")
               : root;
-      server = new EmbeddedMySql(root, socketDir, freePort());
+      server = new EmbeddedMySql(root, socketDir, FreePorts.belowEphemeralRange());
       Runtime.getRuntime().addShutdownHook(server.shutdownHook);
       server.unpack(tarball);
       long unpacked = System.nanoTime();
@@ -343,12 +341,6 @@ public final class EmbeddedMySql implements EmbeddedServer {
     TempTrees.deleteQuietly(root);
     if (!socket.getParent().equals(root)) {
       TempTrees.deleteQuietly(socket.getParent());
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 

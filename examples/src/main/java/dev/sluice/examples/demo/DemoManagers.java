@@ -1,5 +1,6 @@
 package dev.sluice.examples.demo;
 
+import dev.sluice.testkit.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -8,7 +9,6 @@ import io.grpc.health.v1.HealthGrpc;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -282,8 +282,6 @@ final class DemoManagers implements AutoCloseable {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return FreePorts.belowEphemeralRange();
   }
 }

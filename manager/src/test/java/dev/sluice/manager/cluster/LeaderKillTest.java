@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.manager.SluiceServer;
 import dev.sluice.receiver.SluiceReceiver;
+import dev.sluice.testkit.FreePorts;
 import dev.sluice.testkit.TestDatabase;
 import java.io.File;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,10 +36,7 @@ class LeaderKillTest {
       c.createQueue("kill_q", "ack_wait=2s min_backoff=100ms max_backoff=200ms");
       Duration ttl = c.config("x").leaseTtl();
       Duration renew = c.config("x").leaseRenew();
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = FreePorts.belowEphemeralRange();
       TestDatabase d = c.shards.get(0);
       Path cfg = Files.createTempFile("sluice-leader-kill", ".yaml");
       Files.writeString(

@@ -8,10 +8,10 @@ import dev.sluice.manager.Harness;
 import dev.sluice.manager.RawReceiver;
 import dev.sluice.proto.v1.Event;
 import dev.sluice.proto.v1.SluiceGrpc;
+import dev.sluice.testkit.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.File;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -36,10 +36,7 @@ class ManagerCrashTest {
       }
       h.exec(sb.toString());
 
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = FreePorts.belowEphemeralRange();
       Path cfg = Files.createTempFile("sluice-crash", ".yaml");
       Files.writeString(
           cfg,
