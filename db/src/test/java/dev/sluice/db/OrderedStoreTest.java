@@ -131,6 +131,24 @@ class OrderedStoreTest {
     assertThat(first).hasSize(2);
     assertThat(firstReads).as("index reads of 2 keys' first rows").isLessThan(40);
 
+    // One key alone is read by its own seeks (grouped, the servers read all of a lone key).
+    before = indexReads();
+    assertThat(store.firstPendingOfKeys(List.of("hot"))).hasSize(1);
+    assertThat(indexReads() - before).as("index reads of the hot key's first row").isLessThan(20);
+
+    // Many keys, the hot one among them, in one statement: a few entries per key.
+    List<Object> many = new ArrayList<>(List.of("hot", "quiet"));
+    for (int i = 0; i < 200; i++) {
+      many.add("none" + i);
+    }
+    Map<String, Long> statementsBefore = statements();
+    before = indexReads();
+    assertThat(store.firstPendingOfKeys(many)).hasSize(2);
+    assertThat(indexReads() - before).as("index reads of 202 keys' first rows").isLessThan(2_000);
+    assertThat(since(statementsBefore))
+        .as("statements of 202 keys' first rows: their edges, then their rows")
+        .containsEntry("select", 2L);
+
     before = indexReads();
     // The recheck: the held rows' keys, then each key's first pending row; none is a turn.
     assertThat(store.firstPendingOfKeys(store.heldKeys(10)))
@@ -141,7 +159,7 @@ class OrderedStoreTest {
   }
 
   @Test
-  void aTurnIsOneReadAndOneWriteAndTheWindowsOwnRowsCostNoKeyRead() throws Exception {
+  void aTurnIsTwoReadsAndOneWriteAndTheWindowsOwnRowsCostNoKeyRead() throws Exception {
     JdbcEventStore store = queue("ord_turns");
     StringBuilder sb = new StringBuilder("INSERT INTO ord_turns (k) VALUES ");
     for (int i = 0; i < 100; i++) {
@@ -194,8 +212,9 @@ class OrderedStoreTest {
         .containsEntry("select", 2L);
     store.knownHeads(null);
 
-    // The heads settle (acked by hand); each key's turn: one read that says where each key's first
-    // pending row stands, and one UPDATE that releases those whose turn it is.
+    // The heads settle (acked by hand); each key's turn: one read of where each key's events stand,
+    // one of the keys' first pending rows by id, and one UPDATE that releases those whose turn it
+    // is.
     db.exec("UPDATE ord_turns SET state = 2 WHERE time_next < " + QueueConvention.HELD_NS);
     List<Object> keys = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
@@ -211,7 +230,7 @@ class OrderedStoreTest {
     assertThat(store.unhold(turn)).containsOnlyKeys(turn).doesNotContainValue(CasOutcome.STALE);
     assertThat(since(before))
         .as("statements of 50 keys' turns")
-        .containsEntry("select", 1L)
+        .containsEntry("select", 2L)
         .containsEntry("update", 1L)
         .containsEntry("commit", 0L)
         .containsEntry("set_option", 0L);
@@ -226,5 +245,36 @@ class OrderedStoreTest {
       assertThat(rs.next()).isTrue();
       assertThat(rs.getLong(1)).isEqualTo(firsts.get(0).timeNextNs() - QueueConvention.HELD_NS);
     }
+  }
+
+  /**
+   * Keys the column's collation calls equal ('Acct' and 'acct' under utf8mb4_unicode_ci) are one
+   * key to the checks, as they are to the server's seeks: the later event waits behind the earlier,
+   * whichever spelling the server gives a group.
+   */
+  @Test
+  void spellingsTheCollationCallsEqualAreOneKey() throws Exception {
+    JdbcEventStore store = queue("ord_spelling");
+    db.exec("INSERT INTO ord_spelling (k) VALUES ('Acct'), ('acct'), ('other'), ('ACCT')");
+    long now = store.serverTimeNs();
+    List<EventRow> rows = store.pollPending(now + HOUR, 100);
+    assertThat(rows)
+        .extracting(EventRow::keyPlace)
+        .containsExactly(KeyPlace.FIRST, KeyPlace.BEHIND, KeyPlace.FIRST, KeyPlace.BEHIND);
+
+    // The first settles; each spelling's first pending row is the second event, first now.
+    db.exec("UPDATE ord_spelling SET state = 2 WHERE id = " + rows.get(0).id());
+    for (List<Object> keys :
+        List.<List<Object>>of(List.of("ACCT", "other"), List.of("acct", "Acct", "other"))) {
+      List<EventRow> firsts = store.firstPendingOfKeys(keys);
+      assertThat(firsts)
+          .extracting(EventRow::id)
+          .contains(rows.get(1).id(), rows.get(2).id())
+          .doesNotContain(rows.get(3).id());
+      assertThat(firsts).extracting(EventRow::keyPlace).containsOnly(KeyPlace.FIRST);
+    }
+    assertThat(store.pollPending(now + HOUR, 100))
+        .extracting(EventRow::keyPlace)
+        .containsExactly(KeyPlace.FIRST, KeyPlace.FIRST, KeyPlace.BEHIND);
   }
 }

@@ -15,11 +15,10 @@ import org.jooq.Record;
 
 /**
  * An ordered queue's reads of where events stand in their keys ({@link KeySql}): a poll's rows get
- * their {@link KeyPlace} from one more statement over the distinct keys they hold — four one-entry
- * seeks per key — so a check costs the same whatever a key's backlog; the rows the caller holds as
- * heads already are left out of it. The same per-key figures serve the halted keys. A key's first
- * pending row (a turn, the recheck of held rows) is read with its place in one statement ({@link
- * KeySql#firstPending}).
+ * their {@link KeyPlace} from one more statement over the distinct keys they hold — one index entry
+ * per key and state — so a check costs the same whatever a key's backlog; the rows the caller holds
+ * as heads already are left out of it. The same per-key figures serve the halted keys. A key's
+ * first pending row (a turn, the recheck of held rows) is read by primary key after them.
  *
  * <p>The place is read after the rows, in a snapshot of its own: an event of the key fired or
  * inserted in between makes the row wait (it is checked again at its turn); one settled in between
@@ -79,14 +78,17 @@ final class KeyReads {
     HotSql.Sql s = sql.firsts(keys, dead);
     for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
       Object k = sql.oneKey() ? "" : OrderingKeys.normal(UserColumnReader.plain(r.get(0)));
-      out.put(
-          k,
-          new Edges(
-              k,
-              r.get(1, Long.class),
-              r.get(2, Long.class),
-              r.get(3, Long.class),
-              r.get(4, Long.class)));
+      Edges e = out.getOrDefault(k, new Edges(k, null, null, null, null));
+      Long first = r.get(2, Long.class);
+      int state = r.get(1, Integer.class);
+      if (state == EventState.PENDING.ordinal()) {
+        e = new Edges(k, first, e.firstFired(), e.firstDead(), r.get(3, Long.class));
+      } else if (state == EventState.FIRED.ordinal()) {
+        e = new Edges(k, e.firstPending(), first, e.firstDead(), e.lastPending());
+      } else {
+        e = new Edges(k, e.firstPending(), e.firstFired(), first, e.lastPending());
+      }
+      out.put(k, e);
     }
   }
 
@@ -129,17 +131,29 @@ final class KeyReads {
     return out;
   }
 
-  /** Each key's first pending row (held or not), with its place: one statement per 256 keys. */
+  /**
+   * Each key's first pending row (held or not), with its place: the keys' edges ({@link
+   * KeySql#firsts}), then their first pending rows by primary key; two statements per 256 keys.
+   * Their place is the edges': a row that stopped being pending in between is left out (it was in
+   * the window, not held; its key is freed again when it settles).
+   */
   List<EventRow> firstPending(List<Object> keys) {
     boolean halt = q.options().haltOnDead();
-    List<EventRow> rows = new ArrayList<>();
-    for (int at = 0; at < Math.max(1, keys.size()); at += MAX_KEYS) {
-      List<Object> batch = keys.subList(at, Math.min(keys.size(), at + MAX_KEYS));
-      rows.addAll(hot.queryPlaced(sql.firstPending(hot.selectColumns(), batch, halt)));
-      if (sql.oneKey()) {
-        break;
+    Map<Long, Edges> byFirst = new HashMap<>();
+    for (Edges e : edges(new LinkedHashSet<>(keys), halt).values()) {
+      if (e.firstPending() != null) {
+        byFirst.put(e.firstPending(), e);
       }
     }
+    List<EventRow> rows = new ArrayList<>();
+    List<Long> ids = new ArrayList<>(byFirst.keySet());
+    for (int at = 0; at < ids.size(); at += MAX_KEYS) {
+      List<Long> batch = ids.subList(at, Math.min(ids.size(), at + MAX_KEYS));
+      for (EventRow r : hot.query(sql.pendingRows(hot.selectColumns(), batch))) {
+        rows.add(r.withPlace(byFirst.get(r.id()).place(r.id(), halt)));
+      }
+    }
+    rows.sort(Comparator.comparingLong(EventRow::id));
     return rows;
   }
 
