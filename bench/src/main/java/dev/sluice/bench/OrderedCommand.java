@@ -110,6 +110,14 @@ final class OrderedCommand implements Callable<Integer> {
   Double warmup;
 
   @Option(
+      names = "--drain-warmup",
+      description =
+          "Events per key of two untimed drains, one unordered and one ordered, before the"
+              + " measured drains: both are then measured with the JIT warmed the same way, as"
+              + " drain warms every peer. Default: a tenth of --per-key, at least 2; 0: none")
+  Integer drainWarmup;
+
+  @Option(
       names = "--producers",
       defaultValue = "3",
       description = "Trickle producer threads (a connection each). Default: ${DEFAULT-VALUE}")
@@ -214,6 +222,17 @@ final class OrderedCommand implements Callable<Integer> {
               backlogN,
               SluiceSide.useOptions(queueOptions),
               limited()));
+      int w = drainWarmup != null ? drainWarmup : Math.max(2, m / 10);
+      if (w > 0 && (phases.contains("unordered") || phases.contains("drain"))) {
+        Progress.note(
+            String.format(
+                Locale.ROOT,
+                "warm-up: an unordered and an ordered drain of %,d events each first, not counted",
+                (long) keys * w));
+        runDrain(server, status, "warmup_unordered", false, w);
+        runDrain(server, status, "warmup_ordered", true, w);
+        pause();
+      }
       if (phases.contains("unordered")) {
         unordered = runDrain(server, status, "unordered", false, m);
         pause();
