@@ -4,12 +4,13 @@
  * package's public API only. Started by the `receiver` script beside this file.
  */
 import * as readline from 'node:readline';
-import { type ReceivedEvent, RetryLater, SluiceReceiver, stderrLogger } from '../src/index';
+import { type ReceivedEvent, RetryLater, SluiceReceiver, Snooze, stderrLogger } from '../src/index';
 import { canonical } from './canonical';
 
 type Mode =
   | { kind: 'ack' }
   | { kind: 'nack-first' }
+  | { kind: 'snooze-first' }
   | { kind: 'slow'; ms: number; autoExtend: boolean }
   | { kind: 'hold' };
 
@@ -27,7 +28,7 @@ function env(name: string, required = true): string | undefined {
 }
 
 function parseMode(text: string): Mode {
-  if (text === 'ack' || text === 'nack-first' || text === 'hold') {
+  if (text === 'ack' || text === 'nack-first' || text === 'snooze-first' || text === 'hold') {
     return { kind: text } as Mode;
   }
   const slow = /^(slow|slow-noextend):(\d+)$/.exec(text);
@@ -35,7 +36,7 @@ function parseMode(text: string): Mode {
     return { kind: 'slow', ms: Number(slow[2]), autoExtend: slow[1] === 'slow' };
   }
   throw new Error(
-    `SLUICE_MODE must be ack, nack-first, slow:<ms>, slow-noextend:<ms> or hold, was '${text}'`,
+    `SLUICE_MODE must be ack, nack-first, snooze-first, slow:<ms>, slow-noextend:<ms> or hold, was '${text}'`,
   );
 }
 
@@ -85,6 +86,14 @@ function main(): void {
           if (!seen.has(key)) {
             seen.add(key);
             throw new RetryLater(100, 'conformance');
+          }
+          return;
+        }
+        case 'snooze-first': {
+          const key = `${event.shard}/${event.id}`;
+          if (!seen.has(key)) {
+            seen.add(key);
+            throw new Snooze(100, 'conformance');
           }
           return;
         }

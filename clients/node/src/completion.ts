@@ -11,6 +11,8 @@ export interface Completion {
   readonly token: Buffer;
   readonly retryAfterMs: number;
   readonly reason: string;
+  /** A nack that spends no attempt ({@link Snooze}). */
+  readonly snooze: boolean;
 }
 
 /** Matches an AckResult to what was sent: shard, id and epoch. */

@@ -4,7 +4,7 @@ import { autoExtend, deadlineOf, type Extender } from './extender';
 import type { Logger } from './logger';
 import type { Outbox } from './outbox';
 import type { WireEvent } from './proto';
-import { RetryLater } from './retry-later';
+import { RetryLater, Snooze } from './retry-later';
 import { Signal } from './signal';
 
 /** What a handler gets beside the event. */
@@ -18,7 +18,8 @@ export interface HandlerContext {
 
 /**
  * Handles one event: resolve (or return) to ack it, throw or reject to nack it (retried with the
- * queue's backoff), throw a {@link RetryLater} to have it retried no sooner than its delay.
+ * queue's backoff), throw a {@link RetryLater} to have it retried no sooner than its delay, or a
+ * {@link Snooze} to have it back after its delay without spending an attempt.
  */
 export type EventHandler = (event: ReceivedEvent, context: HandlerContext) => unknown;
 
@@ -178,7 +179,7 @@ export class Dispatcher {
     } catch (e) {
       error = e;
       if (e instanceof RetryLater) {
-        completion = nack(wire, e.retryAfterMs, e.reason);
+        completion = nack(wire, e.retryAfterMs, e.reason, e instanceof Snooze);
       } else {
         const reason = describeError(e);
         this.logger.warn(
@@ -232,6 +233,7 @@ function answer(
   wire: WireEvent,
   retryAfterMs: number,
   reason: string,
+  snooze = false,
 ): Completion {
   return {
     type,
@@ -241,11 +243,12 @@ function answer(
     token: wire.deliveryToken ?? Buffer.alloc(0),
     retryAfterMs,
     reason,
+    snooze,
   };
 }
 
-function nack(wire: WireEvent, retryAfterMs: number, reason: string): Completion {
-  return answer('nack', wire, retryAfterMs, reason);
+function nack(wire: WireEvent, retryAfterMs: number, reason: string, snooze = false): Completion {
+  return answer('nack', wire, retryAfterMs, reason, snooze);
 }
 
 /** `Name: message` of what a handler threw. */

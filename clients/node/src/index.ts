@@ -14,7 +14,7 @@ export type {
 export type { ReceiverStats } from './receiver-stats';
 export type { EventHandler, HandlerContext, Handled } from './dispatcher';
 export { ReceivedEvent, type GroupOutcome } from './event';
-export { RetryLater } from './retry-later';
+export { RetryLater, Snooze } from './retry-later';
 export { ExtensionRefused, type ExtendRefusal } from './extender';
 export { Timestamp, type ColumnKind, type ColumnJsValue, type ColumnValue } from './values';
 export { Backoff } from './backoff';

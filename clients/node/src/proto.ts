@@ -150,6 +150,8 @@ export interface WireNack {
   event: WireEventRef;
   retryAfterMs: WireLong;
   reason: string;
+  /** A nack that spends no attempt (when the table counts snoozes). */
+  snooze?: boolean;
 }
 
 export interface ReceiverMessage {

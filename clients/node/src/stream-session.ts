@@ -119,7 +119,12 @@ export class StreamSession {
       } else if (c.type === 'ack') {
         events.push(ref);
       } else {
-        nacks.push({ event: ref, retryAfterMs: String(c.retryAfterMs), reason: c.reason });
+        nacks.push({
+          event: ref,
+          retryAfterMs: String(c.retryAfterMs),
+          reason: c.reason,
+          snooze: c.snooze,
+        });
       }
     }
     if (events.length > 0 || committed.length > 0) {

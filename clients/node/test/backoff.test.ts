@@ -1,7 +1,7 @@
 /** The reconnect backoff: 100 ms doubling to 5 s, jittered within [base/2, base], reset on success. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff, checkKeyRange, RetryLater } from '../src/index';
+import { Backoff, checkKeyRange, RetryLater, Snooze } from '../src/index';
 
 describe('Backoff', () => {
   it('doubles from min to max at the top of its jitter', () => {
@@ -66,5 +66,17 @@ describe('RetryLater', () => {
     assert.equal(new RetryLater(1500, 'rate limited').retryAfterMs, 1500);
     assert.equal(new RetryLater(5, 'why').reason, 'why');
     assert.throws(() => new RetryLater(-1), RangeError);
+  });
+});
+
+describe('Snooze', () => {
+  it('is a RetryLater whose delay must be more than 0', () => {
+    const z = new Snooze(250, 'not yet');
+    assert.ok(z instanceof RetryLater);
+    assert.equal(z.retryAfterMs, 250);
+    assert.equal(z.reason, 'not yet');
+    assert.equal(z.name, 'Snooze');
+    assert.throws(() => new Snooze(0), RangeError);
+    assert.throws(() => new Snooze(-5), RangeError);
   });
 });

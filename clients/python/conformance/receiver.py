@@ -1,7 +1,7 @@
 """The conformance receiver (conformance/CONTRACT.md), written with sluice_client's public API.
 
 Environment: SLUICE_TARGETS, SLUICE_QUEUE, SLUICE_RECEIVER_ID, SLUICE_MAX_IN_FLIGHT, SLUICE_MODE
-(ack | nack-first | slow:<ms> | slow-noextend:<ms> | hold), SLUICE_TLS_CA, SLUICE_TOKEN. Prints
+(ack | nack-first | snooze-first | slow:<ms> | slow-noextend:<ms> | hold), SLUICE_TLS_CA, SLUICE_TOKEN. Prints
 one JSON object per line on stdout (ready, received, handled, ack_result, error, stopped); logs go
 to stderr. A line ``stop`` on stdin, stdin closing, or SIGTERM stops it gracefully.
 """
@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from sluice_client import Receiver, RetryLater
+from sluice_client import Receiver, RetryLater, Snooze
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 MICRO = dt.timedelta(microseconds=1)
@@ -75,7 +75,7 @@ def main():
     slow = mode.startswith("slow:") or mode.startswith("slow-noextend:")
     slow_ms = int(mode.split(":", 1)[1]) if slow else 0
     auto_extend = not mode.startswith("slow-noextend:")
-    if mode not in ("ack", "nack-first", "hold") and not slow:
+    if mode not in ("ack", "nack-first", "snooze-first", "hold") and not slow:
         raise SystemExit(f"unknown SLUICE_MODE {mode!r}")
     seen = set()
     seen_lock = threading.Lock()
@@ -86,10 +86,12 @@ def main():
               "columns": {name: {"kind": event.column_kind(name),
                                  "value": canonical(event.column_kind(name), value)}
                           for name, value in event.columns.items()}})
-        if mode == "nack-first":
+        if mode in ("nack-first", "snooze-first"):
             with seen_lock:
                 first = (event.shard, event.id) not in seen
                 seen.add((event.shard, event.id))
+            if first and mode == "snooze-first":
+                raise Snooze(dt.timedelta(milliseconds=100), "conformance")
             if first:
                 raise RetryLater(dt.timedelta(milliseconds=100), "conformance")
         elif slow_ms:

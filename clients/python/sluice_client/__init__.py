@@ -17,7 +17,7 @@ The package README documents the options and the value mapping.
 
 from . import producer
 from .config import ReceiverConfig
-from .errors import ExtensionRefused, RetryLater
+from .errors import ExtensionRefused, RetryLater, Snooze
 from .event import GroupOutcome, ReceivedEvent
 from .producer import InsertOutcome
 from .receiver import Receiver
@@ -39,6 +39,7 @@ __all__ = [
     "ReceiverStats",
     "ExtensionRefused",
     "RetryLater",
+    "Snooze",
     "StreamError",
     "Subscription",
     "ack_in_transaction",

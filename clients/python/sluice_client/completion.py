@@ -23,6 +23,8 @@ class Completion:
     committed: bool = False
     retry_after_ms: int = 0
     reason: str = ""
+    #: A nack that spends no attempt (:class:`~sluice_client.errors.Snooze`).
+    snooze: bool = False
 
     @property
     def ref(self) -> Ref:

@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from typing import Callable, Deque, List, Optional, Tuple
 
 from .completion import Completion
-from .errors import RetryLater
+from .errors import RetryLater, Snooze
 from .event import ReceivedEvent
 from .extender import ANSWER_TIMEOUT, AutoExtend, Extender, deadline_of
 from .outbox import Outbox
@@ -148,7 +148,7 @@ class Dispatcher:
             )
         except RetryLater as r:
             error = r
-            completion = _nack(raw, r.retry_after_ms, r.reason)
+            completion = _nack(raw, r.retry_after_ms, r.reason, isinstance(r, Snooze))
         except BaseException as e:  # noqa: B036 - any failure of the handler is a nack
             error = e
             reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -204,7 +204,7 @@ class Dispatcher:
             self._cond.notify_all()
 
 
-def _nack(raw, retry_after_ms: int, reason: str) -> Completion:
+def _nack(raw, retry_after_ms: int, reason: str, snooze: bool = False) -> Completion:
     return Completion(
         raw.id,
         raw.epoch,
@@ -213,4 +213,5 @@ def _nack(raw, retry_after_ms: int, reason: str) -> Completion:
         ack=False,
         retry_after_ms=retry_after_ms,
         reason=reason,
+        snooze=snooze,
     )

@@ -31,6 +31,21 @@ class RetryLater(Exception):
         return max(1, math.ceil(self.delay_seconds * 1000))
 
 
+class Snooze(RetryLater):
+    """Raised by a handler to put its event back to pending for ``delay`` (seconds, or a
+    ``timedelta``; more than 0) *without spending an attempt*: "not yet", not "failed". The queue
+    table counts snoozes in its optional ``snoozes`` column (an event's attempts are then
+    ``epoch - snoozes``); an event snoozed ``max_snoozes`` times, or one of a table without that
+    column, has the snooze count as a failed attempt, as a :class:`RetryLater` would. The snoozed
+    delivery is over: a late ack of it changes nothing, and the event comes again at the next
+    epoch."""
+
+    def __init__(self, delay: Delay, reason: str = "") -> None:
+        super().__init__(delay, reason)
+        if not self.delay_seconds > 0:
+            raise ValueError(f"a snooze's delay must be > 0 seconds, was {delay!r}")
+
+
 class ExtensionRefused(Exception):
     """A manager refused to extend an event's deadline: ``status`` is ``"STALE"`` (the attempt is
     over: acked, taken back, fired again), ``"UNKNOWN"`` (no such event) or ``"LIMIT"`` (at the

@@ -187,6 +187,7 @@ class StreamSession:
                             event=c.event_ref(),
                             retry_after_ms=c.retry_after_ms,
                             reason=cut_reason(c.reason),
+                            snooze=c.snooze,
                         )
                     )
             for c in batch:

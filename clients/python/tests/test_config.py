@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from sluice_client import Receiver, RetryLater
+from sluice_client import Receiver, RetryLater, Snooze
 from sluice_client.config import check_key_range
 from sluice_client.channels import ChannelSecurity
 from sluice_client.completion import MAX_REASON_BYTES, cut_reason
@@ -86,6 +86,15 @@ def test_retry_later_delays():
     assert RetryLater(dt.timedelta(minutes=5)).retry_after_ms == 300_000
     with pytest.raises(ValueError):
         RetryLater(-1)
+
+
+def test_a_snooze_is_a_retry_later_whose_delay_is_more_than_0():
+    z = Snooze(dt.timedelta(seconds=30), "not yet")
+    assert isinstance(z, RetryLater)
+    assert z.retry_after_ms == 30_000 and z.reason == "not yet"
+    for bad in (0, -1, dt.timedelta(0)):
+        with pytest.raises(ValueError):
+            Snooze(bad)
 
 
 def test_a_long_reason_is_cut_to_whole_characters():

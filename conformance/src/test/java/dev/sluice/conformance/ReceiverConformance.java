@@ -32,6 +32,7 @@ abstract class ReceiverConformance {
 
   private static final String ONCE = "once_q";
   private static final String NACK = "nack_q";
+  private static final String SNOOZE = "snooze_q";
   private static final String STALE = "stale_q";
   private static final String KILLED = "killed_q";
   private static final String STOP = "stop_q";
@@ -61,6 +62,11 @@ abstract class ReceiverConformance {
     // Every queue exists before the managers start: none waits for discovery.
     shard.createQueue(ONCE, "");
     shard.createQueue(NACK, "min_backoff=50ms max_backoff=100ms");
+    // One attempt only: a nack would make the event dead; a snooze, counted, spends none.
+    shard.createQueue(
+        SNOOZE,
+        "max_attempts=1 min_backoff=50ms max_backoff=100ms",
+        "`snoozes` INT NOT NULL DEFAULT 0");
     // The first attempt times out while its handler sleeps; raised in the check (see there).
     shard.createQueue(STALE, "ack_wait=1s min_backoff=2s max_backoff=2s");
     shard.createQueue(KILLED, "ack_wait=3s min_backoff=50ms max_backoff=100ms");
@@ -162,6 +168,28 @@ abstract class ReceiverConformance {
                 .extracting(l -> l.path("epoch").asLong() + ":" + l.path("outcome").asText())
                 .containsExactly(first + ":nack", (first + 1) + ":ack");
           });
+    }
+  }
+
+  @Test
+  void snoozeSpendsNoAttempt() throws Exception {
+    try (ReceiverProcess p = receiver("snooze", SNOOZE, "snooze-first", 8)) {
+      p.awaitReady();
+      shard.insert(SNOOZE, 10);
+      shard.awaitCount(SNOOZE, EventState.ACKED, 10);
+      p.stopAndAwaitExit();
+      ReceiverLines.checkFormat(p);
+      Map<String, List<JsonNode>> received = ReceiverLines.byEvent(p.lines("received"));
+      assertThat(received.keySet()).containsExactlyInAnyOrderElementsOf(shard.keys(SNOOZE));
+      received.forEach(
+          (event, lines) ->
+              assertThat(lines)
+                  .as("deliveries of %s (snoozed at the first)", event)
+                  .extracting(l -> l.path("epoch").asText())
+                  .containsExactly("1", "2"));
+      assertThat(shard.queryLong("SELECT COUNT(*) FROM " + SNOOZE + " WHERE snoozes = 1"))
+          .as("events whose snooze the table counted (max_attempts=1: a nack would be dead)")
+          .isEqualTo(10);
     }
   }
 

@@ -25,11 +25,11 @@ final class ShardTables {
     this.db = db;
   }
 
-  /** A queue table with one user column, {@code n BIGINT}. */
-  void createQueue(String queue, String options) throws SQLException {
-    db.exec(
-        QueueConvention.createTableSql(
-            queue, List.of("`n` BIGINT NULL"), ("sluice_queue " + options).strip()));
+  /** A queue table with one user column, {@code n BIGINT}, and {@code extra} columns. */
+  void createQueue(String queue, String options, String... extra) throws SQLException {
+    List<String> columns = new java.util.ArrayList<>(List.of("`n` BIGINT NULL"));
+    columns.addAll(List.of(extra));
+    db.exec(QueueConvention.createTableSql(queue, columns, ("sluice_queue " + options).strip()));
   }
 
   /** A queue table with a column of every type ({@link TypedColumns}). */

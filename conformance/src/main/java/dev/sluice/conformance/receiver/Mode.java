@@ -2,6 +2,7 @@ package dev.sluice.conformance.receiver;
 
 import dev.sluice.receiver.EventHandler;
 import dev.sluice.receiver.RetryLater;
+import dev.sluice.receiver.Snooze;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -9,15 +10,19 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * What the handler does with each event ({@code SLUICE_MODE}): {@code ack}, {@code nack-first},
- * {@code slow:<ms>}, {@code slow-noextend:<ms>} or {@code hold}. Handlers run on the SDK's handler
- * threads; {@link #release} runs on the main thread when the process is asked to stop.
+ * {@code snooze-first}, {@code slow:<ms>}, {@code slow-noextend:<ms>} or {@code hold}. Handlers run
+ * on the SDK's handler threads; {@link #release} runs on the main thread when the process is asked
+ * to stop.
  */
 final class Mode {
   private final String name;
   private final long slowMs;
   private final boolean autoExtend;
 
-  /** Ids ({@code shard/id}) seen by nack-first: each is nacked the first time only. */
+  /**
+   * Ids ({@code shard/id}) seen by nack-first and snooze-first: each is nacked (snoozed) the first
+   * time only.
+   */
   private final Set<String> seen = ConcurrentHashMap.newKeySet();
 
   /** Holds hold-mode handlers until the process stops. */
@@ -40,7 +45,7 @@ final class Mode {
 
   static Mode parse(String text) {
     String t = text.strip();
-    if (t.equals("ack") || t.equals("nack-first") || t.equals("hold")) {
+    if (t.equals("ack") || t.equals("nack-first") || t.equals("snooze-first") || t.equals("hold")) {
       return new Mode(t, 0);
     }
     if (t.startsWith("slow:") || t.startsWith("slow-noextend:")) {
@@ -54,7 +59,8 @@ final class Mode {
       }
     }
     throw new IllegalArgumentException(
-        "SLUICE_MODE must be ack, nack-first, slow:<ms>, slow-noextend:<ms> or hold, not '"
+        "SLUICE_MODE must be ack, nack-first, snooze-first, slow:<ms>, slow-noextend:<ms> or hold,"
+            + " not '"
             + text
             + "'");
   }
@@ -66,6 +72,11 @@ final class Mode {
         case "nack-first" -> {
           if (seen.add(event.shard() + "/" + event.id())) {
             throw new RetryLater(Duration.ofMillis(100), "conformance");
+          }
+        }
+        case "snooze-first" -> {
+          if (seen.add(event.shard() + "/" + event.id())) {
+            throw new Snooze(Duration.ofMillis(100), "conformance");
           }
         }
         case "slow" -> Thread.sleep(slowMs); // the handler's work, as the mode says
