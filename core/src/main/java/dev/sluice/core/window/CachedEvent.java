@@ -45,6 +45,13 @@ public final class CachedEvent {
   /** For a group's completion event, what became of the group's children; null otherwise. */
   public final dev.sluice.core.outlet.GroupOutcome group;
 
+  /**
+   * Whether the table still shows the row held behind its key ({@code time_next} = {@link #dueNs} +
+   * {@code HELD_NS}): an ordered queue's turn hands the key's next row over without releasing it
+   * first, and its fire's compare-and-set moves {@code time_next} anyway (see {@code KeyTurns}).
+   */
+  public final boolean heldInTable;
+
   public CachedEvent(
       long id,
       long epoch,
@@ -87,6 +94,37 @@ public final class CachedEvent {
       int bytes,
       Object orderingKey,
       dev.sluice.core.outlet.GroupOutcome group) {
+    this(
+        id,
+        epoch,
+        dueNs,
+        createdNs,
+        priority,
+        tenant,
+        actorPath,
+        workClass,
+        columns,
+        bytes,
+        orderingKey,
+        group,
+        false);
+  }
+
+  public CachedEvent(
+      long id,
+      long epoch,
+      long dueNs,
+      long createdNs,
+      int priority,
+      String tenant,
+      java.util.List<String> actorPath,
+      String workClass,
+      Map<String, Object> columns,
+      int bytes,
+      Object orderingKey,
+      dev.sluice.core.outlet.GroupOutcome group,
+      boolean heldInTable) {
+    this.heldInTable = heldInTable;
     this.group = group;
     this.orderingKey = orderingKey;
     this.id = id;
@@ -100,6 +138,30 @@ public final class CachedEvent {
     this.workClass = workClass;
     this.columns = columns;
     this.bytes = bytes;
+  }
+
+  /**
+   * The same event as the table shows it once fired: its fire moved {@code time_next}, so it is no
+   * longer held there (a snooze or a release later finds it as any fired event).
+   */
+  public CachedEvent fired() {
+    if (!heldInTable) {
+      return this;
+    }
+    return new CachedEvent(
+        id,
+        epoch,
+        dueNs,
+        createdNs,
+        priority,
+        tenant,
+        actorPath,
+        workClass,
+        columns,
+        bytes,
+        orderingKey,
+        group,
+        false);
   }
 
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */

@@ -81,6 +81,15 @@ public final class KeyLedger {
   public void letGo(CachedEvent e) {
     if (e.orderingKey != null) {
       held.remove(e.boxedId);
+      if (e.heldInTable) {
+        // The table shows it held, out of every poll's range: no poll would bring it back. Its key
+        // goes to KeyTurns, which releases it in the table this time.
+        Long head = heads.get(e.orderingKey);
+        if (head != null && head == e.id) {
+          heads.remove(e.orderingKey);
+        }
+        freed.accept(e.orderingKey);
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.window.CachedEvent;
+import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
@@ -52,11 +53,16 @@ public final class FireBatch {
     this.firedAtNs = firedAtNs;
   }
 
-  /** What the firer fires: each event at the epoch and due time it was read at (firer thread). */
+  /**
+   * What the firer fires: each event at the epoch and {@code time_next} it was read at (firer
+   * thread): its due time, or for a key's turn handed over unreleased, the held time the table
+   * shows.
+   */
   public List<FireRef> fireRefs() {
     List<FireRef> out = new ArrayList<>(events.size());
     for (CachedEvent e : events) {
-      out.add(new FireRef(e.id, e.epoch, e.dueNs));
+      out.add(
+          new FireRef(e.id, e.epoch, e.heldInTable ? e.dueNs + QueueConvention.HELD_NS : e.dueNs));
     }
     return out;
   }

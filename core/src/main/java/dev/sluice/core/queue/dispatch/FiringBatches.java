@@ -110,7 +110,7 @@ final class FiringBatches {
         }
         continue;
       }
-      InFlight f = table.fired(e, r, now, b.firedDeadlineNs);
+      InFlight f = table.fired(e.fired(), r, now, b.firedDeadlineNs);
       if (!dispatching || !ledger.attached(r)) {
         settlements.unsent(f, now);
         continue;

@@ -33,8 +33,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Turns.</b> When the dispatcher lets go of a key's event (acked, dead, cancelled, or gone
  * from memory), it tells this class the key ({@link #freed}); the next pass reads that key's first
- * pending row — one index seek — and, if nothing earlier is pending, fired or halting, releases it
- * ({@code time_next - HELD_NS}, CAS) and hands it straight to the window when it is due.
+ * pending row — one index seek — and, if nothing earlier is pending, fired or halting, hands it
+ * straight to the window when it is due, still held in the table: the fire's compare-and-set moves
+ * its {@code time_next}. One not due yet, or let go of by the window unfired, is released ({@code
+ * time_next - HELD_NS}, CAS) for the polls to find.
  *
  * <p><b>From the table, not from memory.</b> A leader that dies between an ack and the release of
  * the next event leaves that event held: the first pass of a queue (every new leader's) and then a
@@ -61,6 +63,9 @@ public final class KeyTurns {
 
   static final int BATCH = 1000;
 
+  /** The most ids of rows handed over unreleased that are remembered (see {@link #handedOver}). */
+  static final int MAX_HANDED_OVER = 65_536;
+
   private final QueueContext ctx;
   private final Waiter waiter;
 
@@ -69,6 +74,12 @@ public final class KeyTurns {
 
   // --- the poller thread's
   private final Set<Object> retry = new LinkedHashSet<>();
+
+  /**
+   * The held rows this leader handed to the window without releasing them, most recent last (at
+   * most {@link #MAX_HANDED_OVER}): one met here again was let go of unfired, and is released.
+   */
+  private final LinkedHashSet<Long> handedOver = new LinkedHashSet<>();
 
   /**
    * Keys with held rows, oldest checked first: every {@link #WAITING_EVERY_NS} up to {@link
@@ -249,33 +260,52 @@ public final class KeyTurns {
   }
 
   /**
-   * Of each key's first pending row: the held ones whose turn it is are released; those and the
-   * unheld first rows due by {@code dueByNs} go to the window.
+   * Of each key's first pending row whose turn it is: a held one due by {@code dueByNs} goes to the
+   * window as it is, still held in the table (its fire's compare-and-set moves {@code time_next}
+   * anyway, so releasing it first would be one more write of the row); other held ones are released
+   * ({@code time_next - HELD_NS}, CAS) for the polls to find when due, and so is one handed over
+   * before that comes back here (the window let go of it: no poll would ever read it held). The
+   * unheld first rows due by {@code dueByNs} go to the window too. A completion queue's rows are
+   * always released: their holds are their groups' too.
    */
   private List<EventRow> release(List<EventRow> firsts, long dueByNs) {
+    boolean handOver = !ctx.table().completesGroups();
     List<EventRef> held = new ArrayList<>();
-    for (EventRow r : firsts) {
-      if (!r.waitsForKey() && r.held()) {
-        held.add(new EventRef(r.id(), r.epoch()));
-      }
-    }
-    Map<EventRef, CasOutcome> out = held.isEmpty() ? Map.of() : ctx.ordering().unhold(held);
-    ctx.metrics().keyReleased.increment(applied(out));
     List<EventRow> go = new ArrayList<>();
+    int handed = 0;
     for (EventRow r : firsts) {
       if (r.waitsForKey()) {
         continue;
       }
-      EventRow row = r;
-      if (r.held()) {
-        if (out.get(new EventRef(r.id(), r.epoch())) != CasOutcome.APPLIED) {
-          continue; // changed meanwhile: the polls read it as it is now
+      if (!r.held()) {
+        if (r.timeNextNs() <= dueByNs) {
+          go.add(r);
         }
-        row = released(r);
+      } else if (handOver && r.timeNextNs() - HELD_NS <= dueByNs && handedOver.add(r.id())) {
+        go.add(r);
+        handed++;
+        if (handedOver.size() > MAX_HANDED_OVER) {
+          Iterator<Long> oldest = handedOver.iterator();
+          oldest.next();
+          oldest.remove();
+        }
+      } else {
+        handedOver.remove(r.id());
+        held.add(new EventRef(r.id(), r.epoch()));
       }
-      if (row.timeNextNs() <= dueByNs) {
-        go.add(row);
+    }
+    Map<EventRef, CasOutcome> out = held.isEmpty() ? Map.of() : ctx.ordering().unhold(held);
+    ctx.metrics().keyReleased.increment(applied(out) + handed);
+    for (EventRow r : firsts) {
+      if (r.held()
+          && !r.waitsForKey()
+          && out.get(new EventRef(r.id(), r.epoch())) == CasOutcome.APPLIED) {
+        EventRow row = released(r);
+        if (row.timeNextNs() <= dueByNs) {
+          go.add(row);
+        }
       }
+      // A release not applied: changed meanwhile; the polls read it as it is now.
     }
     return go;
   }

@@ -5,6 +5,7 @@ import dev.sluice.core.queue.ordering.GroupSeals;
 import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.EventSize;
+import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
@@ -83,11 +84,13 @@ final class PolledEvents {
             new EventRef(row.id(), row.epoch()), "too large: " + bytes + " bytes > " + limit);
         continue;
       }
+      // A held row here is a key's turn handed over unreleased (KeyTurns): due at its own time.
+      boolean held = row.held();
       out.add(
           new CachedEvent(
               row.id(),
               row.epoch(),
-              row.timeNextNs(),
+              held ? row.timeNextNs() - QueueConvention.HELD_NS : row.timeNextNs(),
               row.timeCreatedNs(),
               row.priority(),
               row.tenant(),
@@ -96,7 +99,8 @@ final class PolledEvents {
               columns,
               bytes,
               key,
-              groups.isEmpty() ? null : groups.get(row.id())));
+              groups.isEmpty() ? null : groups.get(row.id()),
+              held));
     }
     if (!read.isEmpty()) {
       rowSizes.accept(largest);
