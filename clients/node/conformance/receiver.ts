@@ -81,19 +81,14 @@ function main(): void {
         columns: columnsOf(event),
       });
       switch (mode.kind) {
-        case 'nack-first': {
-          const key = `${event.shard}/${event.id}`;
-          if (!seen.has(key)) {
-            seen.add(key);
-            throw new RetryLater(100, 'conformance');
-          }
-          return;
-        }
+        case 'nack-first':
         case 'snooze-first': {
           const key = `${event.shard}/${event.id}`;
           if (!seen.has(key)) {
             seen.add(key);
-            throw new Snooze(100, 'conformance');
+            throw mode.kind === 'snooze-first'
+              ? new Snooze(100, 'conformance')
+              : new RetryLater(100, 'conformance');
           }
           return;
         }

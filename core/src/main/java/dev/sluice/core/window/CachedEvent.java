@@ -145,27 +145,16 @@ public final class CachedEvent {
    * longer held there (a snooze or a release later finds it as any fired event).
    */
   public CachedEvent fired() {
-    if (!heldInTable) {
-      return this;
-    }
-    return new CachedEvent(
-        id,
-        epoch,
-        dueNs,
-        createdNs,
-        priority,
-        tenant,
-        actorPath,
-        workClass,
-        columns,
-        bytes,
-        orderingKey,
-        group,
-        false);
+    return heldInTable ? copy(epoch, dueNs) : this;
   }
 
   /** The same event, pending again at {@code epoch} and due at {@code dueNs}. */
   public CachedEvent retry(long newEpoch, long newDueNs) {
+    return copy(newEpoch, newDueNs);
+  }
+
+  /** The same event at {@code newEpoch}, due at {@code newDueNs}, not held in the table. */
+  private CachedEvent copy(long newEpoch, long newDueNs) {
     return new CachedEvent(
         id,
         newEpoch,
@@ -178,7 +167,8 @@ public final class CachedEvent {
         columns,
         bytes,
         orderingKey,
-        group);
+        group,
+        false);
   }
 
   public long id() {
