@@ -3,9 +3,6 @@ package dev.sluice.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.core.config.BinlogMode;
 import dev.sluice.core.queue.QueueManager;
-import dev.sluice.manager.channel.ChannelMessages;
-import dev.sluice.manager.channel.ChannelPublisher;
-import dev.sluice.manager.channel.OutboundMessage;
 import dev.sluice.manager.config.ChannelConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,10 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -195,12 +189,16 @@ final class DrainCommand implements Callable<Integer> {
     double sluiceOutlet = Double.NaN;
     double brokerFloor = Double.NaN;
     double grouped = Double.NaN;
+    String completionLagMs = "";
     OutletBroker broker = null;
     try (BenchServer server = BenchServer.of(serverOptions);
         ServerStatus status = new ServerStatus(server)) {
       Progress.note(Machine.describe());
       Progress.note("server: " + server.describe());
       cpu = new CpuMeter(server);
+      GroupedDrain groupedDrain =
+          new GroupedDrain(receivers, concurrency, maxInFlight, poolSize, cpu);
+      ChannelDrain channelDrain = new ChannelDrain(poolSize, cpu);
       Progress.note(
           String.format(
               Locale.ROOT,
@@ -246,17 +244,18 @@ final class DrainCommand implements Callable<Integer> {
               Progress.note(
                   "grouped: the earlier run gave " + rate(grouped) + "; this one replaces it");
             }
-            grouped = runGrouped(server, status, n);
+            grouped = groupedDrain.run(server, status, n);
+            completionLagMs = groupedDrain.completionLagMs();
           }
           default -> {
             // The broker starts when a channel peer first needs it (not during the peers before).
             if (broker == null) {
-              broker = startBroker(kind);
+              broker = ChannelDrain.startBroker(kind);
             }
             if (p.equals(outletPeer)) {
-              sluiceOutlet = runOutlet(server, status, n, broker);
+              sluiceOutlet = channelDrain.runOutlet(server, status, n, broker);
             } else {
-              brokerFloor = runBrokerFloor(n, broker);
+              brokerFloor = channelDrain.runBrokerFloor(n, broker);
             }
           }
         }
@@ -318,12 +317,6 @@ final class DrainCommand implements Callable<Integer> {
     }
     return 0;
   }
-
-  /**
-   * The last grouped run's lag from a group's last child ack to its completion, by the database's
-   * clock, for the summary line ("" before one ran).
-   */
-  private String completionLagMs = "";
 
   static String rate(double r) {
     return Double.isNaN(r) ? "n/a" : String.format(Locale.ROOT, "%.0f/s", r);
@@ -395,386 +388,6 @@ final class DrainCommand implements Callable<Integer> {
    * the completions. Counts the N children only, from the resume to the moment the last completion
    * is acked (a completion fires once its group's children are all acked).
    */
-  private double runGrouped(BenchServer server, ServerStatus status, long n) throws Exception {
-    String name = "grouped";
-    Database db = server.createDatabase("bench_grouped");
-    AtomicLong delivered = new AtomicLong();
-    AtomicLong completionsDelivered = new AtomicLong();
-    java.util.Queue<Long> completionTimes = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    try (SluiceSide s = new SluiceSide(db)) {
-      s.createGroupedQueues();
-      QueueManager q = s.startManager(poolSize);
-      QueueManager done = s.awaitQueue(SluiceSide.COMPLETIONS);
-      s.setPaused(true);
-      s.setPaused(SluiceSide.COMPLETIONS, true);
-      // When each group's last child was handled (acked right after), and how long after it the
-      // group's completion came: the completion's lag.
-      java.util.Map<String, Long> lastChild = new java.util.concurrent.ConcurrentHashMap<>();
-      java.util.Queue<Long> lags = new java.util.concurrent.ConcurrentLinkedQueue<>();
-      s.startHandlers(
-          receivers,
-          concurrency,
-          maxInFlight,
-          e -> {
-            delivered.incrementAndGet();
-            lastChild.merge(e.getString(SluiceSide.GROUP_KEY), System.nanoTime(), Math::max);
-          });
-      s.startHandlers(
-          SluiceSide.COMPLETIONS,
-          1,
-          concurrency,
-          maxInFlight,
-          e -> {
-            long now = System.nanoTime();
-            completionsDelivered.incrementAndGet();
-            completionTimes.add(now);
-            Long last = lastChild.get(e.getString(SluiceSide.COMPLETES_GROUP));
-            if (last != null) {
-              lags.add(now - last);
-            }
-          });
-      long[] groupCount = new long[1];
-      load(name, n, p -> groupCount[0] = s.insertGroups(n, GROUP_SIZE, p));
-      long g = groupCount[0];
-      Progress.note(
-          String.format(
-              Locale.ROOT,
-              "%s: %,d groups of %d with their completions loaded; receivers subscribed, queues"
-                  + " paused; resuming",
-              name,
-              g,
-              GROUP_SIZE));
-      Map<String, Long> before = status.read();
-      cpu.start();
-      long t0 = System.nanoTime();
-      s.setPaused(false);
-      s.setPaused(SluiceSide.COMPLETIONS, false);
-      var ackedChildren = s.counterOf("sluice.events.acked", SluiceSide.QUEUE);
-      var ackedCompletions = s.counterOf("sluice.events.acked", SluiceSide.COMPLETIONS);
-      long[] childrenDoneNs = {0};
-      // Done when every child and every completion is acked; the count is the children's.
-      LongSupplier progress =
-          () -> {
-            long c = (long) ackedChildren.count();
-            if (c >= n && childrenDoneNs[0] == 0) {
-              childrenDoneNs[0] = System.nanoTime();
-            }
-            long k = (long) ackedCompletions.count();
-            return k >= g ? c : Math.min(c, n - 1);
-          };
-      double rate =
-          await(
-              name,
-              n,
-              progress,
-              t0,
-              () -> {
-                QueueManager.LiveStats live = q.live();
-                return String.format(
-                    Locale.ROOT,
-                    "delivered=%,d window=%,d in_flight=%,d completions_acked=%,.0f/%,d"
-                        + " completions_waiting=%,d",
-                    delivered.get(),
-                    live.cached(),
-                    live.inFlight(),
-                    ackedCompletions.count(),
-                    g,
-                    done.live().cached());
-              });
-      if (childrenDoneNs[0] > 0) {
-        long last = childrenDoneNs[0];
-        long after = completionTimes.stream().filter(t -> t > last).count();
-        long lastCompletion = completionTimes.stream().mapToLong(Long::longValue).max().orElse(0);
-        Progress.note(
-            String.format(
-                Locale.ROOT,
-                "%s: the children alone were all acked %.2f s after the resume (%.0f/s); the"
-                    + " completions: %,d deliveries, the first %.2f s after the resume, %,d after"
-                    + " the last child's ack, the last %.2f s after it",
-                name,
-                (last - t0) / 1e9,
-                n / ((last - t0) / 1e9),
-                completionsDelivered.get(),
-                (completionTimes.stream().mapToLong(Long::longValue).min().orElse(t0) - t0) / 1e9,
-                after,
-                Math.max(0, lastCompletion - last) / 1e9));
-      }
-      long[] lag = lags.stream().mapToLong(Long::longValue).sorted().toArray();
-      if (lag.length > 0) {
-        Progress.note(
-            String.format(
-                Locale.ROOT,
-                "%s: a completion's lag after its group's last child was handled: p50=%.0fms"
-                    + " p90=%.0fms max=%.0fms (n=%d)",
-                name,
-                lag[lag.length / 2] / 1e6,
-                lag[(int) Math.min(lag.length - 1, Math.ceil(lag.length * 0.9) - 1)] / 1e6,
-                lag[lag.length - 1] / 1e6,
-                lag.length));
-      }
-      noteGroupTimes(name, db);
-      report(name, ServerStatus.Delta.between(before, status.read()), n);
-      s.stopReceivers();
-      return rate;
-    } finally {
-      server.drop(db);
-    }
-  }
-
-  /**
-   * Where a completion's lag goes, by the database's clock: from its group's last child ack ({@code
-   * time_acked}) to the group's completion ({@code sluice_group.completed_ns}, the leader's check),
-   * and from there to the completion event's own ack (its poll, delivery and ack).
-   */
-  private void noteGroupTimes(String name, Database db) throws java.sql.SQLException {
-    List<Long> close = new ArrayList<>();
-    List<Long> deliver = new ArrayList<>();
-    try (java.sql.Connection c = db.connect();
-        java.sql.Statement st = c.createStatement();
-        java.sql.ResultSet rs =
-            st.executeQuery(
-                "SELECT g.completed_ns - MAX(e.time_acked), MAX(d.time_acked) - g.completed_ns"
-                    + " FROM sluice_group g JOIN "
-                    + SluiceSide.QUEUE
-                    + " e ON e."
-                    + SluiceSide.GROUP_KEY
-                    + " = g.group_key JOIN "
-                    + SluiceSide.COMPLETIONS
-                    + " d ON d.id = g.completion_id"
-                    + " WHERE g.completed_ns IS NOT NULL GROUP BY g.group_key")) {
-      while (rs.next()) {
-        close.add(rs.getLong(1));
-        deliver.add(rs.getLong(2));
-      }
-    }
-    long[] lag = close.stream().mapToLong(Long::longValue).sorted().toArray();
-    if (lag.length > 0) {
-      completionLagMs =
-          String.format(
-              Locale.ROOT,
-              " completion_lag_p50_ms=%.0f completion_lag_p99_ms=%.0f",
-              lag[lag.length / 2] / 1e6,
-              lag[(int) Math.min(lag.length - 1, Math.ceil(lag.length * 0.99) - 1)] / 1e6);
-    }
-    Progress.note(
-        String.format(
-            Locale.ROOT,
-            "%s: by the database's clock, last child's ack to the group's completion: %s; to the"
-                + " completion event's ack: %s",
-            name,
-            spread(close),
-            spread(deliver)));
-  }
-
-  private static String spread(List<Long> ns) {
-    long[] v = ns.stream().mapToLong(Long::longValue).sorted().toArray();
-    if (v.length == 0) {
-      return "none";
-    }
-    return String.format(
-        Locale.ROOT,
-        "p50=%.0fms p90=%.0fms max=%.0fms",
-        v[v.length / 2] / 1e6,
-        v[(int) Math.min(v.length - 1, Math.ceil(v.length * 0.9) - 1)] / 1e6,
-        v[v.length - 1] / 1e6);
-  }
-
-  private static OutletBroker startBroker(ChannelConfig.Kind kind) throws Exception {
-    long t0 = System.nanoTime();
-    OutletBroker b = OutletBroker.start(kind);
-    Progress.note(
-        String.format(
-            Locale.ROOT,
-            "%s broker: %s (ready in %.1f s); channel %s: max_in_flight=%d publish_timeout=%s",
-            kind.word(),
-            b.describe(),
-            (System.nanoTime() - t0) / 1e9,
-            b.channel().name(),
-            b.channel().maxInFlight(),
-            dev.sluice.db.Durations.format(b.channel().publishTimeout())));
-    return b;
-  }
-
-  /**
-   * The same drain with the queue bound to the broker's channel: no receivers; the manager
-   * publishes each due event through its channel outlet and acks it once the broker confirmed.
-   * Counts, like the gRPC run, from the resume to the last ack written.
-   */
-  private double runOutlet(BenchServer server, ServerStatus status, long n, OutletBroker broker)
-      throws Exception {
-    String name = "sluice_" + broker.kind.word();
-    Database db = server.createDatabase("bench_" + name);
-    try (SluiceSide s = new SluiceSide(db)) {
-      s.createQueue();
-      broker.reset();
-      long heldBefore = broker.held();
-      QueueManager q = s.startManager(poolSize, broker.channel(), broker.queueOptions());
-      s.setPaused(true);
-      load(name, n, p -> s.insertDueNow(n, p));
-      Progress.note(
-          name
-              + ": queue bound with queues."
-              + SluiceSide.QUEUE
-              + "="
-              + broker.queueOptions()
-              + ", paused with the events loaded; resuming");
-      Map<String, Long> before = status.read();
-      cpu.start();
-      long t0 = System.nanoTime();
-      s.setPaused(false);
-      var ackedCounter = s.counterOf("sluice.events.acked");
-      var publishedCounter = s.counterOf("sluice.channel.published");
-      LongSupplier acked = () -> (long) ackedCounter.count();
-      double rate =
-          await(
-              name,
-              n,
-              acked,
-              t0,
-              () -> {
-                QueueManager.LiveStats live = q.live();
-                return String.format(
-                    Locale.ROOT,
-                    "published=%,.0f window=%,d in_flight=%,d",
-                    publishedCounter.count(),
-                    live.cached(),
-                    live.inFlight());
-              });
-      report(name, ServerStatus.Delta.between(before, status.read()), n);
-      long ackedRows =
-          db.queryLong(
-              "SELECT COUNT(*) FROM " + SluiceSide.QUEUE + " WHERE state = ?",
-              dev.sluice.db.EventState.ACKED.code());
-      long held = broker.held() - heldBefore;
-      Progress.note(
-          String.format(
-              Locale.ROOT,
-              "%s: %,d of %,d events acked in the table; the broker's %s got %,d messages",
-              name,
-              ackedRows,
-              n,
-              broker.destination(),
-              held));
-      if (ackedRows != n || held < n) {
-        throw new IllegalStateException(
-            name
-                + ": "
-                + ackedRows
-                + " of "
-                + n
-                + " events acked in the table, "
-                + held
-                + " messages on the broker's "
-                + broker.destination());
-      }
-      return rate;
-    } finally {
-      server.drop(db);
-    }
-  }
-
-  /**
-   * The broker's floor for the channel peer: N messages like Sluice's (made by {@link
-   * ChannelMessages} from the same binding and deliveries of the same shape) published straight
-   * through the same publisher class with the manager's settings, at most the channel's {@code
-   * max_in_flight} unconfirmed at once. Counts from the first publish to the last confirm.
-   */
-  private double runBrokerFloor(long n, OutletBroker broker) throws Exception {
-    String name = broker.kind.word() + "_floor";
-    broker.reset();
-    long heldBefore = broker.held();
-    ChannelMessages messages = new ChannelMessages(broker.binding());
-    int credits = broker.channel().maxInFlight();
-    AtomicLong confirmed = new AtomicLong();
-    AtomicLong failed = new AtomicLong();
-    AtomicReference<String> firstFailure = new AtomicReference<>();
-    double rate;
-    try (ChannelPublisher publisher = broker.publisher(SluiceSide.MANAGER_ID)) {
-      // The manager's publisher has had the load's seconds to connect when its queue resumes.
-      long until = System.nanoTime() + 10_000_000_000L;
-      while (!publisher.connected() && System.nanoTime() < until) {
-        Thread.sleep(10);
-      }
-      long dueNs = System.currentTimeMillis() * 1_000_000L;
-      OutboundMessage sample = OutletBroker.message(messages, 1, 0, dueNs);
-      Progress.note(
-          String.format(
-              Locale.ROOT,
-              "%s: %s%s; %,d messages like Sluice's (body %d bytes, %d headers), at most %d"
-                  + " unconfirmed",
-              name,
-              publisher.describe(),
-              publisher.connected() ? " connected" : " not connected after 10 s",
-              n,
-              sample.body().length,
-              sample.headers().size(),
-              credits));
-      Semaphore inFlight = new Semaphore(credits);
-      cpu.start();
-      long t0 = System.nanoTime();
-      Thread runner =
-          new Thread(
-              () -> {
-                for (long i = 0; i < n; i++) {
-                  inFlight.acquireUninterruptibly();
-                  publisher
-                      .publish(OutletBroker.message(messages, i + 1, i, dueNs + i))
-                      .whenComplete(
-                          (ok, e) -> {
-                            if (e == null) {
-                              confirmed.incrementAndGet();
-                            } else {
-                              failed.incrementAndGet();
-                              firstFailure.compareAndSet(
-                                  null,
-                                  String.valueOf(
-                                      e instanceof CompletionException && e.getCause() != null
-                                          ? e.getCause().getMessage()
-                                          : e.getMessage()));
-                            }
-                            inFlight.release();
-                          });
-                }
-              },
-              "bench-floor-publisher");
-      runner.setDaemon(true);
-      runner.start();
-      rate =
-          await(
-              name,
-              n,
-              () -> confirmed.get() + failed.get(),
-              t0,
-              () ->
-                  String.format(
-                      Locale.ROOT,
-                      "confirmed=%,d failed=%,d in_flight=%,d",
-                      confirmed.get(),
-                      failed.get(),
-                      credits - inFlight.availablePermits()));
-      runner.join();
-      Progress.note(name + ": CPU per message: " + cpu.perEvent(n));
-      if (failed.get() > 0) {
-        throw new IllegalStateException(
-            name
-                + ": "
-                + failed.get()
-                + " of "
-                + n
-                + " publishes failed; the first: "
-                + firstFailure.get());
-      }
-    }
-    Progress.note(
-        String.format(
-            Locale.ROOT,
-            "%s: the broker's %s got %,d messages",
-            name,
-            broker.destination(),
-            broker.held() - heldBefore));
-    return rate;
-  }
-
   private double runFloor(BenchServer server, ServerStatus status, long n) throws Exception {
     Database db = server.createDatabase("bench_floor");
     try (HikariDataSource ds = db.pool("floor", 4)) {
@@ -896,6 +509,11 @@ final class DrainCommand implements Callable<Integer> {
   }
 
   void report(String peer, ServerStatus.Delta d, long n) {
+    report(cpu, peer, d, n);
+  }
+
+  /** A peer's CPU and statements per event, as notes. */
+  static void report(CpuMeter cpu, String peer, ServerStatus.Delta d, long n) {
     Progress.note(peer + ": CPU per event: " + cpu.perEvent(n));
     Progress.note(peer + ": statements per event: " + d.perEvent(n));
   }
