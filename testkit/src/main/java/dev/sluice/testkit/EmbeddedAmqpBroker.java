@@ -5,12 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 import org.apache.qpid.server.SystemLauncher;
 import org.apache.qpid.server.SystemLauncherListener;
 import org.apache.qpid.server.model.Broker;
@@ -219,20 +217,7 @@ public final class EmbeddedAmqpBroker implements AutoCloseable {
   @Override
   public synchronized void close() {
     stop();
-    try (Stream<Path> paths = Files.walk(workDir)) {
-      paths
-          .sorted(Comparator.reverseOrder())
-          .forEach(
-              p -> {
-                try {
-                  Files.deleteIfExists(p);
-                } catch (IOException e) {
-                  log.debug("could not delete {}: {}", p, e.toString());
-                }
-              });
-    } catch (IOException e) {
-      log.debug("could not delete {}: {}", workDir, e.toString());
-    }
+    TempTrees.deleteQuietly(workDir);
   }
 
   private static int boundPort(SystemConfig<?> system) {
