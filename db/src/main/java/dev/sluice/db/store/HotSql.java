@@ -438,6 +438,31 @@ final class HotSql {
     }
   }
 
+  /** Reads the current row of a {@link #read}. */
+  interface RowReader {
+    void row(ResultSet rs) throws SQLException;
+  }
+
+  /**
+   * Runs a read on a pooled connection and gives each row to {@code each}: plain JDBC, for the
+   * statements long enough that rendering them through jOOQ's plain-SQL templates cost the poller's
+   * thread more than the read itself (an ordered queue's key checks).
+   */
+  void read(Sql sql, RowReader each) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql.text())) {
+      bind(ps, sql.values());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          each.row(rs);
+        }
+      }
+    } catch (SQLException e) {
+      throw new org.jooq.exception.DataAccessException(
+          q.name() + ": read failed: " + e.getMessage(), e);
+    }
+  }
+
   static void bind(PreparedStatement ps, List<Object> values) throws SQLException {
     for (int i = 0; i < values.size(); i++) {
       Object v = values.get(i);

@@ -75,21 +75,28 @@ final class KeyReads {
   }
 
   private void readEdges(List<Object> keys, boolean dead, Map<Object, Edges> out) {
-    HotSql.Sql s = sql.firsts(keys, dead);
-    for (Record r : ctx.fetch(s.text(), s.values().toArray())) {
-      Object k = sql.oneKey() ? "" : OrderingKeys.normal(UserColumnReader.plain(r.get(0)));
-      Edges e = out.getOrDefault(k, new Edges(k, null, null, null, null));
-      Long first = r.get(2, Long.class);
-      int state = r.get(1, Integer.class);
-      if (state == EventState.PENDING.ordinal()) {
-        e = new Edges(k, first, e.firstFired(), e.firstDead(), r.get(3, Long.class));
-      } else if (state == EventState.FIRED.ordinal()) {
-        e = new Edges(k, e.firstPending(), first, e.firstDead(), e.lastPending());
-      } else {
-        e = new Edges(k, e.firstPending(), e.firstFired(), first, e.lastPending());
-      }
-      out.put(k, e);
-    }
+    hot.read(
+        sql.firsts(keys, dead),
+        rs -> {
+          Object k =
+              sql.oneKey() ? "" : OrderingKeys.normal(UserColumnReader.plain(rs.getObject(1)));
+          Edges e = out.getOrDefault(k, new Edges(k, null, null, null, null));
+          int state = rs.getInt(2);
+          Long first = idOrNull(rs, 3);
+          if (state == EventState.PENDING.ordinal()) {
+            e = new Edges(k, first, e.firstFired(), e.firstDead(), idOrNull(rs, 4));
+          } else if (state == EventState.FIRED.ordinal()) {
+            e = new Edges(k, e.firstPending(), first, e.firstDead(), e.lastPending());
+          } else {
+            e = new Edges(k, e.firstPending(), e.firstFired(), first, e.lastPending());
+          }
+          out.put(k, e);
+        });
+  }
+
+  private static Long idOrNull(java.sql.ResultSet rs, int column) throws java.sql.SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? null : v;
   }
 
   /** {@code rows} with their places in their keys (a row with a NULL key is first). */
