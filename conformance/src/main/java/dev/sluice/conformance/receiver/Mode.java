@@ -69,14 +69,11 @@ final class Mode {
   EventHandler handler() {
     return event -> {
       switch (name) {
-        case "nack-first" -> {
+        case "nack-first", "snooze-first" -> {
           if (seen.add(event.shard() + "/" + event.id())) {
-            throw new RetryLater(Duration.ofMillis(100), "conformance");
-          }
-        }
-        case "snooze-first" -> {
-          if (seen.add(event.shard() + "/" + event.id())) {
-            throw new Snooze(Duration.ofMillis(100), "conformance");
+            throw name.equals("snooze-first")
+                ? new Snooze(Duration.ofMillis(100), "conformance")
+                : new RetryLater(Duration.ofMillis(100), "conformance");
           }
         }
         case "slow" -> Thread.sleep(slowMs); // the handler's work, as the mode says

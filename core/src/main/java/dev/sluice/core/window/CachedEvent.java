@@ -140,6 +140,11 @@ public final class CachedEvent {
     this.bytes = bytes;
   }
 
+  /** {@code time_next} as the table shows it: {@link #dueNs}, plus the hold's offset if held. */
+  public long tableTimeNextNs() {
+    return heldInTable ? dueNs + dev.sluice.db.QueueConvention.HELD_NS : dueNs;
+  }
+
   /**
    * The same event as the table shows it once fired: its fire moved {@code time_next}, so it is no
    * longer held there (a snooze or a release later finds it as any fired event).

@@ -80,15 +80,12 @@ public final class KeyLedger {
    */
   public void letGo(CachedEvent e) {
     if (e.orderingKey != null) {
-      held.remove(e.boxedId);
       if (e.heldInTable) {
-        // The table shows it held, out of every poll's range: no poll would bring it back. Its key
-        // goes to KeyTurns, which releases it in the table this time.
-        Long head = heads.get(e.orderingKey);
-        if (head != null && head == e.id) {
-          heads.remove(e.orderingKey);
-        }
-        freed.accept(e.orderingKey);
+        // The table shows it held, out of every poll's range: no poll would bring it back. It
+        // leaves as a settled event does, and KeyTurns releases it in the table this time.
+        left(e);
+      } else {
+        held.remove(e.boxedId);
       }
     }
   }

@@ -57,6 +57,11 @@ public record EventRow(
     return timeNextNs >= dev.sluice.db.QueueConvention.HELD_NS;
   }
 
+  /** When the row is due: {@code time_next}, less the hold's offset when it is held. */
+  public long dueNs() {
+    return held() ? timeNextNs - dev.sluice.db.QueueConvention.HELD_NS : timeNextNs;
+  }
+
   /** The same row with the place its key gave it (this row itself when the place is the same). */
   public EventRow withPlace(KeyPlace place) {
     return place == keyPlace

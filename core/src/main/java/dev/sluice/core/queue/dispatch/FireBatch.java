@@ -1,7 +1,6 @@
 package dev.sluice.core.queue.dispatch;
 
 import dev.sluice.core.window.CachedEvent;
-import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
@@ -61,8 +60,7 @@ public final class FireBatch {
   public List<FireRef> fireRefs() {
     List<FireRef> out = new ArrayList<>(events.size());
     for (CachedEvent e : events) {
-      out.add(
-          new FireRef(e.id, e.epoch, e.heldInTable ? e.dueNs + QueueConvention.HELD_NS : e.dueNs));
+      out.add(new FireRef(e.id, e.epoch, e.tableTimeNextNs()));
     }
     return out;
   }

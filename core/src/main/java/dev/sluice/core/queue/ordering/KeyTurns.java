@@ -1,7 +1,5 @@
 package dev.sluice.core.queue.ordering;
 
-import static dev.sluice.db.QueueConvention.HELD_NS;
-
 import dev.sluice.core.loop.Waiter;
 import dev.sluice.core.queue.context.QueueContext;
 import dev.sluice.core.queue.context.QueueMetrics;
@@ -281,7 +279,7 @@ public final class KeyTurns {
         if (r.timeNextNs() <= dueByNs) {
           go.add(r);
         }
-      } else if (handOver && r.timeNextNs() - HELD_NS <= dueByNs && handedOver.add(r.id())) {
+      } else if (handOver && r.dueNs() <= dueByNs && handedOver.add(r.id())) {
         go.add(r);
         handed++;
         if (handedOver.size() > MAX_HANDED_OVER) {
@@ -314,7 +312,7 @@ public final class KeyTurns {
     return new EventRow(
         r.id(),
         r.epoch(),
-        r.timeNextNs() - HELD_NS,
+        r.dueNs(),
         r.timeCreatedNs(),
         r.priority(),
         r.tenant(),

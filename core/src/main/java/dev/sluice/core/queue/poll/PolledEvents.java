@@ -5,7 +5,6 @@ import dev.sluice.core.queue.ordering.GroupSeals;
 import dev.sluice.core.queue.ordering.KeyTurns;
 import dev.sluice.core.window.CachedEvent;
 import dev.sluice.core.window.EventSize;
-import dev.sluice.db.QueueConvention;
 import dev.sluice.db.store.CasOutcome;
 import dev.sluice.db.store.EventRef;
 import dev.sluice.db.store.EventRow;
@@ -85,12 +84,11 @@ final class PolledEvents {
         continue;
       }
       // A held row here is a key's turn handed over unreleased (KeyTurns): due at its own time.
-      boolean held = row.held();
       out.add(
           new CachedEvent(
               row.id(),
               row.epoch(),
-              held ? row.timeNextNs() - QueueConvention.HELD_NS : row.timeNextNs(),
+              row.dueNs(),
               row.timeCreatedNs(),
               row.priority(),
               row.tenant(),
@@ -100,7 +98,7 @@ final class PolledEvents {
               bytes,
               key,
               groups.isEmpty() ? null : groups.get(row.id()),
-              held));
+              row.held()));
     }
     if (!read.isEmpty()) {
       rowSizes.accept(largest);
