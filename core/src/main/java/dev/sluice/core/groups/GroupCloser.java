@@ -37,10 +37,11 @@ import org.slf4j.LoggerFactory;
  * <p>What it checks: the groups of the children its queues report settled ({@link
  * #childrenSettled}, by key, for the events a queue held: its acks and deaths, the receivers'
  * transactional acks; {@link #settled}, by id, read from the table: events it did not hold,
- * cancels) and the groups just sealed ({@link #sealed}), at once; and every {@link #SWEEP} all
- * sealed groups, for what no report covered (a child cancelled by hand, an ack written by another
- * manager, a leader killed between a child's ack and the completion). Each check is an existence
- * probe per grouped table on its ({@code group_key}, {@code state}) index.
+ * cancels) and the groups just sealed ({@link #sealed}), at once; and every {@link #SWEEP} the next
+ * {@link #SWEEP_LIMIT} sealed groups, oldest first, for what no report covered (a child cancelled
+ * by hand, an ack written by another manager, a leader killed between a child's ack and the
+ * completion). Each check is an existence probe per grouped table on its ({@code group_key}, {@code
+ * state}) index.
  *
  * <p>Thread: its own, {@code sluice-<shard>-groups}, one per leadership term ({@code TermWorkers}):
  * started when the term begins, before its queues, stopped at the step-down (or when the fence
@@ -68,7 +69,10 @@ public final class GroupCloser implements Groups {
   /** How often the open-groups gauge is read. */
   static final Duration COUNT = Duration.ofSeconds(10);
 
-  /** Groups checked per sweep, at most. */
+  /**
+   * Groups checked per sweep, at most: a sweep checks the next so many sealed groups, oldest first,
+   * from where the last one stopped (all of them every {@link #SWEEP} up to this many open).
+   */
   static final int SWEEP_LIMIT = 1000;
 
   private final String shard;
@@ -93,6 +97,10 @@ public final class GroupCloser implements Groups {
   private final AtomicLong open;
 
   private long lastSweep = Long.MIN_VALUE / 2;
+
+  /** Where the next sweep starts: after this group (null: from the oldest). */
+  private GroupStore.SweepMark sweptTo;
+
   private long lastPurge = Long.MIN_VALUE / 2;
   private long lastCount = Long.MIN_VALUE / 2;
 
@@ -230,11 +238,13 @@ public final class GroupCloser implements Groups {
     long mono = ticker.nanos();
     Set<String> keys = reportedKeys();
     if (!keys.isEmpty()) {
-      completeAll(store.completable(keys, keys.size()));
+      completeAll(store.completable(keys));
     }
     if (mono - lastSweep >= SWEEP.toNanos()) {
       lastSweep = mono;
-      completeAll(store.completable(null, SWEEP_LIMIT));
+      GroupStore.SweepPage page = store.sweep(sweptTo, SWEEP_LIMIT);
+      sweptTo = page.next();
+      completeAll(page.completable());
     }
     if (mono - lastCount >= COUNT.toNanos()) {
       lastCount = mono;

@@ -54,14 +54,23 @@ final class GroupCompletion {
   }
 
   /**
+   * How much earlier than the seal itself a group's {@code sealed_ns} may be: the sealing manager
+   * writes its estimate of the database's clock, which is late by at most a round trip ({@code
+   * DbClock}). A list of the shard's tables read later than {@code sealed_ns} plus this holds every
+   * table that held the group's children when it was sealed.
+   */
+  static final long SEAL_CLOCK_SLACK_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
+  /**
    * Completes those of {@code keys} that are sealed and may complete, in one transaction ({@code
-   * keys} at most {@link #BATCH}); {@code now}: the shard's tables, read after the groups were
-   * sealed.
+   * keys} at most {@link #BATCH}). Their children are counted in the shard's tables as {@code
+   * tables} lists them after the last of the groups was sealed: a child committed before its
+   * group's completion event (the README's rule) is in a table that existed at the seal.
    *
    * @return the groups completed, in key order
    * @throws FencedOffException when the fence refused the mark: nothing was written
    */
-  List<Group> complete(List<String> keys, long nowNs, Map<String, Table> now) {
+  List<Group> complete(List<String> keys, long nowNs, GroupTables tables) {
     List<String> sorted = new ArrayList<>(new TreeSet<>(keys));
     if (sorted.isEmpty()) {
       return List.of();
@@ -69,7 +78,7 @@ final class GroupCompletion {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try {
-        List<Group> done = complete(c, sorted, nowNs, now);
+        List<Group> done = complete(c, sorted, nowNs, tables);
         if (done.isEmpty()) {
           c.rollback();
         } else {
@@ -85,12 +94,17 @@ final class GroupCompletion {
     }
   }
 
-  private List<Group> complete(Connection c, List<String> keys, long nowNs, Map<String, Table> now)
+  private List<Group> complete(Connection c, List<String> keys, long nowNs, GroupTables tables)
       throws SQLException {
     Map<String, Group> sealed = lockSealed(c, keys);
     if (sealed.isEmpty()) {
       return List.of();
     }
+    long lastSeal = Long.MIN_VALUE + SEAL_CLOCK_SLACK_NS;
+    for (Group g : sealed.values()) {
+      lastSeal = Math.max(lastSeal, g.sealedNs());
+    }
+    Map<String, Table> now = tables.readAfter(lastSeal + SEAL_CLOCK_SLACK_NS);
     Map<String, long[]> counts = count(c, GroupTables.grouped(now), sealed.keySet());
     List<Group> done = new ArrayList<>();
     for (Group g : sealed.values()) {

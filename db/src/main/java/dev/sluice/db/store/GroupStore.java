@@ -82,11 +82,30 @@ public interface GroupStore {
   Set<String> keysOf(QueueTable table, Collection<Long> ids);
 
   /**
-   * The sealed groups among {@code keys} (all sealed groups when null, oldest first, up to {@code
-   * limit}) that may complete: no child pending or fired in any grouped table, or, for a {@code
-   * fail_fast} group, a dead child.
+   * The sealed groups among {@code keys} that may complete: no child pending or fired in any
+   * grouped table, or, for a {@code fail_fast} group, a dead child. Each group's check is an
+   * existence probe per table and state on ({@code group_key}, {@code state}), answered from one
+   * index entry whatever the group's size.
    */
-  List<String> completable(Collection<String> keys, int limit);
+  List<String> completable(Collection<String> keys);
+
+  /**
+   * Where a sweep of the sealed groups stands: after the group {@code key}, sealed at {@code
+   * sealedNs}.
+   */
+  record SweepMark(long sealedNs, String key) {}
+
+  /**
+   * A page of a sweep: the groups of it that may complete, and where the next page starts (null
+   * when this one reached the newest sealed group: the next sweep starts from the oldest).
+   */
+  record SweepPage(List<String> completable, SweepMark next) {}
+
+  /**
+   * The sealed groups after {@code after} (null: from the oldest), oldest first, up to {@code
+   * limit} of them, checked as {@link #completable} checks them.
+   */
+  SweepPage sweep(SweepMark after, int limit);
 
   /** The children of group {@code key} by state, over every grouped table (a count: operators). */
   ChildCounts childCounts(String key);
@@ -131,8 +150,9 @@ public interface GroupStore {
   /**
    * {@link #complete} for each of {@code keys}, up to 200 groups per transaction (a fixed number of
    * statements per transaction, whatever the number of groups), while {@code goOn} holds; the
-   * shard's tables are read once for all of them (the keys were listed as sealed before this call,
-   * so every table their children and completion events are in exists by then).
+   * shard's tables are read from the catalog at most once, and only when the list cached was read
+   * before the last of the groups was sealed (a table created later holds none of their children:
+   * they were committed before the completion event).
    *
    * @return the groups completed, in key order within each transaction
    * @throws FencedOffException when the fence refused a transaction: nothing of it was written, the

@@ -17,12 +17,21 @@ import javax.sql.DataSource;
 /**
  * The shard's queue tables (a table comment that marks a queue) with a {@code state} column, read
  * from the catalog (not from the served queues: a grouped table the manager does not serve, a
- * disabled queue's say, still holds children), at most {@link #TABLES_TTL_NS} old. Any thread.
+ * disabled queue's say, still holds children), at most {@link #TABLES_TTL_NS} old, or read after a
+ * given instant of the database's clock ({@link #readAfter}). Any thread.
+ *
+ * <p>The catalog's read is the dearest statement of the groups (on MariaDB it opens every table of
+ * the schema: tens of ms under load), so a completion reads it only when the cached list may miss a
+ * table that holds its children ({@link #readAfter}).
  */
 final class GroupTables {
   static final long TABLES_TTL_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
 
-  private record Tables(long readMono, Map<String, Table> byName) {}
+  /**
+   * @param readMono when the list was read, on this process's monotonic clock
+   * @param readNs the database's clock just before it was read
+   */
+  private record Tables(long readMono, long readNs, Map<String, Table> byName) {}
 
   private final DataSource ds;
   private volatile Tables tables;
@@ -61,6 +70,19 @@ final class GroupTables {
     return tables();
   }
 
+  /**
+   * The shard's tables with a {@code state} column, read after the database's clock passed {@code
+   * afterNs}: the cached list when it was read after that, else a new one. A table created before
+   * {@code afterNs} is in it.
+   */
+  Map<String, Table> readAfter(long afterNs) {
+    Tables t = tables;
+    if (t != null && t.readNs() > afterNs) {
+      return t.byName();
+    }
+    return fresh();
+  }
+
   /** The shard's tables with a {@code state} column, by name (at most a second old). */
   Map<String, Table> tables() {
     Tables t = tables;
@@ -70,7 +92,10 @@ final class GroupTables {
     }
     Map<String, String> stateType = new LinkedHashMap<>();
     Set<String> withKey = new java.util.HashSet<>();
+    long readNs;
     try (Connection c = ds.getConnection();
+        PreparedStatement now = c.prepareStatement("SELECT " + QueueColumns.NOW_NS_SQL);
+        ResultSet clock = now.executeQuery();
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, t.TABLE_COMMENT"
@@ -80,6 +105,8 @@ final class GroupTables {
                     + QueueColumns.GROUP_KEY
                     + "')");
         ResultSet rs = ps.executeQuery()) {
+      clock.next();
+      readNs = clock.getLong(1);
       while (rs.next()) {
         String table = rs.getString(1);
         if (table.equalsIgnoreCase(GroupSql.TABLE)
@@ -99,7 +126,7 @@ final class GroupTables {
     stateType.forEach(
         (name, type) ->
             byName.put(name, new Table(name, type.equals("enum"), withKey.contains(name))));
-    tables = new Tables(mono, Map.copyOf(byName));
+    tables = new Tables(mono, readNs, Map.copyOf(byName));
     return byName;
   }
 }

@@ -50,6 +50,9 @@ public final class JdbcGroupStore implements GroupStore {
   private final GroupTables tables;
   private final GroupCompletion completion;
 
+  /** Groups checked per statement: each is a block per grouped table and state. */
+  static final int PROBED_GROUPS = 100;
+
   /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
   private static final int ER_NO_SUCH_TABLE = 1146;
 
@@ -127,59 +130,89 @@ public final class JdbcGroupStore implements GroupStore {
   }
 
   @Override
-  public List<String> completable(Collection<String> keys, int limit) {
-    List<String> out = new ArrayList<>();
-    if (keys != null && keys.isEmpty()) {
-      return out;
-    }
-    List<Table> grouped = tables.groupedCached();
-    if (keys == null) {
-      List<Object> values = new ArrayList<>();
-      String sql =
-          "SELECT g.group_key FROM "
-              + TABLE
-              + " g WHERE g.state = '"
-              + SEALED
-              + "' AND "
-              + mayComplete(grouped, values, null)
-              + " ORDER BY g.state, g.sealed_ns LIMIT "
-              + Math.max(1, limit);
-      query(sql, values, out);
-      return out;
-    }
-    // Given keys: each group checked on its own, its key bound in every probe, so that each probe
-    // is a seek on constants (correlated on a list of keys, MySQL 8.0 scanned every sealed group).
-    List<String> all = new ArrayList<>(keys);
-    for (int at = 0; at < all.size() && out.size() < limit; at += 50) {
-      List<Object> values = new ArrayList<>();
-      StringBuilder sql = new StringBuilder();
-      for (String k : all.subList(at, Math.min(all.size(), at + 50))) {
-        sql.append(sql.length() == 0 ? "" : " UNION ALL ")
-            .append("SELECT g.group_key FROM ")
-            .append(TABLE)
-            .append(" g WHERE g.group_key = ? AND g.state = '")
-            .append(SEALED)
-            .append("' AND ");
-        values.add(k);
-        sql.append(mayComplete(grouped, values, k));
+  public List<String> completable(Collection<String> keys) {
+    List<Group> sealed = new ArrayList<>();
+    List<String> all = new ArrayList<>(new LinkedHashSet<>(keys));
+    for (int at = 0; at < all.size(); at += 1000) {
+      for (Group g : find(all.subList(at, Math.min(all.size(), at + 1000))).values()) {
+        if (!g.completed()) {
+          sealed.add(g);
+        }
       }
-      query(sql.toString(), values, out);
     }
-    return out.size() > limit ? out.subList(0, limit) : out;
+    return mayComplete(sealed);
   }
 
-  private void query(String sql, List<Object> values, List<String> out) {
+  @Override
+  public SweepPage sweep(SweepMark after, int limit) {
+    String sql =
+        SELECT_GROUP
+            + " WHERE state = '"
+            + SEALED
+            + "'"
+            + (after == null ? "" : " AND (sealed_ns > ? OR (sealed_ns = ? AND group_key > ?))")
+            + " ORDER BY state, sealed_ns, group_key LIMIT "
+            + Math.max(1, limit);
+    List<Group> page = new ArrayList<>();
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, values, 1);
+      if (after != null) {
+        ps.setLong(1, after.sealedNs());
+        ps.setLong(2, after.sealedNs());
+        ps.setString(3, after.key());
+      }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(rs.getString(1));
+          page.add(group(rs));
         }
       }
     } catch (SQLException e) {
-      throw fail("check of groups", e);
+      throw fail("read of sealed groups", e);
     }
+    Group last = page.size() < Math.max(1, limit) ? null : page.get(page.size() - 1);
+    return new SweepPage(
+        mayComplete(page), last == null ? null : new SweepMark(last.sealedNs(), last.key()));
+  }
+
+  /**
+   * Those of the {@code sealed} groups that may complete, in their order: the probes of {@link
+   * GroupSql#probes}, {@link #PROBED_GROUPS} groups per statement.
+   */
+  private List<String> mayComplete(List<Group> sealed) {
+    List<String> out = new ArrayList<>();
+    if (sealed.isEmpty()) {
+      return out;
+    }
+    List<Table> grouped = tables.groupedCached();
+    Set<String> open = new java.util.HashSet<>();
+    Set<String> dead = new java.util.HashSet<>();
+    for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += PROBED_GROUPS) {
+      List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + PROBED_GROUPS));
+      boolean anyFailFast = part.stream().anyMatch(g -> "fail_fast".equals(g.onDead()));
+      List<String> keys = part.stream().map(Group::key).toList();
+      List<Object> values = new ArrayList<>();
+      String sql = GroupSql.probes(grouped, keys, anyFailFast, values);
+      try (Connection c = ds.getConnection();
+          PreparedStatement ps = c.prepareStatement(sql)) {
+        bind(ps, values, 1);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            rs.getLong(3);
+            if (!rs.wasNull()) {
+              (rs.getInt(2) == EventState.DEAD.ordinal() ? dead : open).add(rs.getString(1));
+            }
+          }
+        }
+      } catch (SQLException e) {
+        throw fail("check of groups", e);
+      }
+    }
+    for (Group g : sealed) {
+      if (!open.contains(g.key()) || ("fail_fast".equals(g.onDead()) && dead.contains(g.key()))) {
+        out.add(g.key());
+      }
+    }
+    return out;
   }
 
   @Override
@@ -298,29 +331,22 @@ public final class JdbcGroupStore implements GroupStore {
 
   @Override
   public Group complete(String key, long nowNs) {
-    // Read now, not cached: a grouped table created within the last second may hold children
-    // (a cached list without it would count none and complete the group early), and the
-    // completion event's table must be found to release the event.
-    List<Group> done = completion.complete(List.of(key), nowNs, tables.fresh());
+    List<Group> done = completion.complete(List.of(key), nowNs, tables);
     return done.isEmpty() ? null : done.get(0);
   }
 
   /**
-   * One read of the shard's tables for all of {@code keys}, not one per group, and a transaction
-   * per {@link GroupCompletion#BATCH} groups, not one per group: the closer completes hundreds of
-   * groups a pass under a grouped drain.
+   * A transaction per {@link GroupCompletion#BATCH} groups, not one per group: the closer completes
+   * hundreds of groups a pass under a grouped drain. The shard's tables are read from the catalog
+   * only when the list cached was read before a group of the batch was sealed.
    */
   @Override
   public List<Group> completeAll(
       List<String> keys, long nowNs, java.util.function.BooleanSupplier goOn) {
     List<Group> done = new ArrayList<>();
-    if (keys.isEmpty()) {
-      return done;
-    }
-    Map<String, Table> now = tables.fresh();
     for (int at = 0; at < keys.size() && goOn.getAsBoolean(); at += GroupCompletion.BATCH) {
       List<String> batch = keys.subList(at, Math.min(keys.size(), at + GroupCompletion.BATCH));
-      done.addAll(completion.complete(batch, nowNs, now));
+      done.addAll(completion.complete(batch, nowNs, tables));
     }
     return done;
   }
