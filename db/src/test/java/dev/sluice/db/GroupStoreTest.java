@@ -266,6 +266,36 @@ class GroupStoreTest {
         .isEqualTo(1 + grouped + 2);
   }
 
+  /**
+   * A sweep checks a page of the sealed groups, oldest first, and the next sweep goes on from where
+   * it stopped: a group that may complete behind a page of open ones is found by the next page, and
+   * the page after the newest starts again from the oldest.
+   */
+  @Test
+  void aSweepGoesOnFromWhereTheLastStopped() throws Exception {
+    table("gw_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gw_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    // Sealed at 1..4 ns: older than any group of this class's other tests.
+    for (int i = 1; i <= 4; i++) {
+      seal(store, "gw_kids", done, List.of("w-" + i), i);
+    }
+    db.exec("UPDATE gw_kids SET state = 2 WHERE group_key = 'w-4'");
+    store.grouped();
+
+    JdbcGroupStore.SweepPage first = store.sweep(null, 3);
+    assertThat(first.completable()).as("the oldest three, all open").isEmpty();
+    assertThat(first.next()).isNotNull();
+    JdbcGroupStore.SweepPage page = store.sweep(first.next(), 3);
+    assertThat(page.completable()).contains("w-4").doesNotContain("w-1", "w-2", "w-3");
+    for (int i = 0; i < 100 && page.next() != null; i++) {
+      page = store.sweep(page.next(), 3);
+    }
+    assertThat(page.next()).as("the newest reached").isNull();
+    assertThat(store.sweep(null, 3).completable()).as("and again from the oldest").isEmpty();
+  }
+
   /** The server's SELECTs so far (every session: this test is alone on its server). */
   static long selects() throws Exception {
     return status("Com_select");

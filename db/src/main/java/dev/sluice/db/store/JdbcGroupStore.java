@@ -50,8 +50,12 @@ public final class JdbcGroupStore implements GroupStore {
   private final GroupTables tables;
   private final GroupCompletion completion;
 
-  /** Groups checked per statement: each is a block per grouped table and state. */
-  static final int PROBED_GROUPS = 100;
+  /**
+   * Blocks per check statement, at most: each group is a block per grouped table and state, so a
+   * statement checks 100 groups of a shard with one grouped table (a fail_fast group's dead state
+   * included: 300 blocks), fewer with more tables.
+   */
+  static final int PROBE_BLOCKS = 300;
 
   /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
   private static final int ER_NO_SUCH_TABLE = 1146;
@@ -176,7 +180,7 @@ public final class JdbcGroupStore implements GroupStore {
 
   /**
    * Those of the {@code sealed} groups that may complete, in their order: the probes of {@link
-   * GroupSql#probes}, {@link #PROBED_GROUPS} groups per statement.
+   * GroupSql#probes}, up to {@link #PROBE_BLOCKS} blocks per statement.
    */
   private List<String> mayComplete(List<Group> sealed) {
     List<String> out = new ArrayList<>();
@@ -186,8 +190,9 @@ public final class JdbcGroupStore implements GroupStore {
     List<Table> grouped = tables.groupedCached();
     Set<String> open = new java.util.HashSet<>();
     Set<String> dead = new java.util.HashSet<>();
-    for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += PROBED_GROUPS) {
-      List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + PROBED_GROUPS));
+    int perStatement = Math.max(1, PROBE_BLOCKS / (3 * Math.max(1, grouped.size())));
+    for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += perStatement) {
+      List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + perStatement));
       boolean anyFailFast = part.stream().anyMatch(g -> "fail_fast".equals(g.onDead()));
       List<String> keys = part.stream().map(Group::key).toList();
       List<Object> values = new ArrayList<>();
