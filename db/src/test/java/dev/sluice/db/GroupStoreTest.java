@@ -13,7 +13,9 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -294,6 +296,55 @@ class GroupStoreTest {
     }
     assertThat(page.next()).as("the newest reached").isNull();
     assertThat(store.sweep(null, 3).completable()).as("and again from the oldest").isEmpty();
+  }
+
+  /**
+   * The groups of a poll's completion events are sealed together: their rows and the holds of their
+   * events in one transaction of two statements. When one of them cannot be (its group has a row,
+   * its event changed), nothing is written, and each sealed on its own tells which.
+   */
+  @Test
+  void aPollsGroupsAreSealedInOneTransaction() throws Exception {
+    table("gt_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gt_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    Map<String, EventRef> twenty = new LinkedHashMap<>();
+    for (int i = 0; i < 20; i++) {
+      twenty.put("t-" + i, new EventRef(completion(done.name(), "t-" + i), 0));
+    }
+    long commits = status("Com_commit");
+    long inserts = status("Com_insert_select") + status("Com_insert");
+    long updates = status("Com_update");
+    assertThat(store.sealTogether(done, twenty, false, now)).isTrue();
+    assertThat(status("Com_commit") - commits).as("one transaction").isEqualTo(1);
+    assertThat(status("Com_insert_select") + status("Com_insert") - inserts).isEqualTo(1);
+    assertThat(status("Com_update") - updates).isEqualTo(1);
+    assertThat(store.find(twenty.keySet())).hasSize(20);
+    assertThat(longOf("SELECT COUNT(*) FROM gt_done WHERE time_next >= " + QueueConvention.HELD_NS))
+        .isEqualTo(20);
+
+    // One group of the batch has its row already: nothing written.
+    Map<String, EventRef> taken = new LinkedHashMap<>();
+    taken.put("u-1", new EventRef(completion(done.name(), "u-1"), 0));
+    taken.put("t-3", new EventRef(completion(done.name(), "t-3"), 0));
+    assertThat(store.sealTogether(done, taken, false, now)).isFalse();
+    assertThat(store.find(List.of("u-1"))).isEmpty();
+    // One event of the batch changed since it was read: nothing written.
+    Map<String, EventRef> changed = new LinkedHashMap<>();
+    changed.put("u-1", taken.get("u-1"));
+    long moved = completion(done.name(), "u-2");
+    db.exec("UPDATE gt_done SET epoch = 1 WHERE id = " + moved);
+    changed.put("u-2", new EventRef(moved, 0));
+    assertThat(store.sealTogether(done, changed, false, now)).isFalse();
+    assertThat(store.find(List.of("u-1", "u-2"))).isEmpty();
+    assertThat(longOf("SELECT COUNT(*) FROM gt_done WHERE time_next >= " + QueueConvention.HELD_NS))
+        .isEqualTo(20);
+    // Each on its own.
+    assertThat(store.seal(done, taken.get("u-1"), "u-1", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    assertThat(store.seal(done, new EventRef(moved, 0), "u-2", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.CHANGED);
   }
 
   /** The server's SELECTs so far (every session: this test is alone on its server). */

@@ -412,6 +412,63 @@ class EventGroupsTest {
             List.of(new Nack(new EventRef(d.id(), d.epoch()), MILLISECONDS.toNanos(0), "no")));
   }
 
+  /**
+   * The completion events of thirty groups committed together are read by one poll and their groups
+   * sealed together (one transaction); each group completes once with its own counts, the empty
+   * ones at once, the others after their child.
+   */
+  @Test
+  void groupsSealedTogetherEachCompleteOnce() throws Exception {
+    CollectingOutlet a = subscribe("g_a");
+    CollectingOutlet done = subscribe("g_done");
+    try {
+      List<String> keys = new ArrayList<>();
+      java.util.Map<Long, String> byCompletion = new java.util.HashMap<>();
+      try (Connection c = db.connect()) {
+        c.setAutoCommit(false);
+        for (int i = 0; i < 30; i++) {
+          String key = newKey();
+          keys.add(key);
+          if (i % 2 == 0) {
+            insert(c, "g_a", "group_key", key, i);
+          }
+          byCompletion.put(insert(c, "g_done", "completes_group", key, -1), key);
+        }
+        c.commit();
+      }
+      List<Delivery> children = take(a, 15);
+      List<Delivery> first = new ArrayList<>();
+      for (int i = 0; i < 15; i++) {
+        first.add(done.next(10_000));
+      }
+      assertThat(first)
+          .as("the empty groups complete at once, the others wait for their child")
+          .allSatisfy(d -> assertThat(d.group().acked()).isZero());
+      for (Delivery d : first) {
+        ack("g_done", done, d);
+      }
+      for (Delivery child : children) {
+        ack("g_a", a, child);
+      }
+      List<Delivery> rest = new ArrayList<>();
+      for (int i = 0; i < 15; i++) {
+        Delivery d = done.next(10_000);
+        assertThat(d).isNotNull();
+        rest.add(d);
+        ack("g_done", done, d);
+      }
+      assertThat(rest).allSatisfy(d -> assertThat(d.group().acked()).isEqualTo(1));
+      List<String> completed = new ArrayList<>();
+      first.forEach(d -> completed.add(byCompletion.get(d.id())));
+      rest.forEach(d -> completed.add(byCompletion.get(d.id())));
+      assertThat(completed).as("each group once").containsExactlyInAnyOrderElementsOf(keys);
+      assertThat(done.next(300)).isNull();
+    } finally {
+      engine.unsubscribe(a, "test over");
+      engine.unsubscribe(done, "test over");
+    }
+  }
+
   @Test
   void aSecondCompletionEventOfAGroupIsDeadAndALateChildIsAnOrdinaryEvent() throws Exception {
     CollectingOutlet a = subscribe("g_a");

@@ -137,6 +137,17 @@ public interface GroupStore {
   Sealed seal(QueueTable queue, EventRef ref, String key, boolean failFast, long nowNs);
 
   /**
+   * Seals each of {@code byKey} (a group key and its completion event of {@code queue}) as {@link
+   * #seal} does, all of them in one transaction of two statements: when each can be sealed (no row
+   * yet, its event unchanged). Otherwise nothing is written and the caller seals each on its own,
+   * which tells them apart (and keeps a fault to its group).
+   *
+   * @return whether they were sealed (else nothing was written)
+   * @throws FencedOffException when the fence refused it: nothing was written
+   */
+  boolean sealTogether(QueueTable queue, Map<String, EventRef> byKey, boolean failFast, long nowNs);
+
+  /**
    * Completes group {@code key} if it is sealed and may complete: locks its row, checks again,
    * counts its children by state, marks it completed with the counts and releases its completion
    * event ({@code time_next - HELD_NS}, a compare-and-set on the epoch it was held at), in one

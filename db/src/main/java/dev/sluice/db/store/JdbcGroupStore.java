@@ -334,6 +334,99 @@ public final class JdbcGroupStore implements GroupStore {
     }
   }
 
+  /**
+   * The groups' rows in one INSERT, their completion events held in one UPDATE (each row under its
+   * own compare-and-set), one commit. Any shortfall (a row taken, an event changed) or failed
+   * statement rolls it all back.
+   */
+  @Override
+  public boolean sealTogether(
+      QueueTable queue, Map<String, EventRef> byKey, boolean failFast, long nowNs) {
+    int n = byKey.size();
+    StringBuilder rows = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      rows.append(i == 0 ? "SELECT ? AS k, ? AS i, ? AS e" : " UNION ALL SELECT ?, ?, ?");
+    }
+    String insert =
+        "INSERT INTO "
+            + TABLE
+            + " (group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
+            + " sealed_ns) SELECT v.k, '"
+            + SEALED
+            + "', ?, v.i, v.e, ?, ? FROM ("
+            + rows
+            + ") v"
+            + (fence == null ? "" : " WHERE " + Fence.EXISTS);
+    StringBuilder each = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      each.append(i == 0 ? "(" : " OR (").append("`id` = ? AND `epoch` = ?)");
+    }
+    String hold =
+        "UPDATE `"
+            + queue.name()
+            + "` SET `time_next` = `time_next` + "
+            + HELD_NS
+            + " WHERE ("
+            + each
+            + ") AND `id` IN ("
+            + marks(n)
+            + ") AND `state` = ? AND `time_next` < "
+            + HELD_NS
+            + Fence.sql(fence);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        int inserted;
+        try (PreparedStatement ps = c.prepareStatement(insert)) {
+          int at = 1;
+          ps.setString(at++, queue.name());
+          ps.setString(at++, failFast ? "fail_fast" : "wait_all");
+          ps.setLong(at++, nowNs);
+          for (Map.Entry<String, EventRef> e : byKey.entrySet()) {
+            ps.setString(at++, e.getKey());
+            ps.setLong(at++, e.getValue().id());
+            ps.setLong(at++, e.getValue().epoch());
+          }
+          Fence.bind(fence, ps, at);
+          inserted = ps.executeUpdate();
+        }
+        if (inserted == 0) {
+          throw refusedOrFail(c, queue.name());
+        }
+        int held;
+        try (PreparedStatement ps = c.prepareStatement(hold)) {
+          int at = 1;
+          for (EventRef r : byKey.values()) {
+            ps.setLong(at++, r.id());
+            ps.setLong(at++, r.epoch());
+          }
+          for (EventRef r : byKey.values()) {
+            ps.setLong(at++, r.id());
+          }
+          ps.setObject(at++, queue.stateValue(EventState.PENDING));
+          Fence.bind(fence, ps, at);
+          held = ps.executeUpdate();
+        }
+        if (inserted != n || held != n) { // a group's row taken, or an event changed
+          FencedOffException refused = Fence.check(fence, c, queue.name() + " (event groups)");
+          c.rollback();
+          if (refused != null) {
+            throw refused;
+          }
+          return false;
+        }
+        c.commit();
+        return true;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      // Each on its own tells which group's seal fails, and keeps the others going.
+      return false;
+    }
+  }
+
   @Override
   public Group complete(String key, long nowNs) {
     List<Group> done = completion.complete(List.of(key), nowNs, tables);

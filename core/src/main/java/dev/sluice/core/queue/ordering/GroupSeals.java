@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Its group has no row yet: the group is sealed ({@link GroupStore#seal}: the group's row and
- *       the hold of the event, in one transaction), and the closer is told, for a group that may
- *       complete at once. The event does not go to the window.
+ *       the hold of the event, in one transaction; the poll's groups together, {@link
+ *       GroupStore#sealTogether}), and the closer is told, for a group that may complete at once.
+ *       The event does not go to the window.
  *   <li>Its group completed: it goes to the window with the group's counts, as any event.
  *   <li>Its group is sealed and waiting, yet the event is in a poll's range (someone moved its
  *       {@code time_next}): it is held again.
@@ -84,6 +85,7 @@ public final class GroupSeals {
     List<EventRef> holdAgain = new ArrayList<>();
     Map<EventRef, String> dead = new LinkedHashMap<>();
     Map<String, Long> sealedBy = new HashMap<>();
+    Map<String, EventRef> toSeal = new LinkedHashMap<>();
     for (EventRow r : rows) {
       String k = keyOf(r);
       if (k == null) {
@@ -110,7 +112,7 @@ public final class GroupSeals {
         Long first = sealedBy.get(k);
         if (first == null) {
           sealedBy.put(k, r.id());
-          seal(store, ref, k);
+          toSeal.put(k, ref);
         }
         // A second completion event of the key in this poll: the next poll finds the group taken.
         continue;
@@ -134,6 +136,9 @@ public final class GroupSeals {
               + g.completionId()
               + "); a group completes once");
     }
+    if (!toSeal.isEmpty()) {
+      sealAll(store, toSeal);
+    }
     if (!holdAgain.isEmpty()) {
       try {
         ctx.ordering().hold(holdAgain);
@@ -146,6 +151,35 @@ public final class GroupSeals {
       makeDead(dead);
     }
     return out;
+  }
+
+  /**
+   * Seals the groups of a poll's completion events: together in one transaction when each can be (a
+   * drain's poll reads hundreds), else each on its own ({@link #seal}), which tells apart the one
+   * taken, changed or failing.
+   */
+  private void sealAll(GroupStore store, Map<String, EventRef> toSeal) {
+    if (toSeal.size() > 1) {
+      boolean together;
+      try {
+        together =
+            store.sealTogether(
+                ctx.table(), toSeal, ctx.table().options().groupFailFast(), ctx.clock().nowNs());
+      } catch (FencedOffException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        together = false;
+      }
+      if (together) {
+        for (String key : toSeal.keySet()) {
+          log.debug(
+              "{}: group {} sealed by completion event {}", ctx.where(), key, toSeal.get(key).id());
+          ctx.groups().sealed(key);
+        }
+        return;
+      }
+    }
+    toSeal.forEach((key, ref) -> seal(store, ref, key));
   }
 
   private void seal(GroupStore store, EventRef ref, String key) {
