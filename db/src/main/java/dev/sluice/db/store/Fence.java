@@ -64,6 +64,22 @@ public final class Fence {
     return e;
   }
 
+  /**
+   * After a fenced write in transaction {@code c} changed fewer rows than it had to: rolls the
+   * transaction back, and throws when the fence refused it ({@link #check}); else returns, nothing
+   * written, for the caller to say what changed instead.
+   *
+   * @throws FencedOffException when the fence holds another token
+   */
+  static void rollBack(Fence fence, java.sql.Connection c, String queue)
+      throws java.sql.SQLException {
+    FencedOffException refused = check(fence, c, queue);
+    c.rollback();
+    if (refused != null) {
+      throw refused;
+    }
+  }
+
   /** {@link #SQL} for a fenced writer, "" for an unfenced one ({@code fence} null). */
   static String sql(Fence fence) {
     return fence == null ? "" : SQL;

@@ -316,11 +316,7 @@ public final class JdbcGroupStore implements GroupStore {
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused = Fence.check(fence, c, queue.name() + " (event groups)");
-          c.rollback();
-          if (refused != null) {
-            throw refused;
-          }
+          Fence.rollBack(fence, c, queue.name() + " (event groups)");
           return Sealed.CHANGED;
         }
         c.commit();
@@ -408,11 +404,7 @@ public final class JdbcGroupStore implements GroupStore {
           held = ps.executeUpdate();
         }
         if (inserted != n || held != n) { // a group's row taken, or an event changed
-          FencedOffException refused = Fence.check(fence, c, queue.name() + " (event groups)");
-          c.rollback();
-          if (refused != null) {
-            throw refused;
-          }
+          Fence.rollBack(fence, c, queue.name() + " (event groups)");
           return false;
         }
         c.commit();

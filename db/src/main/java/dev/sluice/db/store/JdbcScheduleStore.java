@@ -266,12 +266,7 @@ public final class JdbcScheduleStore implements ScheduleStore {
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused =
-              Fence.check(fence, c, s.queue() + " (schedule " + s.name() + ")");
-          c.rollback();
-          if (refused != null) {
-            throw refused;
-          }
+          Fence.rollBack(fence, c, s.queue() + " (schedule " + s.name() + ")");
           return false;
         }
         c.commit();
@@ -315,12 +310,7 @@ public final class JdbcScheduleStore implements ScheduleStore {
           n = ps.executeUpdate();
         }
         if (n == 0) {
-          FencedOffException refused =
-              Fence.check(fence, c, s.queue() + " (schedule " + s.name() + ")");
-          c.rollback();
-          if (refused != null) {
-            throw refused;
-          }
+          Fence.rollBack(fence, c, s.queue() + " (schedule " + s.name() + ")");
           return null;
         }
         List<Long> ids = insertRows(c, s.queue(), columns, plan.times());
