@@ -72,12 +72,13 @@ final class GroupTables {
 
   /**
    * The shard's tables with a {@code state} column, read after the database's clock passed {@code
-   * afterNs}: the cached list when it was read after that, else a new one. A table created before
+   * afterNs}: the cached list when it was read after that (and at most {@link #TABLES_TTL_NS} ago,
+   * so that a table dropped since is soon gone from it), else a new one. A table created before
    * {@code afterNs} is in it.
    */
   Map<String, Table> readAfter(long afterNs) {
     Tables t = tables;
-    if (t != null && t.readNs() > afterNs) {
+    if (t != null && t.readNs() > afterNs && System.nanoTime() - t.readMono() < TABLES_TTL_NS) {
       return t.byName();
     }
     return fresh();

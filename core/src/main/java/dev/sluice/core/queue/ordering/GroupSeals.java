@@ -43,6 +43,9 @@ public final class GroupSeals {
   private static final Logger log = LoggerFactory.getLogger(GroupSeals.class);
   private static final long WARN_EVERY_NS = TimeUnit.SECONDS.toNanos(10);
 
+  /** Groups sealed in one transaction, at most. */
+  static final int SEAL_BATCH = 500;
+
   private final QueueContext ctx;
   private long nextWarnMono = Long.MIN_VALUE / 2;
 
@@ -136,8 +139,13 @@ public final class GroupSeals {
               + g.completionId()
               + "); a group completes once");
     }
-    if (!toSeal.isEmpty()) {
-      sealAll(store, toSeal);
+    List<String> sealing = new ArrayList<>(toSeal.keySet());
+    for (int at = 0; at < sealing.size(); at += SEAL_BATCH) {
+      Map<String, EventRef> batch = new LinkedHashMap<>();
+      for (String k : sealing.subList(at, Math.min(sealing.size(), at + SEAL_BATCH))) {
+        batch.put(k, toSeal.get(k));
+      }
+      sealAll(store, batch);
     }
     if (!holdAgain.isEmpty()) {
       try {
