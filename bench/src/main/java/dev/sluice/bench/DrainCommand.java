@@ -132,8 +132,7 @@ final class DrainCommand implements Callable<Integer> {
   @Option(
       names = "--groups",
       description =
-          "Also drain the same N events as the children of groups of "
-              + GROUP_SIZE
+          "Also drain the same N events as the children of groups of --group-size"
               + " (peer grouped: a grouped queue, and one completion event per group in a"
               + " completion queue, each group and its completion inserted in one transaction),"
               + " and compare with the plain drain of the sluice peer: ends with groups:"
@@ -143,7 +142,12 @@ final class DrainCommand implements Callable<Integer> {
               + " twice reports its last run")
   boolean groups;
 
-  static final int GROUP_SIZE = 100;
+  @Option(
+      names = "--group-size",
+      description =
+          "Children per group with --groups (default 100): small groups show what each group"
+              + " costs (its seal, check and completion)")
+  int groupSize = 100;
 
   private CpuMeter cpu;
 
@@ -162,6 +166,10 @@ final class DrainCommand implements Callable<Integer> {
               : kind == null
                   ? List.of(DEFAULT_PEERS.split(","))
                   : List.of("sluice", outletPeer, brokerFloorPeer);
+    }
+    if (groupSize < 1) {
+      throw new IllegalArgumentException(
+          "--group-size: at least 1 child per group, not " + groupSize);
     }
     List<String> known = new ArrayList<>(List.of("sluice", "floor", "db-scheduler"));
     if (groups) {
@@ -197,7 +205,7 @@ final class DrainCommand implements Callable<Integer> {
       Progress.note("server: " + server.describe());
       cpu = new CpuMeter(server);
       GroupedDrain groupedDrain =
-          new GroupedDrain(receivers, concurrency, maxInFlight, poolSize, cpu);
+          new GroupedDrain(receivers, concurrency, maxInFlight, poolSize, groupSize, cpu);
       ChannelDrain channelDrain = new ChannelDrain(poolSize, cpu);
       Progress.note(
           String.format(
@@ -312,8 +320,8 @@ final class DrainCommand implements Callable<Integer> {
               ratio(grouped, sluice),
               completionLagMs,
               n,
-              GROUP_SIZE,
-              (n + GROUP_SIZE - 1) / GROUP_SIZE));
+              groupSize,
+              (n + groupSize - 1) / groupSize));
     }
     return 0;
   }
@@ -382,7 +390,7 @@ final class DrainCommand implements Callable<Integer> {
   }
 
   /**
-   * The same N events as the children of groups of {@link #GROUP_SIZE}, in a grouped queue, with a
+   * The same N events as the children of groups of {@code --group-size}, in a grouped queue, with a
    * completion per group in {@link SluiceSide#COMPLETIONS}; both queues paused while they load,
    * then resumed together. The same receivers drain the children ({@code --receivers}) and one more
    * the completions. Counts the N children only, from the resume to the moment the last completion

@@ -9,16 +9,17 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * {@code drain --groups}'s grouped peer: the same number of events as children of groups of {@link
- * DrainCommand#GROUP_SIZE}, each group with its completion event in a second queue, drained with
- * both queues' receivers subscribed. Counts the children, clocked to the last completion's ack, and
- * says how long each completion trailed its group's last child ack, by the database's clock.
+ * {@code drain --groups}'s grouped peer: the same number of events as children of groups of {@code
+ * --group-size}, each group with its completion event in a second queue, drained with both queues'
+ * receivers subscribed. Counts the children, clocked to the last completion's ack, and says how
+ * long each completion trailed its group's last child ack, by the database's clock.
  */
 final class GroupedDrain {
   private final int receivers;
   private final int concurrency;
   private final int maxInFlight;
   private final int poolSize;
+  private final int groupSize;
   private final CpuMeter cpu;
 
   /**
@@ -27,11 +28,13 @@ final class GroupedDrain {
    */
   private String completionLagMs = "";
 
-  GroupedDrain(int receivers, int concurrency, int maxInFlight, int poolSize, CpuMeter cpu) {
+  GroupedDrain(
+      int receivers, int concurrency, int maxInFlight, int poolSize, int groupSize, CpuMeter cpu) {
     this.receivers = receivers;
     this.concurrency = concurrency;
     this.maxInFlight = maxInFlight;
     this.poolSize = poolSize;
+    this.groupSize = groupSize;
     this.cpu = cpu;
   }
 
@@ -79,8 +82,7 @@ final class GroupedDrain {
             }
           });
       long[] groupCount = new long[1];
-      DrainCommand.load(
-          name, n, p -> groupCount[0] = s.insertGroups(n, DrainCommand.GROUP_SIZE, p));
+      DrainCommand.load(name, n, p -> groupCount[0] = s.insertGroups(n, groupSize, p));
       long g = groupCount[0];
       Progress.note(
           String.format(
@@ -89,7 +91,7 @@ final class GroupedDrain {
                   + " paused; resuming",
               name,
               g,
-              DrainCommand.GROUP_SIZE));
+              groupSize));
       Map<String, Long> before = status.read();
       cpu.start();
       long t0 = System.nanoTime();
