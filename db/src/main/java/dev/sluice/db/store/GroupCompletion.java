@@ -100,17 +100,13 @@ final class GroupCompletion {
     if (sealed.isEmpty()) {
       return List.of();
     }
-    long lastSeal = Long.MIN_VALUE + SEAL_CLOCK_SLACK_NS;
-    for (Group g : sealed.values()) {
-      lastSeal = Math.max(lastSeal, g.sealedNs());
-    }
+    long lastSeal = sealed.values().stream().mapToLong(Group::sealedNs).max().orElseThrow();
     Map<String, Table> now = tables.readAfter(lastSeal + SEAL_CLOCK_SLACK_NS);
     Map<String, long[]> counts = count(c, GroupTables.grouped(now), sealed.keySet());
     List<Group> done = new ArrayList<>();
     for (Group g : sealed.values()) {
       ChildCounts n = counts(counts.get(g.key()));
-      boolean failFast = "fail_fast".equals(g.onDead());
-      if (n.pending() + n.fired() == 0 || (failFast && n.dead() > 0)) {
+      if (g.mayComplete(n.pending() + n.fired() > 0, n.dead() > 0)) {
         done.add(
             new Group(
                 g.key(),

@@ -18,6 +18,15 @@ final class GroupSql {
   static final String SEALED = "sealed";
   static final String COMPLETED = "completed";
 
+  /** {@code on_dead}: a dead child completes the group at once; else it waits for all. */
+  static final String FAIL_FAST = "fail_fast";
+
+  static final String WAIT_ALL = "wait_all";
+
+  static String onDead(boolean failFast) {
+    return failFast ? FAIL_FAST : WAIT_ALL;
+  }
+
   /** A group's row, as {@link #group} reads it. */
   static final String SELECT_GROUP =
       "SELECT group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"

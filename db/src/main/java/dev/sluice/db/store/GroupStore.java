@@ -45,6 +45,19 @@ public interface GroupStore {
     public boolean completed() {
       return GroupSql.COMPLETED.equals(state);
     }
+
+    /** Whether a dead child completes the group at once ({@code group_on_dead=fail_fast}). */
+    public boolean failFast() {
+      return GroupSql.FAIL_FAST.equals(onDead);
+    }
+
+    /**
+     * The rule of completion: no child pending or fired ({@code open}), or, {@code fail_fast}, one
+     * dead.
+     */
+    boolean mayComplete(boolean open, boolean dead) {
+      return !open || (failFast() && dead);
+    }
   }
 
   /** Children of a group by state, over every grouped table of the shard. */

@@ -78,10 +78,7 @@ final class GroupTables {
    */
   Map<String, Table> readAfter(long afterNs) {
     Tables t = tables;
-    if (t != null && t.readNs() > afterNs && System.nanoTime() - t.readMono() < TABLES_TTL_NS) {
-      return t.byName();
-    }
-    return fresh();
+    return t != null && t.readNs() > afterNs ? tables() : fresh();
   }
 
   /** The shard's tables with a {@code state} column, by name (at most a second old). */

@@ -1,6 +1,5 @@
 package dev.sluice.db.store;
 
-import static dev.sluice.db.QueueConvention.HELD_NS;
 import static dev.sluice.db.store.GroupSql.*;
 
 import dev.sluice.client.QueueColumns;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
-import org.jooq.exception.DataAccessException;
 
 /**
  * The event groups of one shard ({@code sluice_group}, migration V9; README, "Event groups").
@@ -30,8 +28,8 @@ import org.jooq.exception.DataAccessException;
  * <ul>
  *   <li>{@link #seal}: when a poll first reads a completion event, the group's row is inserted and
  *       the completion event is held out of every poll's range ({@code time_next + HELD_NS}, a
- *       compare-and-set on its epoch), in one transaction. A second completion event of the same
- *       key finds the row taken.
+ *       compare-and-set on its epoch), in one transaction; a poll's groups together when each can
+ *       be ({@link GroupSealing}). A second completion event of the same key finds the row taken.
  *   <li>{@link #complete}: once no child is pending or fired (or, with {@code fail_fast}, one is
  *       dead), the counts, {@code state = 'completed'} and the release of the completion event, in
  *       one transaction that locks the group's row: the completion event is released exactly once
@@ -49,6 +47,7 @@ public final class JdbcGroupStore implements GroupStore {
   private final Fence fence;
   private final GroupTables tables;
   private final GroupCompletion completion;
+  private final GroupSealing sealing;
 
   /**
    * Blocks per check statement, at most: each group is a block per grouped table and state, so a
@@ -71,6 +70,7 @@ public final class JdbcGroupStore implements GroupStore {
     this.fence = fence;
     this.tables = new GroupTables(ds);
     this.completion = new GroupCompletion(ds, fence);
+    this.sealing = new GroupSealing(ds, fence);
   }
 
   // ---------------------------------------------------------------- reads
@@ -193,7 +193,7 @@ public final class JdbcGroupStore implements GroupStore {
     int perStatement = Math.max(1, PROBE_BLOCKS / (3 * Math.max(1, grouped.size())));
     for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += perStatement) {
       List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + perStatement));
-      boolean anyFailFast = part.stream().anyMatch(g -> "fail_fast".equals(g.onDead()));
+      boolean anyFailFast = part.stream().anyMatch(Group::failFast);
       List<String> keys = part.stream().map(Group::key).toList();
       List<Object> values = new ArrayList<>();
       String sql = GroupSql.probes(grouped, keys, anyFailFast, values);
@@ -213,7 +213,7 @@ public final class JdbcGroupStore implements GroupStore {
       }
     }
     for (Group g : sealed) {
-      if (!open.contains(g.key()) || ("fail_fast".equals(g.onDead()) && dead.contains(g.key()))) {
+      if (g.mayComplete(open.contains(g.key()), dead.contains(g.key()))) {
         out.add(g.key());
       }
     }
@@ -269,154 +269,13 @@ public final class JdbcGroupStore implements GroupStore {
 
   @Override
   public Sealed seal(QueueTable queue, EventRef ref, String key, boolean failFast, long nowNs) {
-    String insert =
-        "INSERT INTO "
-            + TABLE
-            + " (group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
-            + " sealed_ns) SELECT ?, '"
-            + SEALED
-            + "', ?, ?, ?, ?, ? FROM DUAL"
-            + (fence == null ? "" : " WHERE " + Fence.EXISTS);
-    String hold =
-        "UPDATE `"
-            + queue.name()
-            + "` SET `time_next` = `time_next` + "
-            + HELD_NS
-            + " WHERE `id` = ? AND `epoch` = ? AND `state` = ? AND `time_next` < "
-            + HELD_NS
-            + Fence.sql(fence);
-    try (Connection c = ds.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(insert)) {
-          ps.setString(1, key);
-          ps.setString(2, queue.name());
-          ps.setLong(3, ref.id());
-          ps.setLong(4, ref.epoch());
-          ps.setString(5, failFast ? "fail_fast" : "wait_all");
-          ps.setLong(6, nowNs);
-          Fence.bind(fence, ps, 7);
-          n = ps.executeUpdate();
-        } catch (SQLException e) {
-          if (e.getErrorCode() == 1062) {
-            c.rollback();
-            return Sealed.TAKEN;
-          }
-          throw e;
-        }
-        if (n == 0) {
-          throw refusedOrFail(c, queue.name());
-        }
-        try (PreparedStatement ps = c.prepareStatement(hold)) {
-          ps.setLong(1, ref.id());
-          ps.setLong(2, ref.epoch());
-          ps.setObject(3, queue.stateValue(EventState.PENDING));
-          Fence.bind(fence, ps, 4);
-          n = ps.executeUpdate();
-        }
-        if (n == 0) {
-          Fence.rollBack(fence, c, queue.name() + " (event groups)");
-          return Sealed.CHANGED;
-        }
-        c.commit();
-        return Sealed.SEALED;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      }
-    } catch (SQLException e) {
-      throw fail("seal of group " + key + " by " + queue.name() + " event " + ref.id(), e);
-    }
+    return sealing.seal(queue, ref, key, failFast, nowNs);
   }
 
-  /**
-   * The groups' rows in one INSERT, their completion events held in one UPDATE (each row under its
-   * own compare-and-set), one commit. Any shortfall (a row taken, an event changed) or failed
-   * statement rolls it all back.
-   */
   @Override
   public boolean sealTogether(
       QueueTable queue, Map<String, EventRef> byKey, boolean failFast, long nowNs) {
-    int n = byKey.size();
-    StringBuilder rows = new StringBuilder();
-    for (int i = 0; i < n; i++) {
-      rows.append(i == 0 ? "SELECT ? AS k, ? AS i, ? AS e" : " UNION ALL SELECT ?, ?, ?");
-    }
-    String insert =
-        "INSERT INTO "
-            + TABLE
-            + " (group_key, state, completion_queue, completion_id, completion_epoch, on_dead,"
-            + " sealed_ns) SELECT v.k, '"
-            + SEALED
-            + "', ?, v.i, v.e, ?, ? FROM ("
-            + rows
-            + ") v"
-            + (fence == null ? "" : " WHERE " + Fence.EXISTS);
-    StringBuilder each = new StringBuilder();
-    for (int i = 0; i < n; i++) {
-      each.append(i == 0 ? "(" : " OR (").append("`id` = ? AND `epoch` = ?)");
-    }
-    String hold =
-        "UPDATE `"
-            + queue.name()
-            + "` SET `time_next` = `time_next` + "
-            + HELD_NS
-            + " WHERE ("
-            + each
-            + ") AND `id` IN ("
-            + marks(n)
-            + ") AND `state` = ? AND `time_next` < "
-            + HELD_NS
-            + Fence.sql(fence);
-    try (Connection c = ds.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        int inserted;
-        try (PreparedStatement ps = c.prepareStatement(insert)) {
-          int at = 1;
-          ps.setString(at++, queue.name());
-          ps.setString(at++, failFast ? "fail_fast" : "wait_all");
-          ps.setLong(at++, nowNs);
-          for (Map.Entry<String, EventRef> e : byKey.entrySet()) {
-            ps.setString(at++, e.getKey());
-            ps.setLong(at++, e.getValue().id());
-            ps.setLong(at++, e.getValue().epoch());
-          }
-          Fence.bind(fence, ps, at);
-          inserted = ps.executeUpdate();
-        }
-        if (inserted == 0) {
-          throw refusedOrFail(c, queue.name());
-        }
-        int held;
-        try (PreparedStatement ps = c.prepareStatement(hold)) {
-          int at = 1;
-          for (EventRef r : byKey.values()) {
-            ps.setLong(at++, r.id());
-            ps.setLong(at++, r.epoch());
-          }
-          for (EventRef r : byKey.values()) {
-            ps.setLong(at++, r.id());
-          }
-          ps.setObject(at++, queue.stateValue(EventState.PENDING));
-          Fence.bind(fence, ps, at);
-          held = ps.executeUpdate();
-        }
-        if (inserted != n || held != n) { // a group's row taken, or an event changed
-          Fence.rollBack(fence, c, queue.name() + " (event groups)");
-          return false;
-        }
-        c.commit();
-        return true;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      }
-    } catch (SQLException e) {
-      // Each on its own tells which group's seal fails, and keeps the others going.
-      return false;
-    }
+    return sealing.sealTogether(queue, byKey, failFast, nowNs);
   }
 
   @Override
@@ -514,15 +373,5 @@ public final class JdbcGroupStore implements GroupStore {
   @Override
   public List<Table> grouped() {
     return tables.grouped();
-  }
-
-  // ---------------------------------------------------------------- helpers
-
-  private RuntimeException refusedOrFail(Connection c, String queue) throws SQLException {
-    FencedOffException refused = Fence.check(fence, c, queue + " (event groups)");
-    c.rollback();
-    return refused != null
-        ? refused
-        : new DataAccessException(TABLE + ": a fenced insert for " + queue + " wrote nothing");
   }
 }

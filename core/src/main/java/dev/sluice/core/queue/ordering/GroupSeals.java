@@ -9,7 +9,6 @@ import dev.sluice.db.store.EventRow;
 import dev.sluice.db.store.FencedOffException;
 import dev.sluice.db.store.GroupStore;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -87,7 +86,6 @@ public final class GroupSeals {
     }
     List<EventRef> holdAgain = new ArrayList<>();
     Map<EventRef, String> dead = new LinkedHashMap<>();
-    Map<String, Long> sealedBy = new HashMap<>();
     Map<String, EventRef> toSeal = new LinkedHashMap<>();
     for (EventRow r : rows) {
       String k = keyOf(r);
@@ -112,12 +110,8 @@ public final class GroupSeals {
       }
       GroupStore.Group g = found.get(k);
       if (g == null) {
-        Long first = sealedBy.get(k);
-        if (first == null) {
-          sealedBy.put(k, r.id());
-          toSeal.put(k, ref);
-        }
         // A second completion event of the key in this poll: the next poll finds the group taken.
+        toSeal.putIfAbsent(k, ref);
         continue;
       }
       if (g.completionQueue().equals(ctx.queue()) && g.completionId() == r.id()) {
