@@ -99,7 +99,7 @@ export class EventProducer {
 
   /**
    * Inserts a child of the event group `groupKey` (its `group_key` column holds the key); resolves
-   * to its id. The queue needs the column and its (group_key, state) index (`sluice queue create
+   * to its id. The queue needs the column and its group_key index (`sluice queue create
    * --grouped`); children and their completion event must be on the same shard.
    */
   static async insertInGroup(

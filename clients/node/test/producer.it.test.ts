@@ -22,7 +22,7 @@ const COMPLETES = '`completes_group` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE 
 
 const TABLES = [
   queueTableSql('orders_q', ['`order_id` BIGINT NOT NULL', DEDUP, 'UNIQUE KEY `sluice_dedup` (`dedup_key`)']),
-  queueTableSql('invoice_q', ['`customer` BIGINT NOT NULL', GROUP_KEY, 'KEY `sluice_group` (`group_key`, `state`)'], 'sluice_queue max_attempts=1'),
+  queueTableSql('invoice_q', ['`customer` BIGINT NOT NULL', GROUP_KEY, 'KEY `sluice_group` (`group_key`)'], 'sluice_queue max_attempts=1'),
   queueTableSql('report_q', ['`run` VARCHAR(32) NOT NULL', COMPLETES]),
   queueTableSql('shipped_q', ['`order_id` BIGINT NOT NULL']),
   'CREATE TABLE shipments (order_id BIGINT PRIMARY KEY)',

@@ -114,7 +114,7 @@ def insert_in_group(conn, queue: str, group_key: str, columns: Mapping[str, Any]
     """Inserts a child of the event group ``group_key`` (docs/features/groups.md): an event like
     any other whose ``group_key`` column holds the key; returns its id. The group's completion
     event (:func:`insert_group_completion`) is delivered once no child of the group is pending or
-    fired. The queue needs the ``group_key`` column and its (group_key, state) index
+    fired. The queue needs the ``group_key`` column and its index
     (``sluice queue create --grouped``).
 
     :param group_key: 1 to 191 characters, compared exactly; a group's children and completion

@@ -11,7 +11,7 @@ from support.wait import wait_until
 pytestmark = pytest.mark.integration
 
 GROUPED = "`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL"
-GROUP_INDEX = "KEY `sluice_group` (`group_key`, `state`)"
+GROUP_INDEX = "KEY `sluice_group` (`group_key`)"
 COMPLETES = "`completes_group` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL"
 
 

@@ -16,7 +16,7 @@ DEDUP = [
 ]
 DEDUP_INDEX = ["UNIQUE KEY `sluice_dedup` (`dedup_key`)"]
 GROUPED = ["`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL"]
-GROUP_INDEX = ["KEY `sluice_group` (`group_key`, `state`)"]
+GROUP_INDEX = ["KEY `sluice_group` (`group_key`)"]
 COMPLETES = ["`completes_group` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL"]
 
 

@@ -14,7 +14,7 @@ CREATE TABLE grouped_events (
   PRIMARY KEY (`id`),
   KEY `sluice_poll` (`state`, `time_next`),
   KEY `sluice_tenant` (`state`, `tenant`, `time_next`),
-  KEY `sluice_group` (`group_key`, `state`)
+  KEY `sluice_group` (`group_key`)
 ) ENGINE=InnoDB COMMENT='sluice_queue ack_wait=60s';
 
 CREATE TABLE group_done_events (

@@ -149,6 +149,14 @@ final class DrainCommand implements Callable<Integer> {
               + " costs (its seal, check and completion)")
   int groupSize = 100;
 
+  @Option(
+      names = "--group-index",
+      description =
+          "The grouped queue's group index with --groups: key, the convention (group_key), or"
+              + " key-state, earlier versions' (group_key, state), which moves at every fire and"
+              + " ack of a child (default: key)")
+  String groupIndex = "key";
+
   private CpuMeter cpu;
 
   @Override
@@ -166,6 +174,10 @@ final class DrainCommand implements Callable<Integer> {
               : kind == null
                   ? List.of(DEFAULT_PEERS.split(","))
                   : List.of("sluice", outletPeer, brokerFloorPeer);
+    }
+    if (!List.of("key", "key-state").contains(groupIndex)) {
+      throw new IllegalArgumentException(
+          "--group-index: key or key-state, not '" + groupIndex + "'");
     }
     if (groupSize < 1) {
       throw new IllegalArgumentException(
@@ -205,7 +217,14 @@ final class DrainCommand implements Callable<Integer> {
       Progress.note("server: " + server.describe());
       cpu = new CpuMeter(server);
       GroupedDrain groupedDrain =
-          new GroupedDrain(receivers, concurrency, maxInFlight, poolSize, groupSize, cpu);
+          new GroupedDrain(
+              receivers,
+              concurrency,
+              maxInFlight,
+              poolSize,
+              groupSize,
+              groupIndex.equals("key-state"),
+              cpu);
       ChannelDrain channelDrain = new ChannelDrain(poolSize, cpu);
       Progress.note(
           String.format(
@@ -311,7 +330,8 @@ final class DrainCommand implements Callable<Integer> {
       System.out.println(
           String.format(
               Locale.ROOT,
-              "groups: grouped=%s plain=%s ratio=%s%s (grouped: %,d children in groups of %d,"
+              "groups: grouped=%s plain=%s ratio=%s%s (grouped: %,d children in groups of %d"
+                  + " on (%s),"
                   + " counted without their %,d completions, clocked to the last completion's ack;"
                   + " completion lag: from a group's last child ack to its completion, by the"
                   + " database's clock)",
@@ -321,6 +341,7 @@ final class DrainCommand implements Callable<Integer> {
               completionLagMs,
               n,
               groupSize,
+              groupIndex.equals("key-state") ? "group_key, state" : "group_key",
               (n + groupSize - 1) / groupSize));
     }
     return 0;

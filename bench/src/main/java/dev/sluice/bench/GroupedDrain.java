@@ -20,6 +20,10 @@ final class GroupedDrain {
   private final int maxInFlight;
   private final int poolSize;
   private final int groupSize;
+
+  /** Whether the children's group index is earlier versions' (group_key, state). */
+  private final boolean stateIndexed;
+
   private final CpuMeter cpu;
 
   /**
@@ -29,12 +33,19 @@ final class GroupedDrain {
   private String completionLagMs = "";
 
   GroupedDrain(
-      int receivers, int concurrency, int maxInFlight, int poolSize, int groupSize, CpuMeter cpu) {
+      int receivers,
+      int concurrency,
+      int maxInFlight,
+      int poolSize,
+      int groupSize,
+      boolean stateIndexed,
+      CpuMeter cpu) {
     this.receivers = receivers;
     this.concurrency = concurrency;
     this.maxInFlight = maxInFlight;
     this.poolSize = poolSize;
     this.groupSize = groupSize;
+    this.stateIndexed = stateIndexed;
     this.cpu = cpu;
   }
 
@@ -50,7 +61,7 @@ final class GroupedDrain {
     AtomicLong completionsDelivered = new AtomicLong();
     java.util.Queue<Long> completionTimes = new java.util.concurrent.ConcurrentLinkedQueue<>();
     try (SluiceSide s = new SluiceSide(db)) {
-      s.createGroupedQueues();
+      s.createGroupedQueues(stateIndexed);
       QueueManager q = s.startManager(poolSize);
       QueueManager done = s.awaitQueue(SluiceSide.COMPLETIONS);
       s.setPaused(true);

@@ -104,16 +104,22 @@ public final class SluiceSide implements AutoCloseable {
 
   /**
    * The queue table as a grouped queue, with {@code group_key VARCHAR(191) NULL} (binary collation)
-   * and its index {@code sluice_group (group_key, state)}, and {@code payload}; and the completion
-   * queue {@link #COMPLETIONS}, with {@code completes_group} (same type) and {@code payload}. Both
-   * with this run's comment.
+   * and its index {@code sluice_group (group_key)} (with {@code stateIndexed}, earlier versions'
+   * {@code (group_key, state)}), and {@code payload}; and the completion queue {@link
+   * #COMPLETIONS}, with {@code completes_group} (same type) and {@code payload}. Both with this
+   * run's comment.
    */
-  public void createGroupedQueues() throws SQLException {
+  public void createGroupedQueues(boolean stateIndexed) throws SQLException {
     String key = " VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
     db.exec(
         QueueConvention.createTableSql(
             QUEUE, List.of("`" + GROUP_KEY + "`" + key, "`payload` VARCHAR(32) NULL"), comment()));
-    db.exec("ALTER TABLE `" + QUEUE + "` ADD KEY `sluice_group` (`" + GROUP_KEY + "`, `state`)");
+    db.exec(
+        "ALTER TABLE `"
+            + QUEUE
+            + "` ADD KEY `sluice_group` (`"
+            + GROUP_KEY
+            + (stateIndexed ? "`, `state`)" : "`)"));
     db.exec(
         QueueConvention.createTableSql(
             COMPLETIONS,

@@ -46,8 +46,8 @@ public final class QueueColumns {
 
   /**
    * The optional column of a group's children (README, "Event groups"): the group's key. A user
-   * column, so it travels to receivers; the index {@link #GROUP_INDEX} on ({@code group_key},
-   * {@code state}) serves the manager's check that a group has no pending child left.
+   * column, so it travels to receivers; the index {@link #GROUP_INDEX} on it serves the manager's
+   * check that a group has no pending child left.
    */
   public static final String GROUP_KEY = "group_key";
 
@@ -60,7 +60,11 @@ public final class QueueColumns {
   /** The definition of {@link #SNOOZES} for a migration. */
   public static final String SNOOZES_DEFINITION = "`snoozes` INT NOT NULL DEFAULT 0";
 
-  /** The conventional name of the ({@code group_key}, {@code state}) index. */
+  /**
+   * The conventional name of the {@code group_key} index. Without {@code state} in it, a child's
+   * fire and ack leave it alone; one on ({@code group_key}, {@code state}), which earlier versions
+   * created, still serves.
+   */
   public static final String GROUP_INDEX = "sluice_group";
 
   /**
@@ -77,7 +81,7 @@ public final class QueueColumns {
       "`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL";
 
   /** The child index's definition, as in a CREATE TABLE. */
-  public static final String GROUP_INDEX_DEFINITION = "KEY `sluice_group` (`group_key`, `state`)";
+  public static final String GROUP_INDEX_DEFINITION = "KEY `sluice_group` (`group_key`)";
 
   /** The completion column's definition. */
   public static final String COMPLETES_GROUP_DEFINITION =

@@ -9,18 +9,18 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The schema event groups need: the group columns' types and the index on ({@code group_key},
- * {@code state}). Part of {@link QueueSchemaValidator}; pure, as it is.
+ * The schema event groups need: the group columns' types and an index that starts with {@code
+ * group_key}. Part of {@link QueueSchemaValidator}; pure, as it is.
  */
 final class GroupSchema {
   private GroupSchema() {}
 
   /**
    * The problems of a table's event-group columns (README, "Event groups"), each with its fix:
-   * {@code group_key} needs an index that starts with ({@code group_key}, {@code state}) — without
-   * it each check that a group has no pending child left would scan the table — and both {@code
-   * group_key} and {@code completes_group} must be strings of at most 191 characters, and a queue
-   * of completion events cannot be ordered. None for a table without them.
+   * {@code group_key} needs an index that starts with it — without one each check that a group has
+   * no pending child left would scan the table — and both {@code group_key} and {@code
+   * completes_group} must be strings of at most 191 characters, and a queue of completion events
+   * cannot be ordered. None for a table without them.
    */
   static List<SchemaProblem> validate(
       String table,
@@ -53,9 +53,9 @@ final class GroupSchema {
       }
       boolean indexed = false;
       for (List<String> cols : indexes.values()) {
-        if (cols.size() >= 2
-            && cols.get(0).equalsIgnoreCase(dev.sluice.client.QueueColumns.GROUP_KEY)
-            && cols.get(1).equalsIgnoreCase(STATE)) {
+        // (group_key) is the convention; (group_key, state), earlier versions' one, serves too.
+        if (!cols.isEmpty()
+            && cols.get(0).equalsIgnoreCase(dev.sluice.client.QueueColumns.GROUP_KEY)) {
           indexed = true;
         }
       }
@@ -63,7 +63,7 @@ final class GroupSchema {
         p.add(
             new SchemaProblem(
                 dev.sluice.client.QueueColumns.GROUP_INDEX,
-                "no index on (group_key, state): each check of a group would scan the table",
+                "no index on group_key: each check of a group would scan the table",
                 "ALTER TABLE "
                     + t
                     + " ADD "

@@ -8,8 +8,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The event groups' columns as the validation sees them (README, "Event groups"): a grouped table
- * needs its (group_key, state) index, keys are short strings, and a queue of completion events is
- * not ordered; each problem comes with the statement that fixes it.
+ * needs an index that starts with group_key (earlier versions' (group_key, state) too), keys are
+ * short strings, and a queue of completion events is not ordered; each problem comes with the
+ * statement that fixes it.
  */
 class GroupSchemaTest {
   static final ColumnInfo GROUP_KEY =
@@ -24,6 +25,13 @@ class GroupSchemaTest {
                 "kids",
                 QueueOptions.defaults(),
                 Map.of("group_key", GROUP_KEY),
+                Map.of("sluice_group", List.of("group_key", "id"))))
+        .isEmpty();
+    assertThat(
+            QueueSchemaValidator.validateGroups(
+                "kids",
+                QueueOptions.defaults(),
+                Map.of("group_key", GROUP_KEY),
                 Map.of("sluice_group", List.of("group_key", "state", "id"))))
         .isEmpty();
     List<SchemaProblem> none =
@@ -31,7 +39,15 @@ class GroupSchemaTest {
             "kids", QueueOptions.defaults(), Map.of("group_key", GROUP_KEY), Map.of());
     assertThat(none).hasSize(1);
     assertThat(none.get(0).fix())
-        .isEqualTo("ALTER TABLE `kids` ADD KEY `sluice_group` (`group_key`, `state`)");
+        .isEqualTo("ALTER TABLE `kids` ADD KEY `sluice_group` (`group_key`)");
+    // An index that does not start with group_key cannot serve a group's check.
+    assertThat(
+            QueueSchemaValidator.validateGroups(
+                "kids",
+                QueueOptions.defaults(),
+                Map.of("group_key", GROUP_KEY),
+                Map.of("poll", List.of("state", "group_key"))))
+        .hasSize(1);
     List<SchemaProblem> wide =
         QueueSchemaValidator.validateGroups(
             "kids",

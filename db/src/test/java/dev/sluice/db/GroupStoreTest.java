@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The group store at scale: one group of 10,000 children and 300 groups of 3. A check that a group
- * may complete reads a few index entries whatever the group's size (counted from the server's
- * handler counters); every group completes once; a sweep pages through the sealed groups.
+ * may complete reads the children it passes once over the group's checks, not at each (counted from
+ * the server's handler counters; on earlier versions' index, a few entries whatever the group's
+ * size); every group completes once; a sweep pages through the sealed groups.
  */
 class GroupStoreTest {
   static TestDatabase db;
@@ -80,9 +81,16 @@ class GroupStoreTest {
   }
 
   static QueueTable table(String name, String column) throws Exception {
+    return table(name, column, QueueColumns.GROUP_INDEX_DEFINITION);
+  }
+
+  /** Earlier versions' group index, which still serves (one entry read per check and state). */
+  static final String EARLIER_GROUP_INDEX = "KEY `sluice_group` (`group_key`, `state`)";
+
+  static QueueTable table(String name, String column, String groupIndex) throws Exception {
     List<String> cols = new ArrayList<>(List.of("`n` INT NULL", column));
     if (column.equals(QueueColumns.GROUP_KEY_DEFINITION)) {
-      cols.add(QueueColumns.GROUP_INDEX_DEFINITION);
+      cols.add(groupIndex);
     }
     db.exec(QueueConvention.createTableSql(name, cols, "sluice_queue"));
     return new QueueCatalog(ds).inspect(new QueueCatalog.Candidate(name, "sluice_queue")).queue();
@@ -116,9 +124,10 @@ class GroupStoreTest {
     return longOf("SELECT MAX(id) FROM " + table);
   }
 
+  /** On earlier versions' index ({@code group_key}, {@code state}), which still serves. */
   @Test
   void aBigGroupAndManySmallOnesCompleteOnceWithChecksOfAFewEntries() throws Exception {
-    QueueTable kids = table("gs_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable kids = table("gs_kids", QueueColumns.GROUP_KEY_DEFINITION, EARLIER_GROUP_INDEX);
     QueueTable done = table("gs_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
     JdbcGroupStore store = new JdbcGroupStore(ds);
     long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
@@ -200,8 +209,151 @@ class GroupStoreTest {
     // Every completion event was released, once.
     assertThat(longOf("SELECT COUNT(*) FROM gs_done WHERE time_next >= " + QueueConvention.HELD_NS))
         .isZero();
-    assertThat(longOf("SELECT COUNT(*) FROM sluice_group WHERE state = 'completed'"))
+    assertThat(
+            longOf(
+                "SELECT COUNT(*) FROM sluice_group WHERE state = 'completed'"
+                    + " AND (group_key = 'big' OR group_key LIKE 'small-%')"))
         .isEqualTo(301);
+  }
+
+  /**
+   * On the group index of the convention, ({@code group_key}) alone, which a child's fire and ack
+   * leave alone: a check reads the group's children from where the last one found its first open
+   * child, so the children it passes (settled) are read once over the group's checks, and a check
+   * that finds the group open at once reads a few entries.
+   */
+  @Test
+  void checksOfABigGroupReadEachSettledChildOnce() throws Exception {
+    table("gm_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gm_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    children("gm_kids", List.of("huge"), 10_000);
+    assertThat(store.seal(done, new EventRef(completion("gm_done", "huge"), 0), "huge", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    store.grouped();
+
+    long before = indexReads();
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("huge"))).as("all pending").isEmpty();
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check of a group whose first child is open")
+        .isLessThan(1000);
+
+    // The first 9,000 settled (acked, dead, cancelled): the next check reads past them, once.
+    db.exec("UPDATE gm_kids SET state = 2 + n % 3 WHERE group_key = 'huge' AND n < 9000");
+    store.grouped();
+    before = indexReads();
+    assertThat(store.completable(List.of("huge"))).isEmpty();
+    assertThat(indexReads() - before).as("the first check passes 9,000").isGreaterThan(9000);
+    before = indexReads();
+    for (int i = 0; i < CHECKS; i++) {
+      assertThat(store.completable(List.of("huge"))).isEmpty();
+    }
+    assertThat((indexReads() - before) / CHECKS)
+        .as("index reads per check after it: from the first open child")
+        .isLessThan(1000);
+
+    db.exec("UPDATE gm_kids SET state = 2 WHERE group_key = 'huge' AND n >= 9000");
+    assertThat(store.completable(List.of("huge"))).containsExactly("huge");
+    JdbcGroupStore.Group g = store.complete("huge", now);
+    assertThat(g).isNotNull();
+    assertThat(g.acked() + g.dead() + g.cancelled()).isEqualTo(10_000);
+    assertThat(g.dead()).isEqualTo(3000);
+  }
+
+  /**
+   * A check's marks are hints: a child they passed that is open again (a dead child replayed) or
+   * that came late with a lower id, is seen by the count under the group's lock that every
+   * completion makes, so the group does not complete; the marks are forgotten, and the next check
+   * reads the group from its first child and finds it open.
+   */
+  @Test
+  void aChildTheChecksPassedKeepsItsGroupOpen() throws Exception {
+    table("gr_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    QueueTable done = table("gr_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    children("gr_kids", List.of("replayed"), 10);
+    assertThat(
+            store.seal(
+                done, new EventRef(completion("gr_done", "replayed"), 0), "replayed", false, now))
+        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    store.grouped();
+    db.exec("UPDATE gr_kids SET state = 3 WHERE n = 2"); // dead
+    db.exec("UPDATE gr_kids SET state = 2 WHERE n < 5 AND n <> 2"); // acked
+    assertThat(store.completable(List.of("replayed"))).isEmpty(); // first open: n = 5
+
+    db.exec("UPDATE gr_kids SET state = 0 WHERE n = 2"); // replayed: pending again
+    db.exec("UPDATE gr_kids SET state = 2 WHERE n >= 5");
+    assertThat(store.completable(List.of("replayed")))
+        .as("the check reads on from n = 5: it does not see n = 2")
+        .containsExactly("replayed");
+    assertThat(store.completeAll(List.of("replayed"), now, () -> true))
+        .as("the completion's count does")
+        .isEmpty();
+    assertThat(store.completable(List.of("replayed")))
+        .as("read from the first child again")
+        .isEmpty();
+    assertThat(longOf("SELECT COUNT(*) FROM gr_done WHERE time_next >= " + QueueConvention.HELD_NS))
+        .as("the completion event still held")
+        .isEqualTo(1);
+
+    db.exec("UPDATE gr_kids SET state = 2 WHERE n = 2");
+    assertThat(store.completable(List.of("replayed"))).containsExactly("replayed");
+    JdbcGroupStore.Group g = store.completeAll(List.of("replayed"), now, () -> true).get(0);
+    assertThat(g.acked()).isEqualTo(10);
+  }
+
+  /**
+   * A {@code fail_fast} group completes when one child is dead, wherever it is: past its first open
+   * child too, on either index; a {@code wait_all} group beside it waits.
+   */
+  @Test
+  void aFailFastGroupSeesADeadChildPastItsFirstOpenOne() throws Exception {
+    table("gx_kids", QueueColumns.GROUP_KEY_DEFINITION);
+    table("gx_earlier", QueueColumns.GROUP_KEY_DEFINITION, EARLIER_GROUP_INDEX);
+    QueueTable done = table("gx_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    for (String kids : List.of("gx_kids", "gx_earlier")) {
+      children(kids, List.of(kids + "-fast", kids + "-all"), 10);
+      assertThat(
+              store.seal(
+                  done,
+                  new EventRef(completion("gx_done", kids + "-fast"), 0),
+                  kids + "-fast",
+                  true,
+                  now))
+          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+      assertThat(
+              store.seal(
+                  done,
+                  new EventRef(completion("gx_done", kids + "-all"), 0),
+                  kids + "-all",
+                  false,
+                  now))
+          .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    }
+    store.grouped();
+    List<String> keys = List.of("gx_kids-fast", "gx_kids-all", "gx_earlier-fast", "gx_earlier-all");
+    assertThat(store.completable(keys)).isEmpty();
+    for (String kids : List.of("gx_kids", "gx_earlier")) {
+      db.exec("UPDATE " + kids + " SET state = 3 WHERE n = 7"); // dead, behind open children
+    }
+    assertThat(store.completable(keys))
+        .containsExactlyInAnyOrder("gx_kids-fast", "gx_earlier-fast");
+    assertThat(store.completeAll(keys, now, () -> true))
+        .extracting(JdbcGroupStore.Group::key)
+        .containsExactlyInAnyOrder("gx_kids-fast", "gx_earlier-fast");
+    for (String kids : List.of("gx_kids", "gx_earlier")) {
+      db.exec("UPDATE " + kids + " SET state = 2 WHERE state IN (0, 1)");
+    }
+    assertThat(store.completeAll(keys, now, () -> true))
+        .extracting(JdbcGroupStore.Group::key)
+        .as("the wait_all groups, once every child is settled")
+        .containsExactlyInAnyOrder("gx_kids-all", "gx_earlier-all");
   }
 
   /**

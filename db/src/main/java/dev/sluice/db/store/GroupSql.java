@@ -48,40 +48,84 @@ final class GroupSql {
   private GroupSql() {}
 
   /**
-   * For each of {@code keys}, each of {@code grouped} and each of the states pending, fired and
-   * (with {@code dead}) dead: a row of the key, the state's {@link EventState} ordinal, and the
-   * group's first child in that state (null when it has none). One statement: a UNION ALL of blocks
-   * {@code select ?, 0, min(id) from t where group_key = ? and state = ?}, which both servers
-   * answer from the ({@code group_key}, {@code state}) index while planning it ("Select tables
-   * optimized away": one entry read, whatever the group's size).
+   * For each of {@code groups} and each of {@code grouped}: the group's first child open in that
+   * table (pending or fired) and, for a {@code fail_fast} group, its first dead child, each as a
+   * row of the key, the table's index in {@code grouped}, the child's {@link EventState} ordinal
+   * and its id; no row (or a null id) when it has none. One statement, a UNION ALL of blocks, each
+   * answered from the table's group index:
    *
-   * <p>It replaced a check per group of {@code NOT EXISTS} subqueries joined to the group's row,
-   * which cost MariaDB several times the planning, and which, correlated over all sealed groups
-   * (the sweep), read tens of thousands of entries under a grouped drain.
+   * <ul>
+   *   <li>({@code group_key}), the convention: {@code select ... where group_key = ? and id >= ?
+   *       and state in (...) order by id limit 1} (the index's order: its entries end with the
+   *       primary key; {@code order by group_key, id} made MariaDB sort the whole group, the
+   *       column's binary collation not being the connection's), from {@code seen}'s id on (where
+   *       the last check found the group's first open child): the settled children it passes are
+   *       read once over the group's checks, not at each. This index moves only when a child is
+   *       inserted or deleted, not at its fire and ack. A {@code fail_fast} group's dead block
+   *       reads on from there to its first dead child: up to the rest of the group.
+   *   <li>({@code group_key}, {@code state}), earlier versions' index: per state {@code select ...,
+   *       min(id) where group_key = ? and state = ?}, which both servers answer while planning it,
+   *       from one entry, but that index moves at each fire and ack of a child.
+   * </ul>
    */
-  static String probes(List<Table> grouped, List<String> keys, boolean dead, List<Object> values) {
-    List<EventState> states =
-        dead
-            ? List.of(EventState.PENDING, EventState.FIRED, EventState.DEAD)
-            : List.of(EventState.PENDING, EventState.FIRED);
+  static String probes(
+      List<Table> grouped, List<Group> groups, ChildMarks seen, List<Object> values) {
     StringBuilder sb = new StringBuilder();
-    for (String key : keys) {
-      for (Table t : grouped) {
-        for (EventState s : states) {
-          sb.append(sb.length() == 0 ? "SELECT ?, " : " UNION ALL SELECT ?, ")
-              .append(s.ordinal())
-              .append(", MIN(`id`) FROM `")
-              .append(t.name())
-              .append("` WHERE `")
-              .append(QueueColumns.GROUP_KEY)
-              .append("` = ? AND `state` = ?");
-          values.add(key);
-          values.add(key);
-          values.add(t.stateValue(s));
+    for (Group g : groups) {
+      for (int i = 0; i < grouped.size(); i++) {
+        Table t = grouped.get(i);
+        if (t.stateIndexed()) {
+          List<EventState> states = new java.util.ArrayList<>(List.of(OPEN));
+          if (g.failFast()) {
+            states.add(EventState.DEAD);
+          }
+          for (EventState s : states) {
+            block(sb, i, String.valueOf(s.ordinal()), "MIN(`id`)", t);
+            sb.append(" AND `state` = ?)");
+            values.add(g.key());
+            values.add(g.key());
+            values.add(t.stateValue(s));
+          }
+          continue;
+        }
+        long from = seen.from(t, g.key());
+        block(sb, i, "CASE `state` WHEN ? THEN " + PENDING + " ELSE " + FIRED + " END", "`id`", t);
+        sb.append(" AND `id` >= ? AND `state` IN (?, ?) ORDER BY `id` LIMIT 1)");
+        values.addAll(
+            List.of(
+                g.key(),
+                t.stateValue(EventState.PENDING),
+                g.key(),
+                from,
+                t.stateValue(EventState.PENDING),
+                t.stateValue(EventState.FIRED)));
+        if (g.failFast()) {
+          block(sb, i, String.valueOf(EventState.DEAD.ordinal()), "`id`", t);
+          sb.append(" AND `id` >= ? AND `state` = ? ORDER BY `id` LIMIT 1)");
+          values.addAll(List.of(g.key(), g.key(), from, t.stateValue(EventState.DEAD)));
         }
       }
     }
     return sb.toString();
+  }
+
+  private static final EventState[] OPEN = {EventState.PENDING, EventState.FIRED};
+  private static final int PENDING = EventState.PENDING.ordinal();
+  private static final int FIRED = EventState.FIRED.ordinal();
+
+  /** Appends {@code (SELECT ?, i, state, id FROM t WHERE group_key = ?} to a probe statement. */
+  private static void block(StringBuilder sb, int i, String state, String id, Table t) {
+    sb.append(sb.length() == 0 ? "(SELECT ?, " : " UNION ALL (SELECT ?, ")
+        .append(i)
+        .append(", ")
+        .append(state)
+        .append(", ")
+        .append(id)
+        .append(" FROM `")
+        .append(t.name())
+        .append("` WHERE `")
+        .append(QueueColumns.GROUP_KEY)
+        .append("` = ?");
   }
 
   /** The children of group {@code key} by state, over {@code grouped}, on {@code c}. */

@@ -15,8 +15,15 @@ import java.util.Set;
  */
 public interface GroupStore {
 
-  /** A table of the shard as the group checks see it. */
-  public record Table(String name, boolean stateIsEnum, boolean grouped) {
+  /**
+   * A table of the shard as the group checks see it.
+   *
+   * @param grouped whether it holds children (a {@code group_key} column)
+   * @param stateIndexed whether its group index is earlier versions' ({@code group_key}, {@code
+   *     state}) rather than ({@code group_key}): the checks read it differently ({@link
+   *     GroupSql#probes})
+   */
+  public record Table(String name, boolean stateIsEnum, boolean grouped, boolean stateIndexed) {
     Object stateValue(EventState s) {
       return stateIsEnum ? s.sqlName() : s.code();
     }
@@ -96,9 +103,10 @@ public interface GroupStore {
 
   /**
    * The sealed groups among {@code keys} that may complete: no child pending or fired in any
-   * grouped table, or, for a {@code fail_fast} group, a dead child. Each group's check is an
-   * existence probe per table and state on ({@code group_key}, {@code state}), answered from one
-   * index entry whatever the group's size.
+   * grouped table, or, for a {@code fail_fast} group, a dead child. Each group's check is a probe
+   * per grouped table on its {@code group_key} index for its first open child, from where the last
+   * check of the group found one ({@link GroupSql#probes}); a group it passes is counted whole
+   * before it completes ({@link #complete}).
    */
   List<String> completable(Collection<String> keys);
 

@@ -33,8 +33,15 @@ final class GroupTables {
    */
   private record Tables(long readMono, long readNs, Map<String, Table> byName) {}
 
+  /** How long the grouped tables' index shapes are kept (a new table's is read at once). */
+  static final long INDEXES_TTL_NS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+
+  /** Whether each grouped table's group index holds {@code state}, read at {@code readMono}. */
+  private record IndexShapes(long readMono, Map<String, Boolean> stateIndexed) {}
+
   private final DataSource ds;
   private volatile Tables tables;
+  private volatile IndexShapes indexShapes;
 
   GroupTables(DataSource ds) {
     this.ds = ds;
@@ -120,11 +127,83 @@ final class GroupTables {
     } catch (SQLException e) {
       throw GroupSql.fail("read of the shard's grouped tables", e);
     }
+    Set<String> stateIndexed = stateIndexed(withKey);
     Map<String, Table> byName = new LinkedHashMap<>();
     stateType.forEach(
         (name, type) ->
-            byName.put(name, new Table(name, type.equals("enum"), withKey.contains(name))));
+            byName.put(
+                name,
+                new Table(
+                    name,
+                    type.equals("enum"),
+                    withKey.contains(name),
+                    stateIndexed.contains(name))));
     tables = new Tables(mono, readNs, Map.copyOf(byName));
     return byName;
+  }
+
+  /**
+   * Those of the {@code grouped} tables whose group index is ({@code group_key}, {@code state}), as
+   * earlier versions created it, rather than ({@code group_key}): read from the catalog for a table
+   * not seen before, and for all every {@link #INDEXES_TTL_NS} (the checks read either index
+   * rightly, but each is cheap only when read its own way).
+   */
+  private Set<String> stateIndexed(Set<String> grouped) {
+    IndexShapes known = indexShapes;
+    long mono = System.nanoTime();
+    if (known == null || mono - known.readMono() >= INDEXES_TTL_NS) {
+      known = new IndexShapes(mono, Map.of());
+    }
+    Set<String> unknown = new java.util.HashSet<>(grouped);
+    unknown.removeAll(known.stateIndexed().keySet());
+    Map<String, Boolean> shapes = new java.util.HashMap<>(known.stateIndexed());
+    shapes.putAll(readStateIndexed(unknown));
+    shapes.keySet().retainAll(grouped);
+    indexShapes = new IndexShapes(known.readMono(), Map.copyOf(shapes));
+    Set<String> out = new java.util.HashSet<>();
+    shapes.forEach(
+        (table, stateIndexed) -> {
+          if (stateIndexed) {
+            out.add(table);
+          }
+        });
+    return out;
+  }
+
+  /**
+   * Whether each of {@code tables} has a group index on ({@code group_key}, {@code state}): a
+   * statement per table, naming it, so that MariaDB opens only that table to answer it.
+   */
+  private Map<String, Boolean> readStateIndexed(Set<String> tables) {
+    Map<String, Boolean> out = new java.util.HashMap<>();
+    if (tables.isEmpty()) {
+      return out;
+    }
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS"
+                    + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND SEQ_IN_INDEX <= 2")) {
+      for (String table : tables) {
+        ps.setString(1, table);
+        out.put(table, false);
+        Map<String, String[]> columns = new java.util.HashMap<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            columns.computeIfAbsent(rs.getString(1), k -> new String[2])[rs.getInt(2) - 1] =
+                rs.getString(3);
+          }
+        }
+        for (String[] cols : columns.values()) {
+          if (QueueColumns.GROUP_KEY.equalsIgnoreCase(cols[0])
+              && "state".equalsIgnoreCase(cols[1])) {
+            out.put(table, true);
+          }
+        }
+      }
+    } catch (SQLException e) {
+      throw GroupSql.fail("read of the grouped tables' indexes", e);
+    }
+    return out;
   }
 }

@@ -36,11 +36,12 @@ import javax.sql.DataSource;
  *       ({@link GroupCompletion}, many groups per transaction).
  * </ul>
  *
- * <p>The check that a group may complete is an existence probe per grouped table on its ({@code
- * group_key}, {@code state}) index, never a count over the group; the count by state is read once,
- * at completion.
+ * <p>The check that a group may complete is a probe per grouped table on its {@code group_key}
+ * index for the group's first open child, from where the last check found it ({@link ChildMarks}),
+ * never a count over the group; the count by state is read once, at completion, and decides.
  *
- * <p>Stateless but for the fence: any thread may call it.
+ * <p>Any thread may call it; its state is the fence and the checks' marks ({@link ChildMarks},
+ * thread-safe), which only the leader's closer's checks use.
  */
 public final class JdbcGroupStore implements GroupStore {
   private final DataSource ds;
@@ -49,10 +50,13 @@ public final class JdbcGroupStore implements GroupStore {
   private final GroupCompletion completion;
   private final GroupSealing sealing;
 
+  /** Where the checks found each group's first open child (the leader's closer's hints). */
+  private final ChildMarks seen = new ChildMarks();
+
   /**
-   * Blocks per check statement, at most: each group is a block per grouped table and state, so a
-   * statement checks 100 groups of a shard with one grouped table (a fail_fast group's dead state
-   * included: 300 blocks), fewer with more tables.
+   * Blocks per check statement, at most: each group is a block or two per grouped table (up to
+   * three, one per state, for a table with earlier versions' index), so a statement checks 150
+   * groups of a shard with one grouped table, fewer with more tables.
    */
   static final int PROBE_BLOCKS = 300;
 
@@ -190,21 +194,30 @@ public final class JdbcGroupStore implements GroupStore {
     List<Table> grouped = tables.groupedCached();
     Set<String> open = new java.util.HashSet<>();
     Set<String> dead = new java.util.HashSet<>();
-    int perStatement = Math.max(1, PROBE_BLOCKS / (3 * Math.max(1, grouped.size())));
+    int blocksPerGroup = grouped.stream().mapToInt(t -> t.stateIndexed() ? 3 : 2).sum();
+    int perStatement = Math.max(1, PROBE_BLOCKS / Math.max(1, blocksPerGroup));
     for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += perStatement) {
       List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + perStatement));
-      boolean anyFailFast = part.stream().anyMatch(Group::failFast);
-      List<String> keys = part.stream().map(Group::key).toList();
       List<Object> values = new ArrayList<>();
-      String sql = GroupSql.probes(grouped, keys, anyFailFast, values);
+      String sql = GroupSql.probes(grouped, part, seen, values);
       try (Connection c = ds.getConnection();
           PreparedStatement ps = c.prepareStatement(sql)) {
         bind(ps, values, 1);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            rs.getLong(3);
-            if (!rs.wasNull()) {
-              (rs.getInt(2) == EventState.DEAD.ordinal() ? dead : open).add(rs.getString(1));
+            long id = rs.getLong(4);
+            if (rs.wasNull()) {
+              continue; // earlier versions' index: none in that state
+            }
+            String key = rs.getString(1);
+            Table t = grouped.get(rs.getInt(2));
+            if (rs.getInt(3) == EventState.DEAD.ordinal()) {
+              dead.add(key);
+            } else {
+              open.add(key);
+              if (!t.stateIndexed()) {
+                seen.saw(t, key, id);
+              }
             }
           }
         }
@@ -281,6 +294,7 @@ public final class JdbcGroupStore implements GroupStore {
   @Override
   public Group complete(String key, long nowNs) {
     List<Group> done = completion.complete(List.of(key), nowNs, tables);
+    seen.forget(List.of(key));
     return done.isEmpty() ? null : done.get(0);
   }
 
@@ -296,6 +310,9 @@ public final class JdbcGroupStore implements GroupStore {
     for (int at = 0; at < keys.size() && goOn.getAsBoolean(); at += GroupCompletion.BATCH) {
       List<String> batch = keys.subList(at, Math.min(keys.size(), at + GroupCompletion.BATCH));
       done.addAll(completion.complete(batch, nowNs, tables));
+      // Completed, or found open by the count over the whole group (a child the marks passed: a
+      // dead one replayed, a late one with a lower id): the next check reads it from its first.
+      seen.forget(batch);
     }
     return done;
   }

@@ -74,7 +74,7 @@ final class QueueCreateCommand extends BaseCommand {
               + QueueColumns.GROUP_KEY_MAX_CHARS
               + "), exact comparison, NULL: no group) and its index "
               + QueueColumns.GROUP_INDEX
-              + " (group_key, state) (EventProducer.insertInGroup). The column travels to the"
+              + " (group_key) (EventProducer.insertInGroup). The column travels to the"
               + " receiver.")
   boolean grouped;
 

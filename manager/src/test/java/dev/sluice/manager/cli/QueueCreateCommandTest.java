@@ -210,7 +210,7 @@ class QueueCreateCommandTest {
     assertThat(children.code()).as(children.toString()).isZero();
     assertThat(Files.readString(Path.of(children.out().strip())))
         .contains("`group_key` VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL")
-        .contains("KEY `sluice_group` (`group_key`, `state`)")
+        .contains("KEY `sluice_group` (`group_key`)")
         .doesNotContain("completes_group");
     Cli.Result done =
         Cli.run(
