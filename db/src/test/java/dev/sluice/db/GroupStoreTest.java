@@ -357,6 +357,29 @@ class GroupStoreTest {
   }
 
   /**
+   * A check names the table's group index (MySQL 8 reads the primary key in order otherwise). When
+   * a DBA renames it, the check that names the old one fails, nothing changes, and the next reads
+   * the tables' indexes again and succeeds.
+   */
+  @Test
+  void aRenamedGroupIndexFailsOneCheckOnly() throws Exception {
+    table("gi_kids", QueueColumns.GROUP_KEY_DEFINITION, "KEY `my_groups` (`group_key`)");
+    QueueTable done = table("gi_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
+    JdbcGroupStore store = new JdbcGroupStore(ds);
+    long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
+    seal(store, "gi_kids", done, List.of("renamed"), now);
+    store.grouped();
+    assertThat(store.completable(List.of("renamed"))).isEmpty();
+
+    db.exec("ALTER TABLE gi_kids RENAME INDEX my_groups TO sluice_group");
+    db.exec("UPDATE gi_kids SET state = 2");
+    assertThatThrownBy(() -> store.completable(List.of("renamed")))
+        .hasMessageContaining("check of groups");
+    assertThat(store.completable(List.of("renamed"))).containsExactly("renamed");
+    assertThat(store.completeAll(List.of("renamed"), now, () -> true)).hasSize(1);
+  }
+
+  /**
    * The store's list of grouped tables may be up to a second old. A completion reads it anew: a
    * group whose children are in a table created after the list was read does not complete while
    * they are pending (a cached list without that table counted none), and a completion event in a

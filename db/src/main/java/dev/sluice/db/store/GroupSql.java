@@ -48,84 +48,100 @@ final class GroupSql {
   private GroupSql() {}
 
   /**
-   * For each of {@code groups} and each of {@code grouped}: the group's first child open in that
-   * table (pending or fired) and, for a {@code fail_fast} group, its first dead child, each as a
-   * row of the key, the table's index in {@code grouped}, the child's {@link EventState} ordinal
-   * and its id; no row (or a null id) when it has none. One statement, a UNION ALL of blocks, each
-   * answered from the table's group index:
+   * For each of {@code groups}, a row: its key, then for each of {@code grouped} (in order) the id
+   * of its first child open in that table (pending or fired; null when none) and, when {@code
+   * dead}, of its first dead child there (null when none, or when the group is not {@code
+   * fail_fast}). One statement: a derived table of the groups (key, {@code fail_fast}, and per
+   * table the id its check reads from), and per table a correlated subquery on the table's group
+   * index, which the server plans once for all the groups (a UNION ALL of a SELECT per group and
+   * table, each planned on its own, cost it about twice as much):
    *
    * <ul>
-   *   <li>({@code group_key}), the convention: {@code select ... where group_key = ? and id >= ?
-   *       and state in (...) order by id limit 1} (the index's order: its entries end with the
-   *       primary key; {@code order by group_key, id} made MariaDB sort the whole group, the
-   *       column's binary collation not being the connection's), from {@code seen}'s id on (where
-   *       the last check found the group's first open child): the settled children it passes are
-   *       read once over the group's checks, not at each. This index moves only when a child is
-   *       inserted or deleted, not at its fire and ack. A {@code fail_fast} group's dead block
-   *       reads on from there to its first dead child: up to the rest of the group.
-   *   <li>({@code group_key}, {@code state}), earlier versions' index: per state {@code select ...,
-   *       min(id) where group_key = ? and state = ?}, which both servers answer while planning it,
-   *       from one entry, but that index moves at each fire and ack of a child.
+   *   <li>on ({@code group_key}), the convention: {@code select id ... where group_key = k and id
+   *       >= f and state in (pending, fired) order by id limit 1}, from {@code seen}'s id on (where
+   *       the last check found the group's first open child), in the index's order (its entries end
+   *       with the primary key): the settled children it passes are read once over the group's
+   *       checks, not at each. This index moves only when a child is inserted or deleted, not at
+   *       its fire and ack. A {@code fail_fast} group's dead subquery reads on from there to its
+   *       first dead child: up to the rest of the group.
+   *   <li>on ({@code group_key}, {@code state}), earlier versions' index: per state {@code select
+   *       id ... where group_key = k and state = s limit 1}, one entry read, but that index moves
+   *       at each fire and ack of a child.
    * </ul>
+   *
+   * The keys are compared in {@code group_key}'s binary collation ({@code COLLATE utf8mb4_bin}), so
+   * that the index serves and both servers accept the comparison.
    */
   static String probes(
-      List<Table> grouped, List<Group> groups, ChildMarks seen, List<Object> values) {
-    StringBuilder sb = new StringBuilder();
-    for (Group g : groups) {
-      for (int i = 0; i < grouped.size(); i++) {
-        Table t = grouped.get(i);
-        if (t.stateIndexed()) {
-          List<EventState> states = new java.util.ArrayList<>(List.of(OPEN));
-          if (g.failFast()) {
-            states.add(EventState.DEAD);
-          }
-          for (EventState s : states) {
-            block(sb, i, String.valueOf(s.ordinal()), "MIN(`id`)", t);
-            sb.append(" AND `state` = ?)");
-            values.add(g.key());
-            values.add(g.key());
-            values.add(t.stateValue(s));
-          }
-          continue;
-        }
-        long from = seen.from(t, g.key());
-        block(sb, i, "CASE `state` WHEN ? THEN " + PENDING + " ELSE " + FIRED + " END", "`id`", t);
-        sb.append(" AND `id` >= ? AND `state` IN (?, ?) ORDER BY `id` LIMIT 1)");
-        values.addAll(
-            List.of(
-                g.key(),
-                t.stateValue(EventState.PENDING),
-                g.key(),
-                from,
-                t.stateValue(EventState.PENDING),
-                t.stateValue(EventState.FIRED)));
-        if (g.failFast()) {
-          block(sb, i, String.valueOf(EventState.DEAD.ordinal()), "`id`", t);
-          sb.append(" AND `id` >= ? AND `state` = ? ORDER BY `id` LIMIT 1)");
-          values.addAll(List.of(g.key(), g.key(), from, t.stateValue(EventState.DEAD)));
-        }
+      List<Table> grouped, List<Group> groups, boolean dead, ChildMarks seen, List<Object> values) {
+    StringBuilder sql = new StringBuilder("SELECT x.k");
+    for (int i = 0; i < grouped.size(); i++) {
+      Table t = grouped.get(i);
+      sql.append(", ");
+      if (t.stateIndexed()) {
+        sql.append("COALESCE(")
+            .append(any(t, "`state` = ?"))
+            .append(", ")
+            .append(any(t, "`state` = ?"))
+            .append(")");
+        values.add(t.stateValue(EventState.PENDING));
+        values.add(t.stateValue(EventState.FIRED));
+      } else {
+        sql.append(first(t, "`id` >= x.f" + i + " AND `state` IN (?, ?)"));
+        values.add(t.stateValue(EventState.PENDING));
+        values.add(t.stateValue(EventState.FIRED));
+      }
+      if (dead) {
+        sql.append(", CASE WHEN x.ff = 1 THEN ")
+            .append(
+                t.stateIndexed()
+                    ? any(t, "`state` = ?")
+                    : first(t, "`id` >= x.f" + i + " AND `state` = ?"))
+            .append(" END");
+        values.add(t.stateValue(EventState.DEAD));
       }
     }
-    return sb.toString();
+    sql.append(" FROM (");
+    for (int g = 0; g < groups.size(); g++) {
+      Group group = groups.get(g);
+      sql.append(g == 0 ? "" : " UNION ALL ")
+          .append("SELECT CONVERT(? USING utf8mb4) COLLATE utf8mb4_bin")
+          .append(g == 0 ? " AS k" : "")
+          .append(", ?")
+          .append(g == 0 ? " AS ff" : "");
+      values.add(group.key());
+      values.add(group.failFast() ? 1 : 0);
+      for (int i = 0; i < grouped.size(); i++) {
+        sql.append(", ?").append(g == 0 ? " AS f" + i : "");
+        values.add(seen.from(grouped.get(i), group.key()));
+      }
+    }
+    return sql.append(") x").toString();
   }
 
-  private static final EventState[] OPEN = {EventState.PENDING, EventState.FIRED};
-  private static final int PENDING = EventState.PENDING.ordinal();
-  private static final int FIRED = EventState.FIRED.ordinal();
+  /**
+   * {@code (SELECT id FROM t FORCE INDEX (group index) WHERE group_key = x.k AND <where> ORDER BY
+   * id LIMIT 1)}: the first such child in the group index's order. Named, as MySQL 8 otherwise
+   * reads the primary key in order for an {@code ORDER BY id LIMIT 1}, up to the whole table.
+   */
+  private static String first(Table t, String where) {
+    return from(t, where) + " ORDER BY `id` LIMIT 1)";
+  }
 
-  /** Appends {@code (SELECT ?, i, state, id FROM t WHERE group_key = ?} to a probe statement. */
-  private static void block(StringBuilder sb, int i, String state, String id, Table t) {
-    sb.append(sb.length() == 0 ? "(SELECT ?, " : " UNION ALL (SELECT ?, ")
-        .append(i)
-        .append(", ")
-        .append(state)
-        .append(", ")
-        .append(id)
-        .append(" FROM `")
-        .append(t.name())
-        .append("` WHERE `")
-        .append(QueueColumns.GROUP_KEY)
-        .append("` = ?");
+  /** {@code (SELECT id FROM t FORCE INDEX (group index) WHERE ... LIMIT 1)}: any such child. */
+  private static String any(Table t, String where) {
+    return from(t, where) + " LIMIT 1)";
+  }
+
+  private static String from(Table t, String where) {
+    return "(SELECT `id` FROM `"
+        + t.name()
+        + "`"
+        + (t.groupIndex() == null ? "" : " FORCE INDEX (`" + t.groupIndex() + "`)")
+        + " WHERE `"
+        + QueueColumns.GROUP_KEY
+        + "` = x.k AND "
+        + where;
   }
 
   /** The children of group {@code key} by state, over {@code grouped}, on {@code c}. */

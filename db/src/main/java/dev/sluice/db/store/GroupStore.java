@@ -22,8 +22,11 @@ public interface GroupStore {
    * @param stateIndexed whether its group index is earlier versions' ({@code group_key}, {@code
    *     state}) rather than ({@code group_key}): the checks read it differently ({@link
    *     GroupSql#probes})
+   * @param groupIndex the name of its group index (an index that starts with {@code group_key}),
+   *     which the checks name; null when it has none
    */
-  public record Table(String name, boolean stateIsEnum, boolean grouped, boolean stateIndexed) {
+  public record Table(
+      String name, boolean stateIsEnum, boolean grouped, boolean stateIndexed, String groupIndex) {
     Object stateValue(EventState s) {
       return stateIsEnum ? s.sqlName() : s.code();
     }

@@ -36,8 +36,17 @@ final class GroupTables {
   /** How long the grouped tables' index shapes are kept (a new table's is read at once). */
   static final long INDEXES_TTL_NS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
 
-  /** Whether each grouped table's group index holds {@code state}, read at {@code readMono}. */
-  private record IndexShapes(long readMono, Map<String, Boolean> stateIndexed) {}
+  /**
+   * A grouped table's group index: its name, and whether it is earlier versions' ({@code
+   * group_key}, {@code state}) rather than ({@code group_key}); none when no index starts with
+   * {@code group_key}.
+   */
+  record GroupIndex(String name, boolean stateIndexed) {
+    static final GroupIndex NONE = new GroupIndex(null, false);
+  }
+
+  /** Each grouped table's group index, read at {@code readMono}. */
+  private record IndexShapes(long readMono, Map<String, GroupIndex> byTable) {}
 
   private final DataSource ds;
   private volatile Tables tables;
@@ -127,55 +136,60 @@ final class GroupTables {
     } catch (SQLException e) {
       throw GroupSql.fail("read of the shard's grouped tables", e);
     }
-    Set<String> stateIndexed = stateIndexed(withKey);
+    Map<String, GroupIndex> indexes = groupIndexes(withKey);
     Map<String, Table> byName = new LinkedHashMap<>();
     stateType.forEach(
-        (name, type) ->
-            byName.put(
-                name,
-                new Table(
-                    name,
-                    type.equals("enum"),
-                    withKey.contains(name),
-                    stateIndexed.contains(name))));
+        (name, type) -> {
+          GroupIndex index = indexes.getOrDefault(name, GroupIndex.NONE);
+          byName.put(
+              name,
+              new Table(
+                  name,
+                  type.equals("enum"),
+                  withKey.contains(name),
+                  index.stateIndexed(),
+                  index.name()));
+        });
     tables = new Tables(mono, readNs, Map.copyOf(byName));
     return byName;
   }
 
   /**
-   * Those of the {@code grouped} tables whose group index is ({@code group_key}, {@code state}), as
-   * earlier versions created it, rather than ({@code group_key}): read from the catalog for a table
-   * not seen before, and for all every {@link #INDEXES_TTL_NS} (the checks read either index
-   * rightly, but each is cheap only when read its own way).
+   * Forgets the tables and their indexes: the next use reads them again (a check that named a group
+   * index found it gone).
    */
-  private Set<String> stateIndexed(Set<String> grouped) {
+  void forget() {
+    indexShapes = null;
+    tables = null;
+  }
+
+  /**
+   * The group index of each of the {@code grouped} tables: read from the catalog for a table not
+   * seen before, and for all every {@link #INDEXES_TTL_NS} (the checks read either kind rightly,
+   * but each is cheap only when read its own way).
+   */
+  private Map<String, GroupIndex> groupIndexes(Set<String> grouped) {
     IndexShapes known = indexShapes;
     long mono = System.nanoTime();
     if (known == null || mono - known.readMono() >= INDEXES_TTL_NS) {
       known = new IndexShapes(mono, Map.of());
     }
     Set<String> unknown = new java.util.HashSet<>(grouped);
-    unknown.removeAll(known.stateIndexed().keySet());
-    Map<String, Boolean> shapes = new java.util.HashMap<>(known.stateIndexed());
-    shapes.putAll(readStateIndexed(unknown));
+    unknown.removeAll(known.byTable().keySet());
+    Map<String, GroupIndex> shapes = new java.util.HashMap<>(known.byTable());
+    shapes.putAll(readGroupIndexes(unknown));
     shapes.keySet().retainAll(grouped);
     indexShapes = new IndexShapes(known.readMono(), Map.copyOf(shapes));
-    Set<String> out = new java.util.HashSet<>();
-    shapes.forEach(
-        (table, stateIndexed) -> {
-          if (stateIndexed) {
-            out.add(table);
-          }
-        });
-    return out;
+    return shapes;
   }
 
   /**
-   * Whether each of {@code tables} has a group index on ({@code group_key}, {@code state}): a
-   * statement per table, naming it, so that MariaDB opens only that table to answer it.
+   * The group index of each of {@code tables}: an index that starts with {@code group_key}, earlier
+   * versions' ({@code group_key}, {@code state}) first when a table has both. A statement per
+   * table, naming it, so that MariaDB opens only that table to answer it.
    */
-  private Map<String, Boolean> readStateIndexed(Set<String> tables) {
-    Map<String, Boolean> out = new java.util.HashMap<>();
+  private Map<String, GroupIndex> readGroupIndexes(Set<String> tables) {
+    Map<String, GroupIndex> out = new java.util.HashMap<>();
     if (tables.isEmpty()) {
       return out;
     }
@@ -186,20 +200,24 @@ final class GroupTables {
                     + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND SEQ_IN_INDEX <= 2")) {
       for (String table : tables) {
         ps.setString(1, table);
-        out.put(table, false);
-        Map<String, String[]> columns = new java.util.HashMap<>();
+        Map<String, String[]> columns = new java.util.TreeMap<>();
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             columns.computeIfAbsent(rs.getString(1), k -> new String[2])[rs.getInt(2) - 1] =
                 rs.getString(3);
           }
         }
-        for (String[] cols : columns.values()) {
-          if (QueueColumns.GROUP_KEY.equalsIgnoreCase(cols[0])
-              && "state".equalsIgnoreCase(cols[1])) {
-            out.put(table, true);
+        GroupIndex found = GroupIndex.NONE;
+        for (Map.Entry<String, String[]> e : columns.entrySet()) {
+          String[] cols = e.getValue();
+          if (QueueColumns.GROUP_KEY.equalsIgnoreCase(cols[0])) {
+            boolean withState = "state".equalsIgnoreCase(cols[1]);
+            if (found.name() == null || (withState && !found.stateIndexed())) {
+              found = new GroupIndex(e.getKey(), withState);
+            }
           }
         }
+        out.put(table, found);
       }
     } catch (SQLException e) {
       throw GroupSql.fail("read of the grouped tables' indexes", e);

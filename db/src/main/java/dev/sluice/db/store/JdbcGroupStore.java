@@ -53,12 +53,11 @@ public final class JdbcGroupStore implements GroupStore {
   /** Where the checks found each group's first open child (the leader's closer's hints). */
   private final ChildMarks seen = new ChildMarks();
 
-  /**
-   * Blocks per check statement, at most: each group is a block or two per grouped table (up to
-   * three, one per state, for a table with earlier versions' index), so a statement checks 150
-   * groups of a shard with one grouped table, fewer with more tables.
-   */
-  static final int PROBE_BLOCKS = 300;
+  /** Groups per check statement, at most ({@link GroupSql#probes}: a row of them each). */
+  static final int PROBE_GROUPS = 150;
+
+  /** MySQL's and MariaDB's "Key ... doesn't exist in table ..." (a FORCE INDEX's index). */
+  private static final int ER_KEY_DOES_NOT_EXIST = 1176;
 
   /** MySQL's and MariaDB's "Table ... doesn't exist" (a shard not migrated yet). */
   private static final int ER_NO_SUCH_TABLE = 1146;
@@ -184,7 +183,7 @@ public final class JdbcGroupStore implements GroupStore {
 
   /**
    * Those of the {@code sealed} groups that may complete, in their order: the probes of {@link
-   * GroupSql#probes}, up to {@link #PROBE_BLOCKS} blocks per statement.
+   * GroupSql#probes}, up to {@link #PROBE_GROUPS} groups per statement.
    */
   private List<String> mayComplete(List<Group> sealed) {
     List<String> out = new ArrayList<>();
@@ -194,34 +193,39 @@ public final class JdbcGroupStore implements GroupStore {
     List<Table> grouped = tables.groupedCached();
     Set<String> open = new java.util.HashSet<>();
     Set<String> dead = new java.util.HashSet<>();
-    int blocksPerGroup = grouped.stream().mapToInt(t -> t.stateIndexed() ? 3 : 2).sum();
-    int perStatement = Math.max(1, PROBE_BLOCKS / Math.max(1, blocksPerGroup));
-    for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += perStatement) {
-      List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + perStatement));
+    for (int at = 0; at < sealed.size() && !grouped.isEmpty(); at += PROBE_GROUPS) {
+      List<Group> part = sealed.subList(at, Math.min(sealed.size(), at + PROBE_GROUPS));
+      boolean anyFailFast = part.stream().anyMatch(Group::failFast);
       List<Object> values = new ArrayList<>();
-      String sql = GroupSql.probes(grouped, part, seen, values);
+      String sql = GroupSql.probes(grouped, part, anyFailFast, seen, values);
       try (Connection c = ds.getConnection();
           PreparedStatement ps = c.prepareStatement(sql)) {
         bind(ps, values, 1);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            long id = rs.getLong(4);
-            if (rs.wasNull()) {
-              continue; // earlier versions' index: none in that state
-            }
             String key = rs.getString(1);
-            Table t = grouped.get(rs.getInt(2));
-            if (rs.getInt(3) == EventState.DEAD.ordinal()) {
-              dead.add(key);
-            } else {
-              open.add(key);
-              if (!t.stateIndexed()) {
-                seen.saw(t, key, id);
+            int col = 2;
+            for (Table t : grouped) {
+              long first = rs.getLong(col++);
+              if (!rs.wasNull()) {
+                open.add(key);
+                if (!t.stateIndexed()) {
+                  seen.saw(t, key, first);
+                }
+              }
+              if (anyFailFast) {
+                rs.getLong(col++);
+                if (!rs.wasNull()) {
+                  dead.add(key);
+                }
               }
             }
           }
         }
       } catch (SQLException e) {
+        if (e.getErrorCode() == ER_KEY_DOES_NOT_EXIST) {
+          tables.forget(); // a group index renamed or dropped: read them again at the next check
+        }
         throw fail("check of groups", e);
       }
     }
