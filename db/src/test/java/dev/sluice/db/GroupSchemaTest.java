@@ -18,36 +18,22 @@ class GroupSchemaTest {
   static final ColumnInfo COMPLETES =
       new ColumnInfo("completes_group", "varchar", "varchar(191)", true, null, false);
 
+  /** The problems of a table with a group key of the right type and {@code indexes}. */
+  static List<SchemaProblem> withIndexes(Map<String, List<String>> indexes) {
+    return QueueSchemaValidator.validateGroups(
+        "kids", QueueOptions.defaults(), Map.of("group_key", GROUP_KEY), indexes);
+  }
+
   @Test
   void aGroupedTableNeedsItsIndexAndAStringKey() {
-    assertThat(
-            QueueSchemaValidator.validateGroups(
-                "kids",
-                QueueOptions.defaults(),
-                Map.of("group_key", GROUP_KEY),
-                Map.of("sluice_group", List.of("group_key", "id"))))
-        .isEmpty();
-    assertThat(
-            QueueSchemaValidator.validateGroups(
-                "kids",
-                QueueOptions.defaults(),
-                Map.of("group_key", GROUP_KEY),
-                Map.of("sluice_group", List.of("group_key", "state", "id"))))
-        .isEmpty();
-    List<SchemaProblem> none =
-        QueueSchemaValidator.validateGroups(
-            "kids", QueueOptions.defaults(), Map.of("group_key", GROUP_KEY), Map.of());
+    assertThat(withIndexes(Map.of("sluice_group", List.of("group_key", "id")))).isEmpty();
+    assertThat(withIndexes(Map.of("sluice_group", List.of("group_key", "state", "id")))).isEmpty();
+    List<SchemaProblem> none = withIndexes(Map.of());
     assertThat(none).hasSize(1);
     assertThat(none.get(0).fix())
         .isEqualTo("ALTER TABLE `kids` ADD KEY `sluice_group` (`group_key`)");
     // An index that does not start with group_key cannot serve a group's check.
-    assertThat(
-            QueueSchemaValidator.validateGroups(
-                "kids",
-                QueueOptions.defaults(),
-                Map.of("group_key", GROUP_KEY),
-                Map.of("poll", List.of("state", "group_key"))))
-        .hasSize(1);
+    assertThat(withIndexes(Map.of("poll", List.of("state", "group_key")))).hasSize(1);
     List<SchemaProblem> wide =
         QueueSchemaValidator.validateGroups(
             "kids",

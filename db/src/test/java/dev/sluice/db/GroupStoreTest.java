@@ -228,9 +228,7 @@ class GroupStoreTest {
     QueueTable done = table("gm_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
     JdbcGroupStore store = new JdbcGroupStore(ds);
     long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
-    children("gm_kids", List.of("huge"), 10_000);
-    assertThat(store.seal(done, new EventRef(completion("gm_done", "huge"), 0), "huge", false, now))
-        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    seal(store, "gm_kids", done, List.of("huge"), now, 10_000);
     store.grouped();
 
     long before = indexReads();
@@ -275,11 +273,7 @@ class GroupStoreTest {
     QueueTable done = table("gr_done", QueueColumns.COMPLETES_GROUP_DEFINITION);
     JdbcGroupStore store = new JdbcGroupStore(ds);
     long now = longOf("SELECT " + QueueConvention.NOW_NS_SQL);
-    children("gr_kids", List.of("replayed"), 10);
-    assertThat(
-            store.seal(
-                done, new EventRef(completion("gr_done", "replayed"), 0), "replayed", false, now))
-        .isEqualTo(JdbcGroupStore.Sealed.SEALED);
+    seal(store, "gr_kids", done, List.of("replayed"), now, 10);
     store.grouped();
     db.exec("UPDATE gr_kids SET state = 3 WHERE n = 2"); // dead
     db.exec("UPDATE gr_kids SET state = 2 WHERE n < 5 AND n <> 2"); // acked
@@ -551,7 +545,14 @@ class GroupStoreTest {
   /** Two children of each of {@code keys} in {@code kids}, and their groups sealed. */
   static void seal(JdbcGroupStore store, String kids, QueueTable done, List<String> keys, long now)
       throws Exception {
-    children(kids, keys, 2);
+    seal(store, kids, done, keys, now, 2);
+  }
+
+  /** {@code n} children of each of {@code keys} in {@code kids}, and their groups sealed. */
+  static void seal(
+      JdbcGroupStore store, String kids, QueueTable done, List<String> keys, long now, int n)
+      throws Exception {
+    children(kids, keys, n);
     for (String k : keys) {
       assertThat(store.seal(done, new EventRef(completion(done.name(), k), 0), k, false, now))
           .isEqualTo(JdbcGroupStore.Sealed.SEALED);
