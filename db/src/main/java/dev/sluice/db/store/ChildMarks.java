@@ -53,9 +53,4 @@ final class ChildMarks {
       marks.remove(key);
     }
   }
-
-  /** Groups with a mark. */
-  synchronized int size() {
-    return marks.size();
-  }
 }

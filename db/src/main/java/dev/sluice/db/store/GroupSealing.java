@@ -9,6 +9,7 @@ import dev.sluice.db.store.GroupStore.Sealed;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jooq.exception.DataAccessException;
@@ -94,18 +95,14 @@ final class GroupSealing {
   }
 
   /**
-   * The groups' rows in one INSERT, their completion events held in one UPDATE (each row under its
-   * own compare-and-set), one commit. Any shortfall (a row taken, an event changed) or failed
-   * statement rolls it all back.
+   * {@link GroupStore#sealTogether}: the groups' rows in one INSERT, their completion events held
+   * in one UPDATE (each row under its own compare-and-set), one commit. Any shortfall (a row taken,
+   * an event changed) or failed statement rolls it all back.
    */
-  /** {@link GroupStore#sealTogether}. */
   boolean sealTogether(
       QueueTable queue, Map<String, EventRef> byKey, boolean failFast, long nowNs) {
     int n = byKey.size();
-    StringBuilder rows = new StringBuilder();
-    for (int i = 0; i < n; i++) {
-      rows.append(i == 0 ? "SELECT ? AS k, ? AS i, ? AS e" : " UNION ALL SELECT ?, ?, ?");
-    }
+    String rows = boundRows(n, List.of("?", "?", "?"), List.of("k", "i", "e"));
     String insert =
         "INSERT INTO "
             + TABLE

@@ -78,19 +78,12 @@ final class GroupSql {
     for (int i = 0; i < grouped.size(); i++) {
       Table t = grouped.get(i);
       sql.append(", ");
-      if (t.stateIndexed()) {
-        sql.append("COALESCE(")
-            .append(any(t, "`state` = ?"))
-            .append(", ")
-            .append(any(t, "`state` = ?"))
-            .append(")");
-        values.add(t.stateValue(EventState.PENDING));
-        values.add(t.stateValue(EventState.FIRED));
-      } else {
-        sql.append(first(t, "`id` >= x.f" + i + " AND `state` IN (?, ?)"));
-        values.add(t.stateValue(EventState.PENDING));
-        values.add(t.stateValue(EventState.FIRED));
-      }
+      sql.append(
+          t.stateIndexed()
+              ? "COALESCE(" + any(t, "`state` = ?") + ", " + any(t, "`state` = ?") + ")"
+              : first(t, "`id` >= x.f" + i + " AND `state` IN (?, ?)"));
+      values.add(t.stateValue(EventState.PENDING));
+      values.add(t.stateValue(EventState.FIRED));
       if (dead) {
         sql.append(", CASE WHEN x.ff = 1 THEN ")
             .append(
@@ -101,22 +94,42 @@ final class GroupSql {
         values.add(t.stateValue(EventState.DEAD));
       }
     }
-    sql.append(" FROM (");
-    for (int g = 0; g < groups.size(); g++) {
-      Group group = groups.get(g);
-      sql.append(g == 0 ? "" : " UNION ALL ")
-          .append("SELECT CONVERT(? USING utf8mb4) COLLATE utf8mb4_bin")
-          .append(g == 0 ? " AS k" : "")
-          .append(", ?")
-          .append(g == 0 ? " AS ff" : "");
+    List<String> expressions =
+        new java.util.ArrayList<>(List.of("CONVERT(? USING utf8mb4) COLLATE utf8mb4_bin", "?"));
+    List<String> names = new java.util.ArrayList<>(List.of("k", "ff"));
+    for (int i = 0; i < grouped.size(); i++) {
+      expressions.add("?");
+      names.add("f" + i);
+    }
+    for (Group group : groups) {
       values.add(group.key());
       values.add(group.failFast() ? 1 : 0);
-      for (int i = 0; i < grouped.size(); i++) {
-        sql.append(", ?").append(g == 0 ? " AS f" + i : "");
-        values.add(seen.from(grouped.get(i), group.key()));
+      for (Table t : grouped) {
+        values.add(seen.from(t, group.key()));
       }
     }
-    return sql.append(") x").toString();
+    return sql.append(" FROM (")
+        .append(boundRows(groups.size(), expressions, names))
+        .append(") x")
+        .toString();
+  }
+
+  /**
+   * A derived table of {@code rows} rows of bound values: {@code SELECT e1 AS n1, e2 AS n2 UNION
+   * ALL SELECT e1, e2 ...}, each row the {@code expressions} (each with its {@code ?}), the first
+   * naming the columns {@code names}.
+   */
+  static String boundRows(int rows, List<String> expressions, List<String> names) {
+    StringBuilder sb = new StringBuilder();
+    for (int r = 0; r < rows; r++) {
+      sb.append(r == 0 ? "SELECT " : " UNION ALL SELECT ");
+      for (int c = 0; c < expressions.size(); c++) {
+        sb.append(c == 0 ? "" : ", ")
+            .append(expressions.get(c))
+            .append(r == 0 ? " AS " + names.get(c) : "");
+      }
+    }
+    return sb.toString();
   }
 
   /**
